@@ -1,0 +1,28 @@
+//! One module per command. Each exposes its clap arguments and an `execute` function that
+//! returns the process exit code.
+
+pub mod auth;
+pub mod bench;
+pub mod doctor;
+pub mod models;
+pub mod permissions;
+pub mod run;
+pub mod sessions;
+
+/// Routes `tracing` output to stderr, filtered by `BRAINCODE_LOG` (default: warnings only).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BRAINCODE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+/// Builds the async runtime for commands that talk to models or run processes.
+pub fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}

@@ -1,0 +1,69 @@
+//! The `braincode` binary: a multi-agent coding assistant that routes each part of a task to
+//! the model that fits it.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Braincode: one Brain plans, isolated specialist workers help, one agent acts and answers.
+#[derive(Debug, Parser)]
+#[command(name = "braincode", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a task: plan, isolated workers, primary agent, review, one final answer.
+    Run(commands::run::RunArgs),
+    /// List and inspect session journals.
+    #[command(subcommand)]
+    Sessions(commands::sessions::SessionsCommand),
+    /// Check the configuration, credentials and tools, with a fix for each problem.
+    Doctor(commands::doctor::DoctorArgs),
+    /// List, test, discover and pull models.
+    #[command(subcommand)]
+    Models(commands::models::ModelsCommand),
+    /// Show or change provider credentials (secrets are never printed).
+    #[command(subcommand)]
+    Auth(commands::auth::AuthCommand),
+    /// Explain permission decisions.
+    #[command(subcommand)]
+    Permissions(commands::permissions::PermissionsCommand),
+    /// Measure Braincode's own speed.
+    #[command(subcommand)]
+    Bench(commands::bench::BenchCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let code = err.exit_code();
+            let _ = err.print();
+            return ExitCode::from(u8::try_from(code).unwrap_or(2));
+        }
+    };
+    commands::init_tracing();
+    let result = match cli.command {
+        Command::Run(args) => commands::run::execute(args),
+        Command::Sessions(cmd) => commands::sessions::execute(cmd),
+        Command::Doctor(args) => commands::doctor::execute(args),
+        Command::Models(cmd) => commands::models::execute(cmd),
+        Command::Auth(cmd) => commands::auth::execute(cmd),
+        Command::Permissions(cmd) => commands::permissions::execute(cmd),
+        Command::Bench(cmd) => commands::bench::execute(cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

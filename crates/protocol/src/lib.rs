@@ -1,0 +1,25 @@
+//! Wire vocabulary shared by every Braincode crate.
+//!
+//! This crate is pure: it holds data shapes and their (de)serialization, never I/O. Everything
+//! that crosses a crate boundary, is written to the session journal or is printed as JSON is
+//! defined here, so a shape changes in exactly one place.
+
+mod event;
+mod ids;
+mod message;
+mod model;
+mod record;
+mod report;
+mod role;
+mod usage;
+
+pub use event::{AgentRef, RunEvent};
+pub use ids::{ContextId, IdError, SessionId};
+pub use message::{
+    AgentMessage, ContextRef, ContextRefKind, MessageKind, TaskProgress, TaskStatus,
+};
+pub use model::{ModelApi, ModelDefinition, ThinkingLevel};
+pub use record::*;
+pub use report::*;
+pub use role::{Mode, Phase, Role, RoleParseError, WorkerPhase};
+pub use usage::Usage;

@@ -1,0 +1,109 @@
+//! The tool contract.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// What a tool may do. Decides which tool modes expose it and whether it runs in parallel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolPermission {
+    /// Reads the project; safe to run in parallel with other reads.
+    Read,
+    /// Changes files; runs alone.
+    Write,
+    /// Runs processes; runs alone.
+    Execute,
+}
+
+/// How risky a tool is, for approval display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolRisk {
+    /// Reading.
+    Low,
+    /// Editing.
+    Medium,
+    /// Executing.
+    High,
+}
+
+/// A tool as offered to a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// Tool name (`read_file`, `mcp__server__tool`, …).
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+    /// Permission class.
+    pub permission: ToolPermission,
+    /// Risk class.
+    pub risk: ToolRisk,
+}
+
+/// What a tool call has access to.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Canonical project root; writes are confined to it.
+    pub project_root: PathBuf,
+    /// Fires when the run is cancelled; tools stop and kill their process groups.
+    pub cancel: CancellationToken,
+}
+
+/// The result of one tool call, as the model will see it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// Text for the model.
+    pub content: String,
+    /// Whether the call failed (the text then explains why).
+    pub is_error: bool,
+    /// Structured details for the journal and UIs (never sent to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ToolOutput {
+    /// A successful result.
+    pub fn ok(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: false,
+            details: None,
+        }
+    }
+
+    /// A failed result; the message goes back to the model.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            content: message.into(),
+            is_error: true,
+            details: None,
+        }
+    }
+
+    /// Attaches structured details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+/// A tool an agent can call. A failure is a [`ToolOutput::error`] (the model reads it and
+/// adapts); tools never panic on bad arguments.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The tool's definition.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Runs the tool with already-approved arguments.
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput;
+}
+
+/// A shared tool handle.
+pub type SharedTool = Arc<dyn Tool>;
