@@ -5,6 +5,7 @@ pub mod auth;
 pub mod bench;
 pub mod doctor;
 pub mod models;
+pub mod models_pull;
 pub mod permissions;
 pub mod run;
 pub mod sessions;
