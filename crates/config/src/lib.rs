@@ -1,1 +1,42 @@
-//! braincode-config.
+//! The Braincode home (`~/.braincode`, or `BRAINCODE_HOME`): every store with validation and
+//! atomic writes, the session journal (append, read, list, snapshot), `@path` / `@@id`
+//! references, and project/user support discovery (AGENTS.md, skills, MCP, hooks).
+//!
+//! Reading never creates or rewrites a file. Every error a user can see names the file, the
+//! line, the column and the field when there is one, and says what to do.
+
+mod auth;
+pub mod budgets;
+mod error;
+mod hooks;
+mod home;
+mod json_io;
+pub mod journal;
+mod mcp;
+mod settings;
+mod text;
+
+pub use auth::{
+    ApiKey, AuthStatus, AuthStore, CredentialKind, KeySource, ProviderAuth, ResolvedKey,
+    env_api_key, provider_env_var, resolve_api_key, resolve_api_key_with_source,
+};
+pub use error::{ConfigError, JournalError, JsonLocation, LookupError};
+pub use hooks::{
+    HOOK_EVENTS, HookEvents, HookGroup, HookHandler, HookSource, HooksFile, Scope, load_hooks,
+    project_hooks_path, read_hooks_file,
+};
+pub use home::Home;
+pub use journal::{
+    JournalRead, JournalWriter, ListOptions, SessionInfo, SessionSnapshot, SessionStatus,
+    SkippedLine, SnapshotEntry, SnapshotOptions, continuity_block, list_sessions, read_journal,
+    resolve_session, scan_journal, session_has_runs, session_snapshot,
+};
+pub use json_io::{
+    FieldPath, FieldSegment, parse_json_text, read_json_file, write_bytes_atomic,
+    write_json_atomic,
+};
+pub use mcp::{McpServerConfig, McpTransport, load_mcp_servers, project_mcp_path, read_mcp_file};
+pub use settings::{
+    ConfigServer, DEFAULT_BRAIN_ID_FALLBACK, Features, ReferenceSettings, Settings, load_settings,
+    save_settings,
+};

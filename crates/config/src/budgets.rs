@@ -1,0 +1,21 @@
+//! Public budgets of what the config crate puts into prompts. Each is documented where it is
+//! defined and listed in the README.
+
+/// A whole `@@id` session snapshot, in characters.
+pub const SESSION_SNAPSHOT_MAX_CHARS: usize = 24_576;
+/// One long field of a snapshot (initial prompt, latest summary, handoff summary), in
+/// characters.
+pub const SNAPSHOT_FIELD_MAX_CHARS: usize = 6_144;
+/// A text file inlined by an `@path` reference, in bytes.
+pub const AT_FILE_MAX_BYTES: usize = 65_536;
+/// An image attached by an `@path` reference, in bytes (20 MiB; providers refuse larger
+/// images and base64 makes them a third bigger).
+pub const AT_IMAGE_MAX_BYTES: u64 = 20 * 1024 * 1024;
+/// The whole project/user support section of a prompt, in characters.
+pub const SUPPORT_SECTION_MAX_CHARS: usize = 64_000;
+/// One AGENTS.md inside the support section, in characters.
+pub const AGENTS_MD_MAX_CHARS: usize = 32_000;
+/// Skills inlined into the support section.
+pub const MAX_INLINED_SKILLS: usize = 12;
+/// One skill body inside the support section, in characters.
+pub const SKILL_MAX_CHARS: usize = 8_000;

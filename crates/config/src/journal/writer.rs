@@ -1,0 +1,128 @@
+//! Appending records to `<home>/sessions/<id>.jsonl`.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use braincode_protocol::{JournalEntry, Record, SessionId};
+
+use crate::json_io::create_private_dir;
+use crate::{Home, JournalError};
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Appends records to one session journal.
+///
+/// The file is opened with `O_APPEND` and every record goes out as one whole line in a single
+/// `write(2)`, so processes appending to the same session at the same time never interleave
+/// parts of lines (the kernel positions and writes each append atomically on a local file
+/// system). Nothing is buffered in this process: after `append` returns, the line is in the
+/// kernel. Records that later runs depend on (`run_end`, `run_error`, `handoff`) are also
+/// fsynced before `append` returns.
+#[derive(Debug)]
+pub struct JournalWriter {
+    file: File,
+    path: PathBuf,
+    /// Set when a write came up short: the next append starts with a newline so the torn line
+    /// cannot swallow the next record.
+    needs_newline: bool,
+}
+
+impl JournalWriter {
+    /// Opens (creating when needed) the journal of `id`. Creates `sessions/` (0700) and the
+    /// file (0600: prompts and answers are private).
+    pub fn open(home: &Home, id: &SessionId) -> Result<JournalWriter, JournalError> {
+        Self::open_path(&home.session_path(id))
+    }
+
+    /// Opens a journal at an explicit path (benchmarks, tools).
+    pub fn open_path(path: &Path) -> Result<JournalWriter, JournalError> {
+        let io_err = |action, source| JournalError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            create_private_dir(dir).map_err(|source| io_err("create the directory of", source))?;
+        }
+        let file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|source| io_err("open", source))?;
+        Ok(JournalWriter {
+            file,
+            path: path.to_path_buf(),
+            needs_newline: false,
+        })
+    }
+
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `record` stamped with the current time and returns the written entry.
+    pub fn append(&mut self, record: &Record) -> Result<JournalEntry, JournalError> {
+        let entry = JournalEntry::new(now_ms(), record.clone());
+        self.append_entry(&entry)?;
+        Ok(entry)
+    }
+
+    /// Appends an entry with its own timestamp.
+    pub fn append_entry(&mut self, entry: &JournalEntry) -> Result<(), JournalError> {
+        let mut line = Vec::with_capacity(256);
+        if self.needs_newline {
+            line.push(b'\n');
+        }
+        serde_json::to_writer(&mut line, entry).map_err(|source| JournalError::Encode {
+            record_type: entry.record.type_name().to_string(),
+            path: self.path.clone(),
+            source,
+        })?;
+        line.push(b'\n');
+        let io_err = |action, source| JournalError::Io {
+            action,
+            path: self.path.clone(),
+            source,
+        };
+        // One write(2) for the whole line. A regular file only writes less than asked when the
+        // disk is full or a signal interrupts a huge write; then the line is torn, which
+        // readers detect, and the next append starts on a fresh line.
+        let written = self
+            .file
+            .write(&line)
+            .map_err(|source| io_err("append to", source))?;
+        if written < line.len() {
+            self.needs_newline = true;
+            return Err(io_err(
+                "append to",
+                std::io::Error::new(
+                    std::io::ErrorKind::WriteZero,
+                    format!("short write: {written} of {} bytes", line.len()),
+                ),
+            ));
+        }
+        self.needs_newline = false;
+        if entry.record.is_durability_point() {
+            self.file
+                .sync_data()
+                .map_err(|source| io_err("sync", source))?;
+        }
+        Ok(())
+    }
+
+    /// Forces everything written so far to disk.
+    pub fn sync(&mut self) -> Result<(), JournalError> {
+        self.file.sync_data().map_err(|source| JournalError::Io {
+            action: "sync",
+            path: self.path.clone(),
+            source,
+        })
+    }
+}

@@ -1,0 +1,251 @@
+//! `settings.json`: the global mode, default brain, feature switches, config server address
+//! and `@path` reference policy.
+
+use serde::{Deserialize, Serialize};
+
+use braincode_protocol::Mode;
+
+use crate::json_io::{self, FieldPath};
+use crate::{ConfigError, Home};
+
+/// The id of the brain used when settings do not name one.
+pub const DEFAULT_BRAIN_ID_FALLBACK: &str = "brain";
+
+/// Feature switches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Features {
+    /// Run hooks from hooks.json (`false` disables every hook).
+    pub hooks: bool,
+    /// Let the primary agent dispatch specialists during its run.
+    pub dynamic_dispatch: bool,
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Self {
+            hooks: true,
+            dynamic_dispatch: true,
+        }
+    }
+}
+
+/// Where the local control server listens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ConfigServer {
+    /// Bind address (default `127.0.0.1`).
+    pub host: String,
+    /// Port (default 14580).
+    pub port: u16,
+}
+
+impl Default for ConfigServer {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 14580,
+        }
+    }
+}
+
+/// Which files `@path` references may read.
+///
+/// By default only files inside the project root (after resolving `..`, `~` and symlinks)
+/// can be inlined into a prompt, so a stray `@~/.ssh/id_rsa` is refused instead of being sent
+/// to a provider.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReferenceSettings {
+    /// Allow any readable file (turns the containment check off).
+    pub allow_outside_project: bool,
+    /// Extra directories (or files) outside the project that may be referenced. Entries may be
+    /// absolute, start with `~/`, or be relative to the project root.
+    pub allowed_paths: Vec<String>,
+}
+
+/// The contents of `settings.json`, with defaults for every missing field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Settings {
+    /// File format version (1).
+    pub version: u32,
+    /// Global mode (auto or radical).
+    pub mode: Mode,
+    /// Brain preset used for runs.
+    pub default_brain_id: String,
+    /// Feature switches.
+    pub features: Features,
+    /// Control server address.
+    pub config_server: ConfigServer,
+    /// `@path` reference policy.
+    pub references: ReferenceSettings,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            version: 1,
+            mode: Mode::Auto,
+            default_brain_id: DEFAULT_BRAIN_ID_FALLBACK.into(),
+            features: Features::default(),
+            config_server: ConfigServer::default(),
+            references: ReferenceSettings::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// Checks the rules serde cannot express. `text` (the file contents) locates the field.
+    fn validate(&self, path: &std::path::Path, text: Option<&str>) -> Result<(), ConfigError> {
+        let root = FieldPath::root();
+        if self.version != 1 {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &root.key("version"),
+                format!("unsupported version {}", self.version),
+                "set \"version\": 1",
+            ));
+        }
+        if self.default_brain_id.trim().is_empty() {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &root.key("defaultBrainId"),
+                "the default brain id is empty",
+                "name a brain id from brains.json, or remove the field to use \"brain\"",
+            ));
+        }
+        if self.config_server.host.trim().is_empty() {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &root.key("configServer").key("host"),
+                "the host is empty",
+                "use \"127.0.0.1\"",
+            ));
+        }
+        if self.config_server.port == 0 {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &root.key("configServer").key("port"),
+                "port 0 is not a fixed port",
+                "use a port from 1 to 65535 (default 14580)",
+            ));
+        }
+        for (i, entry) in self.references.allowed_paths.iter().enumerate() {
+            if entry.trim().is_empty() {
+                return Err(json_io::invalid_field(
+                    path,
+                    text,
+                    &root.key("references").key("allowedPaths").index(i),
+                    "empty path",
+                    "remove the empty entry",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the migrations of older files in memory (the file is not rewritten): the
+    /// legacy default brain id `default` is now `brain`.
+    fn migrate(&mut self) {
+        if self.default_brain_id == "default" {
+            self.default_brain_id = DEFAULT_BRAIN_ID_FALLBACK.into();
+        }
+    }
+}
+
+/// Reads `settings.json` (defaults when missing or empty). A malformed file is an error with
+/// its line, column and field; it is never rewritten.
+pub fn load_settings(home: &Home) -> Result<Settings, ConfigError> {
+    let path = home.settings_path();
+    let Some(text) = json_io::read_text(&path)? else {
+        return Ok(Settings::default());
+    };
+    if text.trim().is_empty() {
+        return Ok(Settings::default());
+    }
+    let mut settings: Settings = json_io::parse_json_text(&path, &text)?;
+    settings.validate(&path, Some(&text))?;
+    settings.migrate();
+    Ok(settings)
+}
+
+/// Validates and writes `settings.json` atomically (mode 0644).
+pub fn save_settings(home: &Home, settings: &Settings) -> Result<(), ConfigError> {
+    let path = home.settings_path();
+    settings.validate(&path, None)?;
+    json_io::write_json_atomic(&path, settings, 0o644)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_when_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        let settings = load_settings(&home).unwrap();
+        assert_eq!(settings, Settings::default());
+        assert_eq!(settings.config_server.port, 14580);
+        assert!(settings.features.hooks);
+        // Reading never creates anything.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn partial_file_keeps_defaults_and_migrates() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        std::fs::write(
+            home.settings_path(),
+            r#"{"mode": "radical", "defaultBrainId": "default", "theme": "dark"}"#,
+        )
+        .unwrap();
+        let settings = load_settings(&home).unwrap();
+        assert_eq!(settings.mode, Mode::Radical);
+        assert_eq!(settings.default_brain_id, "brain");
+        assert!(settings.features.dynamic_dispatch);
+    }
+
+    #[test]
+    fn bad_mode_names_field_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        let text = "{\n  \"version\": 1,\n  \"mode\": \"wild\"\n}\n";
+        std::fs::write(home.settings_path(), text).unwrap();
+        let err = load_settings(&home).unwrap_err().to_string();
+        assert!(err.contains("settings.json:3:"), "{err}");
+        assert!(err.contains("mode"), "{err}");
+        assert!(err.contains("wild"), "{err}");
+        // The malformed file is left exactly as it was.
+        assert_eq!(std::fs::read_to_string(home.settings_path()).unwrap(), text);
+    }
+
+    #[test]
+    fn rule_violations_are_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        std::fs::write(
+            home.settings_path(),
+            "{\n  \"configServer\": {\n    \"port\": 0\n  }\n}",
+        )
+        .unwrap();
+        let err = load_settings(&home).unwrap_err().to_string();
+        assert!(err.contains("settings.json:3:13: configServer.port"), "{err}");
+    }
+
+    #[test]
+    fn save_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path().join("h"));
+        let mut settings = Settings::default();
+        settings.references.allowed_paths.push("~/notes".into());
+        save_settings(&home, &settings).unwrap();
+        assert_eq!(load_settings(&home).unwrap(), settings);
+    }
+}

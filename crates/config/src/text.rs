@@ -1,0 +1,47 @@
+//! Small text helpers shared by snapshots, references and the support section.
+
+/// Clips `text` to at most `max` characters; a clipped text ends with `…` (counted).
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if max == 0 {
+        return String::new();
+    }
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some(_) => {
+            let cut = text
+                .char_indices()
+                .nth(max - 1)
+                .map_or(text.len(), |(i, _)| i);
+            let mut clipped = text[..cut].to_string();
+            clipped.push('…');
+            clipped
+        }
+    }
+}
+
+/// Collapses every run of whitespace to one space and trims, for one-line previews.
+pub(crate) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `2026-11-30T15:43:26Z` for epoch milliseconds.
+pub(crate) fn iso_time(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| format!("{ms}ms"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_counts_chars_and_marks_cuts() {
+        assert_eq!(clip("héllo", 5), "héllo");
+        assert_eq!(clip("héllo", 4), "hél…");
+        assert_eq!(clip("héllo", 1), "…");
+        assert_eq!(clip("abc", 0), "");
+        assert_eq!(one_line("  a \n\t b  "), "a b");
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00Z");
+    }
+}
