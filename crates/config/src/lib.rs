@@ -13,7 +13,9 @@ mod home;
 mod json_io;
 pub mod journal;
 mod mcp;
+mod references;
 mod settings;
+mod support;
 mod text;
 
 pub use auth::{
@@ -40,3 +42,8 @@ pub use settings::{
     ConfigServer, DEFAULT_BRAIN_ID_FALLBACK, Features, ReferenceSettings, Settings, load_settings,
     save_settings,
 };
+pub use references::{
+    ExpandedPrompt, ImageAttachment, ReferenceContext, ReferenceKind, ReferenceOutcome,
+    ReferenceToken, ResolvedReference, expand_references, tokenize_references,
+};
+pub use support::{Skill, SupportBundle, SupportFile, discover_skills, discover_support};

@@ -10,6 +10,17 @@ use braincode_protocol::{JournalEntry, Record, SessionId};
 use crate::json_io::create_private_dir;
 use crate::{Home, JournalError};
 
+fn ends_without_newline(file: &File) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8; 1];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
@@ -50,15 +61,19 @@ impl JournalWriter {
             create_private_dir(dir).map_err(|source| io_err("create the directory of", source))?;
         }
         let file = OpenOptions::new()
+            .read(true)
             .append(true)
             .create(true)
             .mode(0o600)
             .open(path)
             .map_err(|source| io_err("open", source))?;
+        // A previous writer may have died mid-line; start on a fresh line so the torn half
+        // cannot swallow the first record of this writer.
+        let needs_newline = ends_without_newline(&file).map_err(|source| io_err("read", source))?;
         Ok(JournalWriter {
             file,
             path: path.to_path_buf(),
-            needs_newline: false,
+            needs_newline,
         })
     }
 

@@ -1,0 +1,80 @@
+//! `brains.json`: Brain Model presets. The built-in presets are merged with the user's
+//! presets; a user preset replaces the built-in with the same id. Resolving inheritance and
+//! checking that the default brain exists is [`braincode_brain::select_brain`]'s job.
+
+use std::path::Path;
+
+use braincode_brain::{BrainPreset, BrainsDocument};
+
+use crate::json_io::{self, FieldPath};
+use crate::{ConfigError, Home};
+
+fn validate(doc: &BrainsDocument, path: &Path, text: Option<&str>) -> Result<(), ConfigError> {
+    let brains = FieldPath::root().key("brains");
+    for (i, preset) in doc.brains.iter().enumerate() {
+        if preset.id.trim().is_empty() {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &brains.index(i).key("id"),
+                "the brain id is empty",
+                "give every brain preset a non-empty id",
+            ));
+        }
+        if let Some(first) = doc.brains[..i].iter().position(|b| b.id == preset.id) {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &brains.index(i).key("id"),
+                format!(
+                    "brains[{first}].id and brains[{i}].id are both {:?}",
+                    preset.id
+                ),
+                "give each preset its own id, or remove one of the two",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads `brains.json` as written (no built-ins). `Ok(None)` when missing or empty.
+pub fn read_brains_file(home: &Home) -> Result<Option<BrainsDocument>, ConfigError> {
+    let path = home.brains_path();
+    let Some(text) = json_io::read_text(&path)? else {
+        return Ok(None);
+    };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let mut doc: BrainsDocument = json_io::parse_json_text(&path, &text)?;
+    validate(&doc, &path, Some(&text))?;
+    for preset in &mut doc.brains {
+        // Older files called the default preset `default`.
+        if preset.id == "default" {
+            preset.id = braincode_brain::DEFAULT_BRAIN_ID.to_string();
+        }
+    }
+    Ok(Some(doc))
+}
+
+/// The built-in presets with the user's presets merged over them by id (same id replaces in
+/// place, new ids append). A malformed file is an error with its line, column and field.
+pub fn load_brains(home: &Home) -> Result<Vec<BrainPreset>, ConfigError> {
+    let mut presets = braincode_brain::default_brains();
+    if let Some(doc) = read_brains_file(home)? {
+        for preset in doc.brains {
+            match presets.iter_mut().find(|p| p.id == preset.id) {
+                Some(existing) => *existing = preset,
+                None => presets.push(preset),
+            }
+        }
+    }
+    Ok(presets)
+}
+
+/// Validates and writes `brains.json` atomically (mode 0644).
+pub fn save_brains(home: &Home, doc: &BrainsDocument) -> Result<(), ConfigError> {
+    let path = home.brains_path();
+    validate(doc, &path, None)?;
+    json_io::write_json_atomic(&path, doc, 0o644)
+}
