@@ -1,0 +1,492 @@
+//! Anthropic Messages (`POST {base}/v1/messages`, `stream: true`).
+//!
+//! Structured output uses an instruction appended to the system prompt, not a forced tool:
+//! forcing a tool is refused when extended thinking is on, and it would stop a worker from
+//! calling its real tools in the same turn. Callers already parse JSON replies tolerantly.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+
+use braincode_protocol::Usage;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::chat::raw_arguments;
+use super::{PartialCall, StreamDecoder, malformed, schema_instruction, truncated};
+use crate::classify::classify_stream_error;
+use crate::sse::SseEvent;
+use crate::thinking::anthropic_thinking_budget;
+use crate::usage::anthropic_usage;
+use crate::{ChatMessage, ChatRequest, ContentPart, ModelError, ModelEvent, StopReason};
+
+/// `anthropic-version` header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Output cap when neither the request nor the catalogue gives one (the API requires one).
+pub const DEFAULT_MAX_TOKENS: u32 = 8_192;
+
+/// The JSON body of a streaming Messages request.
+///
+/// The system prompt is top-level; consecutive user-side messages (tool results followed by
+/// user text) are merged into one user turn as the API expects; empty text blocks are left
+/// out (the API rejects them). With thinking on, `temperature` is omitted (the API only
+/// accepts the default then).
+pub fn request_body(request: &ChatRequest, model: &str, default_max_tokens: Option<u32>) -> Value {
+    let max_tokens = request
+        .max_tokens
+        .or(default_max_tokens)
+        .unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
+    for message in &request.messages {
+        let (role, blocks) = blocks_for(message);
+        if blocks.is_empty() {
+            continue;
+        }
+        match messages.last_mut() {
+            Some(last) if last["role"] == role => {
+                if let Some(content) = last["content"].as_array_mut() {
+                    content.extend(blocks);
+                }
+            }
+            _ => messages.push(json!({"role": role, "content": blocks})),
+        }
+    }
+    let mut system = request.system.clone().unwrap_or_default();
+    if let Some(schema) = &request.response_schema {
+        if !system.is_empty() {
+            system.push_str("\n\n");
+        }
+        system.push_str(&schema_instruction(schema));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("max_tokens".into(), json!(max_tokens));
+    if !system.is_empty() {
+        body.insert("system".into(), json!(system));
+    }
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("stream".into(), json!(true));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    let budget = anthropic_thinking_budget(request.thinking, max_tokens);
+    if let Some(budget) = budget {
+        body.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    } else if let Some(temperature) = request.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    Value::Object(body)
+}
+
+fn blocks_for(message: &ChatMessage) -> (&'static str, Vec<Value>) {
+    match message {
+        ChatMessage::User { content } => (
+            "user",
+            content
+                .iter()
+                .filter_map(|p| match p {
+                    ContentPart::Text { text } if text.is_empty() => None,
+                    ContentPart::Text { text } => Some(json!({"type": "text", "text": text})),
+                    ContentPart::Image { mime_type, data } => Some(json!({"type": "image",
+                        "source": {"type": "base64", "media_type": mime_type, "data": data}})),
+                })
+                .collect(),
+        ),
+        ChatMessage::Assistant { text, tool_calls } => {
+            let mut blocks = Vec::with_capacity(tool_calls.len() + 1);
+            if !text.is_empty() {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
+            for call in tool_calls {
+                let input = match &call.arguments {
+                    Value::Object(_) => call.arguments.clone(),
+                    _ => serde_json::from_str::<Value>(&raw_arguments(call))
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({})),
+                };
+                blocks.push(
+                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}),
+                );
+            }
+            ("assistant", blocks)
+        }
+        ChatMessage::Tool {
+            call_id,
+            content,
+            is_error,
+            ..
+        } => {
+            let mut block =
+                json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+            if *is_error {
+                block["is_error"] = json!(true);
+            }
+            ("user", vec![block])
+        }
+    }
+}
+
+/// Maps an Anthropic `stop_reason`.
+pub fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" | "model_context_window_exceeded" => StopReason::MaxTokens,
+        "refusal" => StopReason::ContentFilter,
+        other => StopReason::Other(other.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default)]
+    content_block: Option<Block>,
+    #[serde(default)]
+    message: Option<Message>,
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    thinking: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
+/// Messages stream decoder: `message_start` (usage), content blocks (`text_delta`,
+/// `thinking_delta`, `tool_use` + `input_json_delta` assembled and emitted at
+/// `content_block_stop`), `message_delta` (stop reason, cumulative usage), `message_stop`,
+/// `ping`, and `error` events.
+#[derive(Debug, Default)]
+pub struct AnthropicDecoder {
+    calls: Vec<PartialCall>,
+    start_usage: Option<Value>,
+    delta_usage: Option<Value>,
+    stop: Option<String>,
+    done: bool,
+}
+
+impl AnthropicDecoder {
+    /// A decoder at the start of a stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn usage(&self) -> Option<Usage> {
+        anthropic_usage(self.start_usage.as_ref(), self.delta_usage.as_ref())
+    }
+}
+
+impl StreamDecoder for AnthropicDecoder {
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
+        if self.done || event.data.trim().is_empty() {
+            return Ok(());
+        }
+        let parsed: Event<'_> =
+            serde_json::from_str(&event.data).map_err(|e| malformed(event, &e))?;
+        match parsed.kind.as_ref() {
+            "message_start" => {
+                self.start_usage = parsed.message.and_then(|m| m.usage);
+            }
+            "content_block_start" => {
+                let Some(block) = parsed.content_block else {
+                    return Ok(());
+                };
+                match block.kind.as_str() {
+                    "tool_use" | "server_tool_use" => {
+                        // `input` starts as `{}` and is then streamed; keep a non-empty
+                        // initial object only when no deltas follow (set at stop).
+                        let initial = block
+                            .input
+                            .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+                            .map(|v| v.to_string())
+                            .unwrap_or_default();
+                        self.calls.push(PartialCall {
+                            key: initial,
+                            index: parsed.index.unwrap_or(self.calls.len()),
+                            id: block.id.unwrap_or_default(),
+                            name: block.name.unwrap_or_default(),
+                            arguments: String::new(),
+                            emitted: false,
+                        });
+                    }
+                    "text" => {
+                        if let Some(text) = block.text.filter(|t| !t.is_empty()) {
+                            out.push_back(ModelEvent::TextDelta { text });
+                        }
+                    }
+                    "thinking" => {
+                        if let Some(text) = block.thinking.filter(|t| !t.is_empty()) {
+                            out.push_back(ModelEvent::ReasoningDelta { text });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let Some(delta) = parsed.delta else {
+                    return Ok(());
+                };
+                match delta.kind.as_deref() {
+                    Some("text_delta") => {
+                        if let Some(text) = delta.text.filter(|t| !t.is_empty()) {
+                            out.push_back(ModelEvent::TextDelta {
+                                text: text.into_owned(),
+                            });
+                        }
+                    }
+                    Some("thinking_delta") => {
+                        if let Some(text) = delta.thinking.filter(|t| !t.is_empty()) {
+                            out.push_back(ModelEvent::ReasoningDelta {
+                                text: text.into_owned(),
+                            });
+                        }
+                    }
+                    Some("input_json_delta") => {
+                        let index = parsed.index;
+                        if let (Some(call), Some(json)) = (
+                            self.calls
+                                .iter_mut()
+                                .find(|c| Some(c.index) == index && !c.emitted),
+                            delta.partial_json,
+                        ) {
+                            call.arguments.push_str(&json);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let index = parsed.index;
+                if let Some(call) = self
+                    .calls
+                    .iter_mut()
+                    .find(|c| Some(c.index) == index && !c.emitted)
+                {
+                    if call.arguments.trim().is_empty() {
+                        call.arguments = std::mem::take(&mut call.key);
+                    }
+                    out.extend(call.finish());
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = parsed.delta.and_then(|d| d.stop_reason) {
+                    self.stop = Some(reason);
+                }
+                if parsed.usage.is_some() {
+                    self.delta_usage = parsed.usage;
+                }
+            }
+            "message_stop" => {
+                for call in &mut self.calls {
+                    out.extend(call.finish());
+                }
+                if let Some(usage) = self.usage() {
+                    out.push_back(ModelEvent::Usage { usage });
+                }
+                let reason = match self.stop.as_deref() {
+                    Some(reason) => stop_reason(reason),
+                    None if !self.calls.is_empty() => StopReason::ToolUse,
+                    None => StopReason::EndTurn,
+                };
+                out.push_back(ModelEvent::Stop { reason });
+                self.done = true;
+            }
+            "error" => {
+                self.done = true;
+                let payload: Value =
+                    serde_json::from_str(&event.data).map_err(|e| malformed(event, &e))?;
+                return Err(classify_stream_error(&payload));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn on_eof(&mut self, _out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
+        if self.done {
+            Ok(())
+        } else {
+            Err(truncated("message_stop event"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ErrorKind, ResponseSchema, ToolCall, ToolSpec};
+    use braincode_protocol::ThinkingLevel;
+
+    #[test]
+    fn body_merges_user_turns_and_sets_thinking() {
+        let request = ChatRequest {
+            system: Some("sys".into()),
+            messages: vec![
+                ChatMessage::user_text("read a"),
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall::from_raw(
+                        "toolu_1",
+                        "read_file",
+                        "{\"path\":\"a\"}",
+                    )],
+                },
+                ChatMessage::Tool {
+                    call_id: "toolu_1".into(),
+                    name: "read_file".into(),
+                    content: "boom".into(),
+                    is_error: true,
+                },
+                ChatMessage::user_text("and now?"),
+            ],
+            tools: vec![ToolSpec {
+                name: "read_file".into(),
+                description: "Read".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            thinking: ThinkingLevel::High,
+            max_tokens: Some(4_096),
+            temperature: Some(0.2),
+            response_schema: Some(ResponseSchema {
+                name: "result".into(),
+                schema: json!({"type": "object"}),
+            }),
+        };
+        let body = request_body(&request, "claude-x", None);
+        assert_eq!(body["max_tokens"], 4_096);
+        assert!(
+            body["system"]
+                .as_str()
+                .unwrap()
+                .starts_with("sys\n\nReply with only one JSON object")
+        );
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(
+            messages[1]["content"][0],
+            json!({"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a"}})
+        );
+        assert_eq!(messages[2]["role"], "user");
+        assert_eq!(
+            messages[2]["content"][0],
+            json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "boom", "is_error": true})
+        );
+        assert_eq!(
+            messages[2]["content"][1],
+            json!({"type": "text", "text": "and now?"})
+        );
+        assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 4_095})
+        );
+        assert!(
+            body.get("temperature").is_none(),
+            "temperature is dropped with thinking"
+        );
+
+        let small = ChatRequest {
+            max_tokens: Some(16),
+            thinking: ThinkingLevel::High,
+            temperature: Some(0.0),
+            ..ChatRequest::default()
+        };
+        let body = request_body(&small, "claude-x", None);
+        assert!(
+            body.get("thinking").is_none(),
+            "no room for a 1024-token budget"
+        );
+        assert_eq!(body["temperature"], 0.0);
+        assert_eq!(
+            request_body(&ChatRequest::default(), "c", None)["max_tokens"],
+            DEFAULT_MAX_TOKENS
+        );
+    }
+
+    #[test]
+    fn error_event_is_classified() {
+        let mut decoder = AnthropicDecoder::new();
+        let event = SseEvent {
+            event: "error".into(),
+            data: r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#.into(),
+            ..SseEvent::default()
+        };
+        let err = decoder.on_event(&event, &mut VecDeque::new()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Server);
+        assert!(err.message.contains("Overloaded"));
+    }
+
+    #[test]
+    fn tool_use_without_deltas_keeps_its_initial_input() {
+        let mut decoder = AnthropicDecoder::new();
+        let mut out = VecDeque::new();
+        for data in [
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"n","input":{"a":1}}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+        ] {
+            let event = SseEvent {
+                data: data.into(),
+                ..SseEvent::default()
+            };
+            decoder.on_event(&event, &mut out).unwrap();
+        }
+        let Some(ModelEvent::ToolCall { call }) = out.pop_front() else {
+            unreachable!()
+        };
+        assert_eq!(call.arguments, json!({"a": 1}));
+    }
+}

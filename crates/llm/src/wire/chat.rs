@@ -1,0 +1,583 @@
+//! OpenAI Chat Completions (`POST {base}/chat/completions`, `stream: true`), spoken by OpenAI
+//! and every compatible server (Ollama, LM Studio, vLLM, llama.cpp, OpenRouter).
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::{LenientText, PartialCall, StreamDecoder, is_strict_compatible, malformed, truncated};
+use crate::classify::classify_stream_error;
+use crate::sse::SseEvent;
+use crate::thinking::openai_reasoning_effort;
+use crate::usage::openai_usage;
+use crate::{ChatMessage, ChatRequest, ContentPart, ModelError, ModelEvent, StopReason};
+
+/// Facts about the endpoint that change the request body.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BodyOptions {
+    /// The official OpenAI API (`max_completion_tokens`, `minimal` effort).
+    pub official: bool,
+    /// Output cap when the request has none (the catalogue's `maxTokens`).
+    pub default_max_tokens: Option<u32>,
+}
+
+/// The JSON body of a streaming Chat Completions request.
+///
+/// `max_tokens` is sent as `max_completion_tokens` to the official API (its reasoning models
+/// reject `max_tokens`) and as `max_tokens` elsewhere (what compatible servers understand).
+pub fn request_body(request: &ChatRequest, model: &str, options: BodyOptions) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in &request.messages {
+        messages.push(message_json(message));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(max) = request.max_tokens.or(options.default_max_tokens) {
+        let key = if options.official {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body.insert(key.into(), json!(max));
+    }
+    if let Some(temperature) = request.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    if let Some(effort) = openai_reasoning_effort(request.thinking, options.official) {
+        body.insert("reasoning_effort".into(), json!(effort));
+    }
+    if let Some(schema) = &request.response_schema {
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {
+                "name": schema.name, "schema": schema.schema,
+                "strict": is_strict_compatible(&schema.schema)}}),
+        );
+    }
+    Value::Object(body)
+}
+
+fn message_json(message: &ChatMessage) -> Value {
+    match message {
+        ChatMessage::User { content } => {
+            let only_text = content
+                .iter()
+                .all(|p| matches!(p, ContentPart::Text { .. }));
+            if only_text {
+                let text: String = content
+                    .iter()
+                    .filter_map(|p| match p {
+                        ContentPart::Text { text } => Some(text.as_str()),
+                        ContentPart::Image { .. } => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                json!({"role": "user", "content": text})
+            } else {
+                let parts: Vec<Value> = content
+                    .iter()
+                    .map(|p| match p {
+                        ContentPart::Text { text } => json!({"type": "text", "text": text}),
+                        ContentPart::Image { mime_type, data } => json!({"type": "image_url",
+                            "image_url": {"url": format!("data:{mime_type};base64,{data}")}}),
+                    })
+                    .collect();
+                json!({"role": "user", "content": parts})
+            }
+        }
+        ChatMessage::Assistant { text, tool_calls } => {
+            let mut object = Map::new();
+            object.insert("role".into(), json!("assistant"));
+            object.insert(
+                "content".into(),
+                if text.is_empty() && !tool_calls.is_empty() {
+                    Value::Null
+                } else {
+                    json!(text)
+                },
+            );
+            if !tool_calls.is_empty() {
+                let calls: Vec<Value> = tool_calls
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.id, "type": "function", "function": {
+                            "name": c.name, "arguments": raw_arguments(c)}})
+                    })
+                    .collect();
+                object.insert("tool_calls".into(), Value::Array(calls));
+            }
+            Value::Object(object)
+        }
+        ChatMessage::Tool {
+            call_id,
+            content,
+            is_error,
+            ..
+        } => json!({"role": "tool", "tool_call_id": call_id,
+            "content": tool_output(content, *is_error)}),
+    }
+}
+
+/// The argument text to send back for an earlier call: the raw text as the model wrote it,
+/// or the parsed object when there is no raw text.
+pub(crate) fn raw_arguments(call: &crate::ToolCall) -> String {
+    if !call.raw_arguments.trim().is_empty() {
+        call.raw_arguments.clone()
+    } else if call.arguments.is_null() {
+        "{}".to_string()
+    } else {
+        call.arguments.to_string()
+    }
+}
+
+/// Tool output text; failures are marked because the wire format has no error flag.
+pub(crate) fn tool_output(content: &str, is_error: bool) -> String {
+    if is_error {
+        format!("Error: {content}")
+    } else {
+        content.to_string()
+    }
+}
+
+/// Maps a Chat Completions `finish_reason`.
+pub fn stop_reason(finish_reason: &str) -> StopReason {
+    match finish_reason {
+        "stop" | "end_turn" | "eos" => StopReason::EndTurn,
+        "tool_calls" | "function_call" | "tool_use" => StopReason::ToolUse,
+        "length" | "max_tokens" => StopReason::MaxTokens,
+        "content_filter" => StopReason::ContentFilter,
+        other => StopReason::Other(other.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Option<Vec<Choice<'a>>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<LenientText<'a>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<LenientText<'a>>,
+    #[serde(default, borrow)]
+    reasoning: Option<LenientText<'a>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta<'a> {
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// Chat Completions stream decoder: text, reasoning (`reasoning_content` or `reasoning`),
+/// tool calls assembled by `index` across chunks (several in parallel), the usage chunk, and
+/// `[DONE]`. Tool calls are emitted when the `finish_reason` arrives; usage and `Stop` at
+/// `[DONE]`. A stream that closes after a `finish_reason` but without `[DONE]` is accepted;
+/// one that closes before any `finish_reason` is an error.
+#[derive(Debug, Default)]
+pub struct ChatDecoder {
+    calls: Vec<PartialCall>,
+    finish: Option<String>,
+    usage: Option<braincode_protocol::Usage>,
+    done: bool,
+}
+
+impl ChatDecoder {
+    /// A decoder at the start of a stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn flush_calls(&mut self, out: &mut VecDeque<ModelEvent>) {
+        self.calls.sort_by_key(|c| c.index);
+        for call in &mut self.calls {
+            if let Some(event) = call.finish() {
+                out.push_back(event);
+            }
+        }
+    }
+
+    fn finish_stream(&mut self, out: &mut VecDeque<ModelEvent>) {
+        self.flush_calls(out);
+        if let Some(usage) = self.usage.take() {
+            out.push_back(ModelEvent::Usage { usage });
+        }
+        let mut reason = self
+            .finish
+            .as_deref()
+            .map_or(StopReason::EndTurn, stop_reason);
+        if reason == StopReason::EndTurn && !self.calls.is_empty() {
+            reason = StopReason::ToolUse;
+        }
+        out.push_back(ModelEvent::Stop { reason });
+        self.done = true;
+    }
+
+    fn on_tool_delta(&mut self, delta: ToolCallDelta<'_>) {
+        let index = match delta.index {
+            Some(index) => index,
+            // Servers that omit `index`: a new id starts a new call, otherwise the text
+            // continues the last one.
+            None => match (&delta.id, self.calls.last()) {
+                (Some(id), Some(last)) if last.id != id.as_ref() => self.calls.len(),
+                (_, Some(last)) => last.index,
+                (_, None) => 0,
+            },
+        };
+        let position = match self.calls.iter().position(|c| c.index == index) {
+            Some(position) => position,
+            None => {
+                self.calls.push(PartialCall {
+                    index,
+                    ..PartialCall::default()
+                });
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[position];
+        if let Some(id) = delta.id.filter(|id| !id.is_empty()) {
+            call.id = id.into_owned();
+        }
+        if let Some(function) = delta.function {
+            if let Some(name) = function.name.filter(|n| !n.is_empty()) {
+                call.name = name.into_owned();
+            }
+            if let Some(arguments) = function.arguments {
+                call.arguments.push_str(&arguments);
+            }
+        }
+    }
+}
+
+impl StreamDecoder for ChatDecoder {
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
+        if self.done {
+            return Ok(());
+        }
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.finish_stream(out);
+            return Ok(());
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| malformed(event, &e))?;
+        if let Some(error) = chunk.error {
+            return Err(classify_stream_error(&json!({ "error": error })));
+        }
+        for choice in chunk.choices.into_iter().flatten() {
+            if let Some(delta) = choice.delta {
+                for reasoning in [&delta.reasoning_content, &delta.reasoning]
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(text) = reasoning.as_str() {
+                        out.push_back(ModelEvent::ReasoningDelta {
+                            text: text.to_string(),
+                        });
+                    }
+                }
+                if let Some(text) = delta.content.as_ref().and_then(LenientText::as_str) {
+                    out.push_back(ModelEvent::TextDelta {
+                        text: text.to_string(),
+                    });
+                }
+                for call in delta.tool_calls.into_iter().flatten() {
+                    self.on_tool_delta(call);
+                }
+            }
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                self.finish = Some(reason.into_owned());
+                self.flush_calls(out);
+            }
+        }
+        if let Some(usage) = chunk.usage.as_ref().and_then(openai_usage) {
+            self.usage = Some(usage);
+        }
+        Ok(())
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn on_eof(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
+        if self.done {
+            return Ok(());
+        }
+        if self.finish.is_some() {
+            self.finish_stream(out);
+            return Ok(());
+        }
+        Err(truncated("finish_reason or [DONE]"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ResponseSchema, ToolCall, ToolSpec};
+    use braincode_protocol::ThinkingLevel;
+
+    fn feed(decoder: &mut ChatDecoder, lines: &[&str]) -> Vec<ModelEvent> {
+        let mut out = VecDeque::new();
+        for line in lines {
+            let event = SseEvent {
+                data: (*line).to_string(),
+                ..SseEvent::default()
+            };
+            decoder.on_event(&event, &mut out).unwrap();
+        }
+        out.into_iter().collect()
+    }
+
+    #[test]
+    fn body_has_every_documented_field() {
+        let request = ChatRequest {
+            system: Some("be brief".into()),
+            messages: vec![
+                ChatMessage::User {
+                    content: vec![
+                        ContentPart::Text {
+                            text: "look".into(),
+                        },
+                        ContentPart::Image {
+                            mime_type: "image/png".into(),
+                            data: "AAAA".into(),
+                        },
+                    ],
+                },
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall::from_raw("c1", "read_file", "{\"path\":\"a\"}")],
+                },
+                ChatMessage::Tool {
+                    call_id: "c1".into(),
+                    name: "read_file".into(),
+                    content: "nope".into(),
+                    is_error: true,
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "read_file".into(),
+                description: "Read".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            thinking: ThinkingLevel::Minimal,
+            max_tokens: Some(100),
+            temperature: Some(0.5),
+            response_schema: Some(ResponseSchema {
+                name: "answer".into(),
+                schema: json!({"type": "object"}),
+            }),
+        };
+        let body = request_body(&request, "gpt-x", BodyOptions::default());
+        assert_eq!(body["model"], "gpt-x");
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["stream_options"], json!({"include_usage": true}));
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "be brief"})
+        );
+        assert_eq!(
+            body["messages"][1]["content"][1],
+            json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}})
+        );
+        assert_eq!(body["messages"][2]["content"], Value::Null);
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0],
+            json!({"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}})
+        );
+        assert_eq!(
+            body["messages"][3],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "Error: nope"})
+        );
+        assert_eq!(body["tools"][0]["type"], "function");
+        assert_eq!(body["tools"][0]["function"]["name"], "read_file");
+        assert_eq!(body["max_tokens"], 100);
+        assert_eq!(body["temperature"], 0.5);
+        assert_eq!(
+            body["reasoning_effort"], "low",
+            "minimal → low on custom endpoints"
+        );
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        assert_eq!(body["response_format"]["json_schema"]["strict"], false);
+
+        let official = request_body(
+            &request,
+            "gpt-x",
+            BodyOptions {
+                official: true,
+                default_max_tokens: None,
+            },
+        );
+        assert_eq!(official["max_completion_tokens"], 100);
+        assert!(official.get("max_tokens").is_none());
+        assert_eq!(official["reasoning_effort"], "minimal");
+
+        let plain = request_body(&ChatRequest::default(), "m", BodyOptions::default());
+        assert!(plain.get("reasoning_effort").is_none(), "off → omitted");
+        assert!(plain.get("tools").is_none());
+    }
+
+    #[test]
+    fn assembles_parallel_tool_calls_by_index() {
+        let mut decoder = ChatDecoder::new();
+        let events = feed(
+            &mut decoder,
+            &[
+                r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read_file","arguments":""}}]},"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"list_files","arguments":"{\"di"}}]},"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\": \"a.rs\"}"}}]},"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"r\":\".\"}"}}]},"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+                r#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}"#,
+                "[DONE]",
+            ],
+        );
+        assert_eq!(events.len(), 4);
+        let ModelEvent::ToolCall { call } = &events[0] else {
+            unreachable!("{events:?}")
+        };
+        assert_eq!(
+            (call.id.as_str(), call.name.as_str()),
+            ("call_a", "read_file")
+        );
+        assert_eq!(call.arguments, json!({"path": "a.rs"}));
+        let ModelEvent::ToolCall { call } = &events[1] else {
+            unreachable!("{events:?}")
+        };
+        assert_eq!(call.arguments, json!({"dir": "."}));
+        assert!(matches!(events[2], ModelEvent::Usage { .. }));
+        assert_eq!(
+            events[3],
+            ModelEvent::Stop {
+                reason: StopReason::ToolUse
+            }
+        );
+        assert!(decoder.is_done());
+    }
+
+    #[test]
+    fn reasoning_fields_and_lenient_shapes() {
+        let mut decoder = ChatDecoder::new();
+        let events = feed(
+            &mut decoder,
+            &[
+                r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#,
+                r#"{"choices":[{"delta":{"reasoning":"more","reasoning_details":[{"type":"x"}]}}]}"#,
+                r#"{"choices":[{"delta":{"reasoning":{"unexpected":"object"},"content":"hi"}}]}"#,
+                r#"{"choices":null,"usage":null}"#,
+            ],
+        );
+        assert_eq!(
+            events,
+            vec![
+                ModelEvent::ReasoningDelta {
+                    text: "think".into()
+                },
+                ModelEvent::ReasoningDelta {
+                    text: "more".into()
+                },
+                ModelEvent::TextDelta { text: "hi".into() },
+            ]
+        );
+    }
+
+    #[test]
+    fn eof_rules() {
+        let mut cut = ChatDecoder::new();
+        feed(&mut cut, &[r#"{"choices":[{"delta":{"content":"hal"}}]}"#]);
+        let err = cut.on_eof(&mut VecDeque::new()).unwrap_err();
+        assert_eq!(err.kind, crate::ErrorKind::InvalidResponse);
+
+        let mut finished = ChatDecoder::new();
+        feed(
+            &mut finished,
+            &[r#"{"choices":[{"delta":{"content":"x"},"finish_reason":"length"}]}"#],
+        );
+        let mut out = VecDeque::new();
+        finished.on_eof(&mut out).unwrap();
+        assert_eq!(
+            out.pop_back(),
+            Some(ModelEvent::Stop {
+                reason: StopReason::MaxTokens
+            })
+        );
+    }
+
+    #[test]
+    fn error_chunks_and_malformed_lines() {
+        let mut decoder = ChatDecoder::new();
+        let event = SseEvent {
+            data: r#"{"error":{"message":"Rate limit exceeded","code":429}}"#.into(),
+            ..SseEvent::default()
+        };
+        let err = decoder.on_event(&event, &mut VecDeque::new()).unwrap_err();
+        assert_eq!(err.kind, crate::ErrorKind::RateLimit);
+        let bad = SseEvent {
+            data: "{\"choices\": [oops".into(),
+            ..SseEvent::default()
+        };
+        let err = decoder.on_event(&bad, &mut VecDeque::new()).unwrap_err();
+        assert_eq!(err.kind, crate::ErrorKind::InvalidResponse);
+        assert!(
+            err.message.contains("{\\\"choices\\\": [oops"),
+            "{}",
+            err.message
+        );
+    }
+}

@@ -1,0 +1,177 @@
+//! The three wire protocols: request bodies and stream decoders.
+//!
+//! A [`StreamDecoder`] turns one provider's server-sent events into [`ModelEvent`]s. Decoders
+//! are pure (no I/O), so they are unit-tested and benchmarked on recorded bytes.
+
+pub mod anthropic;
+pub mod chat;
+pub mod responses;
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+
+use braincode_protocol::ModelApi;
+use serde::Deserialize;
+
+use crate::classify::clip_chars;
+use crate::sse::SseEvent;
+use crate::{ErrorKind, ModelError, ModelEvent, ToolCall};
+
+/// Decodes one provider's event stream into model events.
+pub trait StreamDecoder: Send {
+    /// Decodes one event, appending the model events it completes to `out`.
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError>;
+
+    /// Whether the terminal event was seen (`[DONE]`, `message_stop`, `response.completed`).
+    fn is_done(&self) -> bool;
+
+    /// The byte stream ended. Appends the final events when the reply is complete without an
+    /// explicit terminal event, or fails when the reply was cut short.
+    fn on_eof(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError>;
+}
+
+/// A fresh decoder for `api` (`None` for the embedded model, which does not stream SSE).
+pub fn decoder_for(api: ModelApi) -> Option<Box<dyn StreamDecoder>> {
+    match api {
+        ModelApi::OpenaiCompletions => Some(Box::new(chat::ChatDecoder::new())),
+        ModelApi::OpenaiResponses => Some(Box::new(responses::ResponsesDecoder::new())),
+        ModelApi::AnthropicMessages => Some(Box::new(anthropic::AnthropicDecoder::new())),
+        ModelApi::Local => None,
+    }
+}
+
+/// Longest `data:` excerpt quoted in a malformed-event error.
+const QUOTE_LIMIT: usize = 300;
+
+/// The error for a `data:` payload that is not the JSON the protocol promises.
+pub(crate) fn malformed(event: &SseEvent, err: &serde_json::Error) -> ModelError {
+    let name = if event.event.is_empty() {
+        String::new()
+    } else {
+        format!(" (event {:?})", event.event)
+    };
+    ModelError::new(
+        ErrorKind::InvalidResponse,
+        format!(
+            "malformed stream event{name}: {err}; data line: {:?}",
+            clip_chars(&event.data, QUOTE_LIMIT)
+        ),
+    )
+}
+
+/// The error for a stream that ended before its terminal event.
+pub(crate) fn truncated(what: &str) -> ModelError {
+    ModelError::new(
+        ErrorKind::InvalidResponse,
+        format!("the stream ended before the reply was complete (no {what})"),
+    )
+}
+
+/// Text that some compatible servers send as an object or array instead of a string:
+/// accepted and ignored rather than failing the whole reply.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum LenientText<'a> {
+    /// The documented shape.
+    Text(#[serde(borrow)] Cow<'a, str>),
+    /// Anything else.
+    Other(serde::de::IgnoredAny),
+}
+
+impl LenientText<'_> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            LenientText::Text(text) if !text.is_empty() => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// A tool call whose arguments arrive in pieces.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PartialCall {
+    pub key: String,
+    pub index: usize,
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+    pub emitted: bool,
+}
+
+impl PartialCall {
+    pub(crate) fn finish(&mut self) -> Option<ModelEvent> {
+        if self.emitted {
+            return None;
+        }
+        self.emitted = true;
+        Some(ModelEvent::ToolCall {
+            call: ToolCall::from_raw(
+                std::mem::take(&mut self.id),
+                std::mem::take(&mut self.name),
+                std::mem::take(&mut self.arguments),
+            ),
+        })
+    }
+}
+
+/// JSON schemas usable in OpenAI strict mode: every object lists all its properties as
+/// required and sets `additionalProperties: false`. Others are sent with `strict: false`
+/// so the request is not rejected.
+pub fn is_strict_compatible(schema: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match schema {
+        Value::Object(map) => {
+            let is_object =
+                map.get("type").is_some_and(|t| t == "object") || map.contains_key("properties");
+            if is_object {
+                if map.get("additionalProperties") != Some(&Value::Bool(false)) {
+                    return false;
+                }
+                let props = map.get("properties").and_then(Value::as_object);
+                let required: Vec<&str> = map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                if let Some(props) = props
+                    && props.keys().any(|k| !required.contains(&k.as_str()))
+                {
+                    return false;
+                }
+            }
+            map.values().all(is_strict_compatible)
+        }
+        Value::Array(items) => items.iter().all(is_strict_compatible),
+        _ => true,
+    }
+}
+
+/// The instruction used where a protocol has no native structured output (Anthropic).
+pub(crate) fn schema_instruction(schema: &crate::ResponseSchema) -> String {
+    format!(
+        "Reply with only one JSON object (no prose, no code fence) named `{}` that matches this JSON Schema:\n{}",
+        schema.name, schema.schema
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strict_compatibility() {
+        let strict = json!({"type":"object","properties":{"a":{"type":"string"},
+            "b":{"type":"object","properties":{"c":{"type":"number"}},"required":["c"],"additionalProperties":false}},
+            "required":["a","b"],"additionalProperties":false});
+        assert!(is_strict_compatible(&strict));
+        let loose = json!({"type":"object","properties":{"a":{"type":"string"}},"required":[]});
+        assert!(!is_strict_compatible(&loose));
+        let nested = json!({"type":"object","properties":{"a":{"type":"object","properties":{}}},"required":["a"],"additionalProperties":false});
+        assert!(!is_strict_compatible(&nested));
+    }
+}

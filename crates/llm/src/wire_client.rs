@@ -1,0 +1,163 @@
+//! [`WireClient`]: the [`ModelClient`] for every HTTP model (OpenAI Chat Completions, OpenAI
+//! Responses, Anthropic Messages).
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use braincode_protocol::{ModelApi, ModelDefinition};
+use bytes::Bytes;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::endpoint::{base_url_for, is_official_openai};
+use crate::transport::{Transport, header_map, shared_http};
+use crate::wire::{StreamDecoder, anthropic, chat, responses};
+use crate::{ChatRequest, ClientOptions, ErrorKind, ModelClient, ModelError, ModelStream};
+
+/// A model reached over HTTP. Retries, timeouts, cancellation and error classification are
+/// built in (see [`ClientOptions`]).
+#[derive(Clone)]
+pub struct WireClient {
+    transport: Arc<Transport>,
+    api: ModelApi,
+    model: String,
+    body_options: chat::BodyOptions,
+}
+
+impl fmt::Debug for WireClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WireClient")
+            .field("model", &self.transport.model_id)
+            .field("api", &self.api)
+            .field("url", &self.transport.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WireClient {
+    /// A client for a catalogue entry. `api_key` is sent as `Authorization: Bearer` (OpenAI
+    /// style) or `x-api-key` (Anthropic); without one no auth header is sent (local servers).
+    /// The entry's `headers` are added last, so they can override defaults.
+    pub fn new(
+        definition: &ModelDefinition,
+        api_key: Option<String>,
+        options: ClientOptions,
+    ) -> Result<Self, ModelError> {
+        let with_model = |e: ModelError| e.with_model(&definition.id);
+        let base = base_url_for(definition)?;
+        let api_key = api_key
+            .map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty());
+        let (url, new_decoder): (String, fn() -> Box<dyn StreamDecoder>) = match definition.api {
+            ModelApi::OpenaiCompletions => (format!("{base}/chat/completions"), || {
+                Box::new(chat::ChatDecoder::new())
+            }),
+            ModelApi::OpenaiResponses => (format!("{base}/responses"), || {
+                Box::new(responses::ResponsesDecoder::new())
+            }),
+            ModelApi::AnthropicMessages => (format!("{base}/v1/messages"), || {
+                Box::new(anthropic::AnthropicDecoder::new())
+            }),
+            ModelApi::Local => return Err(local_model_error(definition)),
+        };
+        let mut pairs: Vec<(String, String)> = vec![
+            ("content-type".into(), "application/json".into()),
+            ("accept".into(), "text/event-stream".into()),
+        ];
+        match (definition.api, &api_key) {
+            (ModelApi::AnthropicMessages, key) => {
+                pairs.push((
+                    "anthropic-version".into(),
+                    anthropic::ANTHROPIC_VERSION.into(),
+                ));
+                if let Some(key) = key {
+                    pairs.push(("x-api-key".into(), key.clone()));
+                }
+            }
+            (_, Some(key)) => pairs.push(("authorization".into(), format!("Bearer {key}"))),
+            (_, None) => {}
+        }
+        for (name, value) in &definition.headers {
+            pairs.push((name.clone(), value.clone()));
+        }
+        let headers =
+            header_map(pairs.iter().map(|(n, v)| (n.as_str(), v.as_str()))).map_err(with_model)?;
+        let http = shared_http(&options).map_err(with_model)?;
+        let body_options = chat::BodyOptions {
+            official: is_official_openai(&base),
+            default_max_tokens: definition.max_tokens,
+        };
+        Ok(Self {
+            transport: Arc::new(Transport {
+                http,
+                url,
+                headers,
+                api_key,
+                model_id: definition.id.clone(),
+                options,
+                new_decoder,
+            }),
+            api: definition.api,
+            model: definition.model_id.clone(),
+            body_options,
+        })
+    }
+
+    /// The URL requests are posted to.
+    pub fn endpoint(&self) -> &str {
+        &self.transport.url
+    }
+
+    /// The wire protocol.
+    pub fn api(&self) -> ModelApi {
+        self.api
+    }
+
+    /// The JSON body that `request` is sent as.
+    pub fn request_body(&self, request: &ChatRequest) -> Value {
+        match self.api {
+            ModelApi::AnthropicMessages => {
+                anthropic::request_body(request, &self.model, self.body_options.default_max_tokens)
+            }
+            ModelApi::OpenaiResponses => {
+                responses::request_body(request, &self.model, self.body_options)
+            }
+            ModelApi::OpenaiCompletions | ModelApi::Local => {
+                chat::request_body(request, &self.model, self.body_options)
+            }
+        }
+    }
+}
+
+/// The error for `api: local` entries, which this crate does not run.
+pub(crate) fn local_model_error(definition: &ModelDefinition) -> ModelError {
+    ModelError::new(
+        ErrorKind::Config,
+        format!(
+            "model '{}' is the embedded local model; it is served by braincode-llm-local, not by an HTTP client",
+            definition.id
+        ),
+    )
+    .with_model(&definition.id)
+}
+
+#[async_trait]
+impl ModelClient for WireClient {
+    async fn stream(
+        &self,
+        request: ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<ModelStream, ModelError> {
+        let body = serde_json::to_vec(&self.request_body(&request)).map_err(|e| {
+            ModelError::new(
+                ErrorKind::BadRequest,
+                format!("could not encode the request: {e}"),
+            )
+            .with_model(&self.transport.model_id)
+        })?;
+        Arc::clone(&self.transport)
+            .stream(Bytes::from(body), cancel)
+            .await
+    }
+}
