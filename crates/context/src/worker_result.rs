@@ -1,0 +1,363 @@
+//! Turning a worker's free-form reply into a [`WorkerResult`], and the reply schema.
+//!
+//! Provider drift must never break orchestration (DESIGN invariant 4): any reply becomes a
+//! result. The ids always come from the handoff (invariant 3), whatever the reply claims.
+
+use braincode_protocol::{ContextRef, ContextRefKind, TaskProgress, TaskStatus};
+use serde_json::{Map, Value, json};
+
+use crate::packet::{HandoffPacket, WorkerResult};
+use crate::reply::{extract_json_object, first_list, first_text, number_field, text_field};
+
+/// Summary used when a worker returns nothing at all.
+pub const EMPTY_WORKER_RESPONSE: &str = "(empty worker response)";
+
+/// Summary used when a JSON reply has no summary of its own.
+pub const MISSING_SUMMARY: &str = "(worker reply had no summary)";
+
+/// Most items the reply schema allows in `artifacts`, `risks` and `nextQuestions`.
+///
+/// Small on purpose: a tiny local model under a grammar can otherwise repeat list items until
+/// it runs out of tokens.
+pub const SCHEMA_MAX_LIST_ITEMS: usize = 5;
+
+/// Longest `summary` the reply schema allows, in characters.
+pub const SCHEMA_MAX_SUMMARY_CHARS: usize = 1_200;
+
+/// Longest short string (a list item, a progress line, a URI) the reply schema allows.
+pub const SCHEMA_MAX_ITEM_CHARS: usize = 300;
+
+/// Keys that mark a JSON object as a worker reply rather than incidental JSON in prose.
+const RESULT_KEYS: [&str; 8] = [
+    "summary",
+    "progress",
+    "status",
+    "artifacts",
+    "risks",
+    "nextQuestions",
+    "next_questions",
+    "decision",
+];
+
+/// Normalizes a worker's reply into a [`WorkerResult`] for `handoff`.
+///
+/// * A JSON object (fenced ```json block, else the first `{` to the last `}`) that has at
+///   least one result field is read field by field: the status is `completed`, `blocked` or
+///   `failed` (anything else, including `pending`/`running`, counts as `completed` because the
+///   worker has returned); `percent` is clamped to 0..=100; artifacts that cannot be read as a
+///   [`ContextRef`] are coerced when they carry a usable URI and dropped otherwise; strings are
+///   trimmed and empty ones dropped.
+/// * Any other non-empty text is a `completed` result with the text as its summary.
+/// * An empty or whitespace-only reply is `failed` with the summary
+///   [`EMPTY_WORKER_RESPONSE`]: the worker produced nothing, so dependents must not treat
+///   it as evidence and the runtime may retry with the next model candidate.
+///
+/// `handoffId`, `taskId` and `parentId` always come from `handoff`, never from the reply.
+pub fn normalize_worker_result(reply_text: &str, handoff: &HandoffPacket) -> WorkerResult {
+    let text = reply_text.trim();
+    if text.is_empty() {
+        let mut result = WorkerResult::for_handoff(
+            handoff,
+            progress(TaskStatus::Failed, Some(EMPTY_WORKER_RESPONSE.to_string())),
+            EMPTY_WORKER_RESPONSE.to_string(),
+        );
+        result
+            .risks
+            .push("The worker returned an empty response, so its task has no result.".into());
+        return result;
+    }
+    match extract_json_object(text) {
+        Ok(map) if RESULT_KEYS.iter().any(|key| map.contains_key(*key)) => from_json(&map, handoff),
+        _ => WorkerResult::for_handoff(
+            handoff,
+            progress(TaskStatus::Completed, None),
+            text.to_string(),
+        ),
+    }
+}
+
+fn progress(status: TaskStatus, summary: Option<String>) -> TaskProgress {
+    TaskProgress {
+        status,
+        summary,
+        ..TaskProgress::default()
+    }
+}
+
+/// Reads a final status; anything that is not a terminal failure state means completed.
+fn final_status(value: Option<&Value>) -> TaskStatus {
+    match text_field(value).map(|s| s.to_ascii_lowercase()).as_deref() {
+        Some("blocked") => TaskStatus::Blocked,
+        Some("failed" | "failure" | "error") => TaskStatus::Failed,
+        _ => TaskStatus::Completed,
+    }
+}
+
+fn read_progress(map: &Map<String, Value>) -> TaskProgress {
+    match map.get("progress") {
+        Some(Value::Object(p)) => TaskProgress {
+            status: final_status(p.get("status").or_else(|| map.get("status"))),
+            summary: text_field(p.get("summary")),
+            current_step: first_text(p, &["currentStep", "current_step"]),
+            completed_steps: {
+                let steps = first_list(p, &["completedSteps", "completed_steps"]);
+                (!steps.is_empty()).then_some(steps)
+            },
+            percent: number_field(p.get("percent")).map(|n| n.clamp(0.0, 100.0)),
+        },
+        // `"progress": "blocked"` is read as the status itself.
+        Some(status @ Value::String(_)) => progress(final_status(Some(status)), None),
+        _ => progress(final_status(map.get("status")), None),
+    }
+}
+
+/// Guesses what a bare URI points at.
+fn guess_kind(uri: &str) -> ContextRefKind {
+    if uri.starts_with("session:") || uri.starts_with("thread:") {
+        ContextRefKind::Thread
+    } else if uri.contains("://") {
+        ContextRefKind::Artifact
+    } else {
+        ContextRefKind::File
+    }
+}
+
+fn parse_kind(value: Option<&Value>) -> Option<ContextRefKind> {
+    match text_field(value)?.to_ascii_lowercase().as_str() {
+        "file" | "path" => Some(ContextRefKind::File),
+        "thread" | "session" => Some(ContextRefKind::Thread),
+        "summary" => Some(ContextRefKind::Summary),
+        "artifact" => Some(ContextRefKind::Artifact),
+        _ => None,
+    }
+}
+
+/// Reads one artifact; strings are URIs, objects need a non-empty `uri` (or `path`/`url`).
+fn read_artifact(value: &Value) -> Option<ContextRef> {
+    match value {
+        Value::String(s) => {
+            let uri = s.trim();
+            // Free text ("updated the form") is not a reference.
+            if uri.is_empty() || uri.contains(char::is_whitespace) {
+                return None;
+            }
+            Some(ContextRef {
+                kind: guess_kind(uri),
+                uri: uri.to_string(),
+                label: None,
+            })
+        }
+        Value::Object(obj) => {
+            let uri = first_text(obj, &["uri", "path", "file", "url"])?;
+            Some(ContextRef {
+                kind: parse_kind(obj.get("kind")).unwrap_or_else(|| guess_kind(&uri)),
+                label: first_text(obj, &["label", "title", "name"]),
+                uri,
+            })
+        }
+        _ => None,
+    }
+}
+
+fn from_json(map: &Map<String, Value>, handoff: &HandoffPacket) -> WorkerResult {
+    let progress = read_progress(map);
+    let summary = first_text(map, &["summary", "result", "answer"])
+        .or_else(|| progress.summary.clone())
+        .unwrap_or_else(|| MISSING_SUMMARY.to_string());
+    let mut result = WorkerResult::for_handoff(handoff, progress, summary);
+    result.artifacts = match map.get("artifacts") {
+        Some(Value::Array(items)) => items.iter().filter_map(read_artifact).collect(),
+        Some(single) => read_artifact(single).into_iter().collect(),
+        None => Vec::new(),
+    };
+    result.risks = first_list(map, &["risks"]);
+    result.next_questions = first_list(map, &["nextQuestions", "next_questions", "questions"]);
+    result
+}
+
+fn bounded_string(max: usize) -> Value {
+    json!({"type": "string", "maxLength": max})
+}
+
+fn bounded_list(max_items: usize, max_chars: usize) -> Value {
+    json!({"type": "array", "maxItems": max_items, "items": bounded_string(max_chars)})
+}
+
+/// Schema properties shared by the worker and the review reply.
+pub(crate) fn worker_schema_properties() -> Map<String, Value> {
+    let properties = json!({
+        "taskId": bounded_string(128),
+        "parentId": bounded_string(128),
+        "progress": {
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "enum": ["completed", "blocked"]},
+                "summary": bounded_string(SCHEMA_MAX_ITEM_CHARS)
+            },
+            "required": ["status", "summary"],
+            "additionalProperties": false
+        },
+        "summary": bounded_string(SCHEMA_MAX_SUMMARY_CHARS),
+        "artifacts": {
+            "type": "array",
+            "maxItems": SCHEMA_MAX_LIST_ITEMS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "enum": ["file", "thread", "summary", "artifact"]},
+                    "uri": bounded_string(SCHEMA_MAX_ITEM_CHARS),
+                    "label": bounded_string(120)
+                },
+                "required": ["kind", "uri"],
+                "additionalProperties": false
+            }
+        },
+        "risks": bounded_list(SCHEMA_MAX_LIST_ITEMS, SCHEMA_MAX_ITEM_CHARS),
+        "nextQuestions": bounded_list(SCHEMA_MAX_LIST_ITEMS, SCHEMA_MAX_ITEM_CHARS)
+    });
+    match properties {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Fields every worker reply must contain (the ids are optional: they are ignored anyway).
+pub(crate) const WORKER_REQUIRED: [&str; 5] =
+    ["progress", "summary", "artifacts", "risks", "nextQuestions"];
+
+/// JSON Schema of the worker reply, for grammar-constrained generation.
+///
+/// Every array has `maxItems` and every free string a `maxLength`, the status is limited to
+/// `completed`/`blocked`, and no object accepts extra properties, so a grammar derived from
+/// it always terminates. `taskId`/`parentId` are allowed but optional: the normalizer takes
+/// them from the handoff, so a small model need not spend tokens copying them.
+pub fn worker_result_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": worker_schema_properties(),
+        "required": WORKER_REQUIRED,
+        "additionalProperties": false
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use braincode_protocol::{ContextId, Role, WorkerPhase};
+
+    fn handoff() -> HandoffPacket {
+        HandoffPacket::for_worker(
+            &ContextId::from("brain-ctx".to_string()),
+            ContextId::from("task-ctx".to_string()),
+            Role::Backend,
+            WorkerPhase::Support,
+            "Design the API",
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn plain_text_becomes_a_completed_summary() {
+        let result = normalize_worker_result("  The API needs a /login route.  ", &handoff());
+        assert_eq!(result.progress.status, TaskStatus::Completed);
+        assert_eq!(result.summary, "The API needs a /login route.");
+        assert_eq!(result.task_id.as_str(), "task-ctx");
+    }
+
+    #[test]
+    fn empty_replies_fail_with_a_marker_summary() {
+        for reply in ["", "   \n\t "] {
+            let result = normalize_worker_result(reply, &handoff());
+            assert_eq!(result.summary, EMPTY_WORKER_RESPONSE);
+            assert_eq!(result.progress.status, TaskStatus::Failed);
+            assert_eq!(result.risks.len(), 1);
+        }
+    }
+
+    #[test]
+    fn json_fields_are_used_and_cleaned() {
+        let reply = r#"```json
+{"taskId": "evil", "parentId": "evil-parent", "handoffId": "x",
+ "progress": {"status": "weird", "summary": " half ", "percent": 250},
+ "summary": "  Found two handlers ",
+ "artifacts": [{"kind": "file", "uri": " src/api.rs ", "label": " api "},
+               {"kind": "bogus", "uri": "https://x/y"},
+               {"kind": "file"}, 42, "src/lib.rs", "not a path at all"],
+ "risks": [" race condition ", "", 7],
+ "nextQuestions": "Which auth scheme?"}
+```"#;
+        let result = normalize_worker_result(reply, &handoff());
+        assert_eq!(result.task_id.as_str(), "task-ctx");
+        assert_eq!(result.parent_id.as_str(), "brain-ctx");
+        assert_eq!(result.handoff_id, "task-ctx:handoff");
+        assert_eq!(result.progress.status, TaskStatus::Completed);
+        assert_eq!(result.progress.percent, Some(100.0));
+        assert_eq!(result.progress.summary.as_deref(), Some("half"));
+        assert_eq!(result.summary, "Found two handlers");
+        let uris: Vec<_> = result.artifacts.iter().map(|a| a.uri.as_str()).collect();
+        assert_eq!(uris, vec!["src/api.rs", "https://x/y", "src/lib.rs"]);
+        assert_eq!(result.artifacts[0].label.as_deref(), Some("api"));
+        assert_eq!(result.artifacts[1].kind, ContextRefKind::Artifact);
+        assert_eq!(result.risks, vec!["race condition", "7"]);
+        assert_eq!(result.next_questions, vec!["Which auth scheme?"]);
+    }
+
+    #[test]
+    fn statuses_and_percent_edges() {
+        let blocked = normalize_worker_result(
+            r#"{"progress": {"status": "BLOCKED", "percent": -5}, "summary": "need creds"}"#,
+            &handoff(),
+        );
+        assert_eq!(blocked.progress.status, TaskStatus::Blocked);
+        assert_eq!(blocked.progress.percent, Some(0.0));
+        let failed = normalize_worker_result(r#"{"status": "failed"}"#, &handoff());
+        assert_eq!(failed.progress.status, TaskStatus::Failed);
+        assert_eq!(failed.summary, MISSING_SUMMARY);
+        let fallback = normalize_worker_result(
+            r#"{"progress": {"status": "running", "summary": "did it"}}"#,
+            &handoff(),
+        );
+        assert_eq!(fallback.progress.status, TaskStatus::Completed);
+        assert_eq!(fallback.summary, "did it");
+    }
+
+    #[test]
+    fn unrelated_json_in_prose_stays_text() {
+        let reply = "Use this config: {\"port\": 8080}";
+        let result = normalize_worker_result(reply, &handoff());
+        assert_eq!(result.summary, reply);
+        assert_eq!(result.progress.status, TaskStatus::Completed);
+    }
+
+    /// Asserts that every array, object and free string in `schema` is bounded.
+    pub(crate) fn assert_bounded(schema: &Value) {
+        match schema {
+            Value::Object(map) => {
+                match map.get("type").and_then(Value::as_str) {
+                    Some("array") => assert!(map.contains_key("maxItems"), "{schema}"),
+                    Some("object") => {
+                        assert_eq!(map.get("additionalProperties"), Some(&Value::Bool(false)));
+                    }
+                    Some("string") if !map.contains_key("enum") => {
+                        assert!(map.contains_key("maxLength"), "{schema}");
+                    }
+                    _ => {}
+                }
+                map.values().for_each(assert_bounded);
+            }
+            Value::Array(items) => items.iter().for_each(assert_bounded),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn schema_is_bounded() {
+        let schema = worker_result_schema();
+        assert_bounded(&schema);
+        assert_eq!(
+            schema["properties"]["progress"]["properties"]["status"]["enum"],
+            json!(["completed", "blocked"])
+        );
+        assert_eq!(schema["properties"]["risks"]["maxItems"], 5);
+    }
+}
