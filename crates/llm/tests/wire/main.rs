@@ -1,0 +1,9 @@
+//! Wire-level tests: a real local HTTP server replays byte-exact provider streams.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod anthropic;
+mod chat;
+mod common;
+mod connection;
+mod resilience;
+mod responses;
