@@ -1,30 +1,40 @@
 //! Coding tools, the permission policy that guards them, and the per-run evidence cache.
 //!
 //! Every tool implements [`Tool`]. Before a call runs, the runtime asks the
-//! [`PermissionPolicy`] (deny > ask > allow) and then the approval flow; the tools themselves
-//! also confine paths to the project root, so a bypassed approval still cannot write outside it.
+//! [`PermissionPolicy`] (deny > ask > allow) and then the approval flow
+//! ([`requires_approval`]); the tools themselves also confine paths to the project root, so a
+//! bypassed approval still cannot write outside it. Read tools results go through the
+//! [`EvidenceCache`], shared by every agent of a run.
 
 pub mod args;
+pub mod audit;
 pub mod config;
+pub mod evidence;
+pub mod exec;
+pub mod fs;
+pub mod git;
+pub mod patch;
 pub mod paths;
 pub mod policy;
 pub mod registry;
+pub mod script;
 pub mod text;
 mod tool;
 
-pub use tool::{
-    SharedTool, Tool, ToolContext, ToolDefinition, ToolOutput, ToolPermission, ToolRisk,
-};
-pub mod patch;
-pub mod script;
-
+pub use audit::summarize_json;
 pub use config::{
     ApprovalPolicy, CheckPolicy, CheckStrategy, ChecksConfig, CommandRule, ConfigErrors,
     ConfigProblem, PathRule, PermissionsConfig, PolicyDecision, ReviewRequirement, ToolEntry,
     ToolsConfig,
 };
+pub use evidence::{CacheLookup, EvidenceCache, EvidenceCacheConfig};
+pub use exec::{ExecLimits, ExecSessions};
 pub use policy::{
     CommandReport, PermissionPolicy, PermissionRequest, PolicyError, PolicyEvaluation, RuleMatch,
     TargetKind, requires_approval,
 };
+pub use registry::{BUILTIN_TOOLS, ToolMode, builtin_tools};
 pub use script::{ResolvedScript, ScriptError, resolve_script};
+pub use tool::{
+    SharedTool, Tool, ToolContext, ToolDefinition, ToolOutput, ToolPermission, ToolRisk,
+};

@@ -1,6 +1,6 @@
 //! Built-in tool catalog (placeholder during construction).
 use crate::config::ApprovalPolicy;
-use crate::tool::{ToolPermission, ToolRisk};
+use crate::tool::{ToolDefinition, ToolPermission, ToolRisk};
 
 /// Catalog entry.
 #[derive(Debug, Clone, Copy)]
@@ -109,7 +109,81 @@ pub const BUILTIN_TOOLS: &[BuiltinSpec] = &[
         ApprovalPolicy::ConfirmDangerous,
     ),
 ];
-/// Lookup.
+/// The catalog entry of a built-in tool.
 pub fn builtin_spec(name: &str) -> Option<&'static BuiltinSpec> {
     BUILTIN_TOOLS.iter().find(|s| s.name == name)
+}
+
+/// A built-in tool's definition, with permission and risk from the catalog.
+pub(crate) fn builtin_definition(
+    name: &'static str,
+    description: &str,
+    parameters: serde_json::Value,
+) -> ToolDefinition {
+    let (permission, risk) = builtin_spec(name)
+        .map_or((ToolPermission::Execute, ToolRisk::High), |spec| {
+            (spec.permission, spec.risk)
+        });
+    ToolDefinition {
+        name: name.to_string(),
+        description: description.to_string(),
+        parameters,
+        permission,
+        risk,
+    }
+}
+
+/// Which local tools agents get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolMode {
+    /// Read tools only.
+    ReadOnly,
+    /// Read and write tools; no process execution.
+    ReadWrite,
+    /// Everything.
+    All,
+}
+
+impl ToolMode {
+    /// Whether a tool of this permission is offered in this mode.
+    pub fn allows(self, permission: ToolPermission) -> bool {
+        match self {
+            Self::ReadOnly => permission == ToolPermission::Read,
+            Self::ReadWrite => permission != ToolPermission::Execute,
+            Self::All => true,
+        }
+    }
+}
+
+/// The built-in tools for a mode, without the ones tools.json disables. Exec tools share
+/// `sessions` (one manager per run).
+pub fn builtin_tools(
+    mode: ToolMode,
+    config: &crate::config::ToolsConfig,
+    sessions: std::sync::Arc<crate::exec::ExecSessions>,
+) -> Vec<crate::tool::SharedTool> {
+    use crate::tool::SharedTool;
+    use std::sync::Arc;
+    let all: Vec<SharedTool> = vec![
+        Arc::new(crate::fs::list_files::ListFiles::default()),
+        Arc::new(crate::fs::read_file::ReadFile::default()),
+        Arc::new(crate::fs::search_files::SearchFiles::default()),
+        Arc::new(crate::fs::edit_file::EditFile::default()),
+        Arc::new(crate::fs::apply_patch::ApplyPatch::default()),
+        Arc::new(crate::exec::ExecCommand::new(sessions.clone())),
+        Arc::new(crate::exec::WriteStdin::new(sessions.clone())),
+        Arc::new(crate::exec::ListBackground::new(sessions.clone())),
+        Arc::new(crate::exec::KillBackground::new(sessions)),
+        Arc::new(crate::exec::Shell::default()),
+        Arc::new(crate::git::GitDiff::default()),
+        Arc::new(crate::git::GetChangedFiles::default()),
+        Arc::new(crate::script::RunScript::default()),
+    ];
+    all.into_iter()
+        .filter(|tool| {
+            let definition = tool.definition();
+            mode.allows(definition.permission) && config.is_enabled(&definition.name)
+        })
+        .collect()
 }

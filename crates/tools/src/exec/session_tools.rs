@@ -1,0 +1,378 @@
+//! `exec_command`, `write_stdin`, `list_background` and `kill_background`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::sessions::{ExecSessions, SessionRead, SpawnRequest};
+use super::{default_shell, workdir};
+use crate::args::Args;
+use crate::fs::root_of;
+use crate::registry::builtin_definition;
+use crate::text::{DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES, MIN_OUTPUT_BYTES};
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+
+/// Default wait for output before returning (ms).
+pub const DEFAULT_YIELD_MS: u64 = 1_000;
+/// Longest wait (ms).
+pub const MAX_YIELD_MS: u64 = 30_000;
+/// Default foreground timeout (ms).
+pub const DEFAULT_EXEC_TIMEOUT_MS: u64 = 120_000;
+/// Timeout bounds (ms).
+pub const EXEC_TIMEOUT_RANGE_MS: (u64, u64) = (1_000, 900_000);
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash"];
+
+fn output_cap(args: &Args<'_>) -> usize {
+    let tokens = args
+        .u64(&["max_output_tokens", "maxOutputTokens"])
+        .map(|t| t.saturating_mul(4));
+    let bytes = args
+        .u64(&["maxOutputBytes", "max_output_bytes"])
+        .or(tokens)
+        .unwrap_or(DEFAULT_OUTPUT_BYTES);
+    bytes.clamp(MIN_OUTPUT_BYTES, MAX_OUTPUT_BYTES) as usize
+}
+
+fn session_id(args: &Args<'_>) -> Option<u64> {
+    args.u64(&["sessionId", "session_id", "id"])
+}
+
+/// Renders a session read for the model.
+fn render(read: &SessionRead, header: Option<&str>) -> ToolOutput {
+    let mut text = String::new();
+    if let Some(header) = header {
+        text.push_str(header);
+        text.push('\n');
+    }
+    let kind = if read.background {
+        "background"
+    } else {
+        "foreground"
+    };
+    match read.exit {
+        Some(exit) => {
+            text.push_str(&format!("Session {} finished: {}", read.id, exit.describe()));
+            if read.timed_out {
+                text.push_str(" (timed out)");
+            } else if read.killed {
+                text.push_str(" (killed)");
+            }
+        }
+        None => text.push_str(&format!(
+            "Session {} is still running ({kind}). Poll it with write_stdin {{\"sessionId\": {}}}; stop it with kill_background.",
+            read.id, read.id
+        )),
+    }
+    text.push_str("\nOutput:\n");
+    text.push_str(if read.output.is_empty() {
+        "(no output)"
+    } else {
+        &read.output
+    });
+    let failed = read.timed_out;
+    let output = ToolOutput {
+        content: text,
+        is_error: failed,
+        details: None,
+    };
+    output.with_details(json!({
+        "sessionId": read.id,
+        "running": read.exit.is_none(),
+        "exitCode": read.exit.and_then(|e| e.code),
+        "signal": read.exit.and_then(|e| e.signal),
+        "timedOut": read.timed_out,
+        "killed": read.killed,
+        "background": read.background,
+        "omittedBytes": read.omitted_bytes,
+    }))
+}
+
+/// Starts a command in a session.
+#[derive(Debug, Clone)]
+pub struct ExecCommand {
+    definition: ToolDefinition,
+    sessions: Arc<ExecSessions>,
+}
+
+impl ExecCommand {
+    /// The tool over a session manager.
+    pub fn new(sessions: Arc<ExecSessions>) -> Self {
+        Self {
+            definition: builtin_definition(
+                "exec_command",
+                "Run a shell command in the project. Returns its output, or a session id if it is still running after yieldTimeMs (poll or type into it with write_stdin). background: true keeps a server running (stop it with kill_background). stderr lines start with [stderr]; long output keeps the tail.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "cmd": {"type": "string", "description": "Shell command. Alias: command."},
+                        "workdir": {"type": "string", "description": "Directory inside the project (default: the root). Alias: cwd."},
+                        "shell": {"type": "string", "enum": SHELLS, "description": "Shell to run it with (default bash, else sh)."},
+                        "background": {"type": "boolean", "description": "Keep running in the background; only an explicit timeoutMs stops it. Alias: run_in_background, detach."},
+                        "yieldTimeMs": {"type": "integer", "minimum": 0, "maximum": MAX_YIELD_MS, "description": "Wait this long for output before returning (default 1000)."},
+                        "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 900000, "description": "Kill after this long (default 120000 in the foreground). Alias: timeout_ms, timeout."},
+                        "maxOutputBytes": {"type": "integer", "minimum": 1000, "maximum": 512000, "description": "Output kept, from the end (default 96000)."}
+                    },
+                    "required": ["cmd"]
+                }),
+            ),
+            sessions,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for ExecCommand {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let command = match args.value(&["cmd", "command"]) {
+            Some(Value::String(text)) if !text.trim().is_empty() => text.clone(),
+            Some(Value::Array(items)) if !items.is_empty() => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(crate::script::shell_quote)
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => return ToolOutput::error("exec_command needs cmd"),
+        };
+        let root = root_of(context);
+        let dir = match workdir(&root, args.str(&["workdir", "cwd"])) {
+            Ok(dir) => dir,
+            Err(error) => return ToolOutput::error(format!("exec_command: {error}")),
+        };
+        let shell = match args.non_empty_str(&["shell"]) {
+            Some(shell) if SHELLS.contains(&shell) => shell.to_string(),
+            Some(other) => {
+                return ToolOutput::error(format!(
+                    "exec_command: unsupported shell {other:?}; use one of {}",
+                    SHELLS.join(", ")
+                ));
+            }
+            None => default_shell().to_string(),
+        };
+        let background = args
+            .bool(&["background", "run_in_background", "detach"])
+            .unwrap_or(false);
+        let explicit_timeout = args.u64(&["timeoutMs", "timeout_ms", "timeout"]);
+        let timeout = match (explicit_timeout, background) {
+            (Some(ms), _) => Some(ms.clamp(EXEC_TIMEOUT_RANGE_MS.0, EXEC_TIMEOUT_RANGE_MS.1)),
+            (None, false) => Some(DEFAULT_EXEC_TIMEOUT_MS),
+            (None, true) => None,
+        };
+        let yield_ms = args.clamped(
+            &["yieldTimeMs", "yield_time_ms"],
+            DEFAULT_YIELD_MS,
+            0,
+            MAX_YIELD_MS,
+        );
+        let id = match self.sessions.spawn(
+            SpawnRequest {
+                command: command.clone(),
+                shell,
+                workdir: dir,
+                background,
+                timeout: timeout.map(Duration::from_millis),
+            },
+            &context.cancel,
+        ) {
+            Ok(id) => id,
+            Err(error) => return ToolOutput::error(format!("exec_command: {error}")),
+        };
+        match self
+            .sessions
+            .read(
+                id,
+                Duration::from_millis(yield_ms),
+                output_cap(&args),
+                &context.cancel,
+            )
+            .await
+        {
+            Ok(read) => render(&read, Some(&format!("$ {command}"))),
+            Err(error) => ToolOutput::error(format!("exec_command: {error}")),
+        }
+    }
+}
+
+/// Writes to a running session and returns its new output.
+#[derive(Debug, Clone)]
+pub struct WriteStdin {
+    definition: ToolDefinition,
+    sessions: Arc<ExecSessions>,
+}
+
+impl WriteStdin {
+    /// The tool over a session manager.
+    pub fn new(sessions: Arc<ExecSessions>) -> Self {
+        Self {
+            definition: builtin_definition(
+                "write_stdin",
+                "Type into a running exec_command session (chars, include \\n to press Enter) or just poll it (empty chars); returns the output produced since the last read.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "sessionId": {"type": "integer", "description": "Session id from exec_command. Alias: session_id."},
+                        "chars": {"type": "string", "description": "Text to send; empty to just poll. Alias: input."},
+                        "yieldTimeMs": {"type": "integer", "minimum": 0, "maximum": MAX_YIELD_MS, "description": "Wait this long for output (default 1000)."},
+                        "maxOutputBytes": {"type": "integer", "minimum": 1000, "maximum": 512000, "description": "Output kept, from the end (default 96000)."}
+                    },
+                    "required": ["sessionId"]
+                }),
+            ),
+            sessions,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for WriteStdin {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let Some(id) = session_id(&args) else {
+            return ToolOutput::error("write_stdin needs sessionId");
+        };
+        let chars = args.str(&["chars", "input"]).unwrap_or("");
+        if !chars.is_empty()
+            && let Err(error) = self.sessions.write(id, chars).await
+        {
+            return ToolOutput::error(format!("write_stdin: {error}"));
+        }
+        let yield_ms = args.clamped(
+            &["yieldTimeMs", "yield_time_ms"],
+            DEFAULT_YIELD_MS,
+            0,
+            MAX_YIELD_MS,
+        );
+        match self
+            .sessions
+            .read(
+                id,
+                Duration::from_millis(yield_ms),
+                output_cap(&args),
+                &context.cancel,
+            )
+            .await
+        {
+            Ok(read) => render(&read, None),
+            Err(error) => ToolOutput::error(format!("write_stdin: {error}")),
+        }
+    }
+}
+
+/// Lists sessions.
+#[derive(Debug, Clone)]
+pub struct ListBackground {
+    definition: ToolDefinition,
+    sessions: Arc<ExecSessions>,
+}
+
+impl ListBackground {
+    /// The tool over a session manager.
+    pub fn new(sessions: Arc<ExecSessions>) -> Self {
+        Self {
+            definition: builtin_definition(
+                "list_background",
+                "List exec_command sessions: id, background or foreground, running or exited, elapsed time, command.",
+                json!({"type": "object", "properties": {}}),
+            ),
+            sessions,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for ListBackground {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, _arguments: Value, _context: &ToolContext) -> ToolOutput {
+        let sessions = self.sessions.list();
+        if sessions.is_empty() {
+            return ToolOutput::ok("(no sessions)").with_details(json!({"count": 0}));
+        }
+        let lines: Vec<String> = sessions
+            .iter()
+            .map(|s| {
+                let state = match s.exit {
+                    None => "running".to_string(),
+                    Some(exit) => format!("exited ({})", exit.describe()),
+                };
+                format!(
+                    "{}\t{}\t{}\t{}s\t{}",
+                    s.id,
+                    if s.background {
+                        "background"
+                    } else {
+                        "foreground"
+                    },
+                    state,
+                    s.elapsed.as_secs(),
+                    crate::text::clip_chars(&s.command, 200)
+                )
+            })
+            .collect();
+        ToolOutput::ok(lines.join("\n")).with_details(json!({"count": sessions.len()}))
+    }
+}
+
+/// Stops a session's whole process group.
+#[derive(Debug, Clone)]
+pub struct KillBackground {
+    definition: ToolDefinition,
+    sessions: Arc<ExecSessions>,
+}
+
+impl KillBackground {
+    /// The tool over a session manager.
+    pub fn new(sessions: Arc<ExecSessions>) -> Self {
+        Self {
+            definition: builtin_definition(
+                "kill_background",
+                "Stop an exec_command session and every process it started (SIGTERM, then SIGKILL after 1 s); returns its last output.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "sessionId": {"type": "integer", "description": "Session id. Alias: session_id."}
+                    },
+                    "required": ["sessionId"]
+                }),
+            ),
+            sessions,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for KillBackground {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, _context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let Some(id) = session_id(&args) else {
+            return ToolOutput::error("kill_background needs sessionId");
+        };
+        match self.sessions.kill(id, DEFAULT_OUTPUT_BYTES as usize).await {
+            Ok(read) => {
+                let mut output = render(
+                    &read,
+                    Some(&format!("killed session {id}: {}", read.command)),
+                );
+                output.is_error = false;
+                output
+            }
+            Err(error) => ToolOutput::error(format!("kill_background: {error}")),
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! `shell`: one command to completion, any exit code reported as text.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::process::{format_outcome, run_captured};
+use super::workdir;
+use crate::args::Args;
+use crate::fs::root_of;
+use crate::registry::builtin_definition;
+use crate::text::{DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES, MIN_OUTPUT_BYTES};
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+
+/// Default timeout (ms).
+pub const DEFAULT_SHELL_TIMEOUT_MS: u64 = 120_000;
+/// Timeout bounds (ms).
+pub const SHELL_TIMEOUT_RANGE_MS: (u64, u64) = (1_000, 600_000);
+
+/// Runs `sh -c <command>` and waits for it.
+#[derive(Debug, Clone)]
+pub struct Shell {
+    definition: ToolDefinition,
+}
+
+impl Default for Shell {
+    fn default() -> Self {
+        Self {
+            definition: builtin_definition(
+                "shell",
+                "Run a shell command (sh -c) in the project and wait for it: returns the exit code, stdout and stderr (long output keeps the tail). Processes it leaves behind are stopped. For servers use exec_command with background: true.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "command": {"type": "string", "description": "Shell command. Alias: cmd."},
+                        "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 600000, "description": "Kill after this long (default 120000). Alias: timeout."},
+                        "workdir": {"type": "string", "description": "Directory inside the project (default: the root). Alias: cwd."}
+                    },
+                    "required": ["command"]
+                }),
+            ),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for Shell {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let Some(command) = args.non_empty_str(&["command", "cmd"]) else {
+            return ToolOutput::error("shell needs a command");
+        };
+        let root = root_of(context);
+        let dir = match workdir(&root, args.str(&["workdir", "cwd"])) {
+            Ok(dir) => dir,
+            Err(error) => return ToolOutput::error(format!("shell: {error}")),
+        };
+        let timeout = Duration::from_millis(args.clamped(
+            &["timeoutMs", "timeout_ms", "timeout"],
+            DEFAULT_SHELL_TIMEOUT_MS,
+            SHELL_TIMEOUT_RANGE_MS.0,
+            SHELL_TIMEOUT_RANGE_MS.1,
+        ));
+        let max_bytes = args.clamped(
+            &["maxOutputBytes", "max_output_bytes"],
+            DEFAULT_OUTPUT_BYTES,
+            MIN_OUTPUT_BYTES,
+            MAX_OUTPUT_BYTES,
+        ) as usize;
+        let mut process = tokio::process::Command::new("sh");
+        process.arg("-c").arg(command).current_dir(&dir);
+        let outcome = match run_captured(process, timeout, &context.cancel, max_bytes).await {
+            Ok(outcome) => outcome,
+            Err(error) => return ToolOutput::error(format!("shell: cannot run sh: {error}")),
+        };
+        let text = format_outcome(command, &outcome, timeout);
+        let output = ToolOutput {
+            content: text,
+            is_error: outcome.timed_out || outcome.cancelled,
+            details: None,
+        };
+        output.with_details(json!({
+            "exitCode": outcome.exit.and_then(|e| e.code),
+            "signal": outcome.exit.and_then(|e| e.signal),
+            "timedOut": outcome.timed_out,
+            "cancelled": outcome.cancelled,
+            "stdoutBytes": outcome.stdout.total(),
+            "stderrBytes": outcome.stderr.total(),
+        }))
+    }
+}

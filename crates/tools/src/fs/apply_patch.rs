@@ -1,0 +1,132 @@
+//! `apply_patch`: a unified diff applied with `git apply`, every path checked first.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+use super::root_of;
+use crate::args::Args;
+use crate::patch::{escapes_root, patch_paths};
+use crate::paths::resolve_inside;
+use crate::registry::builtin_definition;
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+
+/// How long `git apply` may run.
+const APPLY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Applies a unified diff to the project.
+#[derive(Debug, Clone)]
+pub struct ApplyPatch {
+    definition: ToolDefinition,
+}
+
+impl Default for ApplyPatch {
+    fn default() -> Self {
+        Self {
+            definition: builtin_definition(
+                "apply_patch",
+                "Apply a unified diff (git format: diff --git / --- a/ / +++ b/ headers, paths relative to the project root) with git apply. All-or-nothing; paths must stay inside the project.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "patch": {"type": "string", "description": "The unified diff. Alias: diff."}
+                    },
+                    "required": ["patch"]
+                }),
+            ),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for ApplyPatch {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let Some(patch) = args.non_empty_str(&["patch", "diff"]) else {
+            return ToolOutput::error("apply_patch needs a patch");
+        };
+        if patch.trim_start().starts_with("*** Begin Patch") {
+            return ToolOutput::error(
+                "apply_patch expects a unified diff (--- a/file, +++ b/file, @@ hunks), not a *** Begin Patch envelope",
+            );
+        }
+        let root = root_of(context);
+        let paths = patch_paths(patch);
+        if paths.is_empty() {
+            return ToolOutput::error(
+                "apply_patch: no file headers found (expected --- a/path and +++ b/path lines)",
+            );
+        }
+        for path in &paths {
+            if escapes_root(&path.raw) {
+                return ToolOutput::error(format!(
+                    "apply_patch refused: {} escapes project root",
+                    path.raw
+                ));
+            }
+            if let Err(error) = resolve_inside(&root, &path.path) {
+                return ToolOutput::error(format!("apply_patch refused: {error}"));
+            }
+        }
+        let mut command = tokio::process::Command::new("git");
+        command
+            .args(["apply", "--whitespace=nowarn", "-"])
+            .current_dir(&root)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        // Paths are relative to the project root even when it sits inside a larger repository.
+        if let Some(parent) = root.parent() {
+            command.env("GIT_CEILING_DIRECTORIES", parent);
+        }
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(error) => {
+                return ToolOutput::error(format!("git apply failed: cannot run git: {error}"));
+            }
+        };
+        if let Some(mut stdin) = child.stdin.take() {
+            let mut text = patch.to_string();
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            if let Err(error) = stdin.write_all(text.as_bytes()).await {
+                return ToolOutput::error(format!(
+                    "git apply failed: cannot send the patch: {error}"
+                ));
+            }
+        }
+        let output = tokio::select! {
+            output = tokio::time::timeout(APPLY_TIMEOUT, child.wait_with_output()) => output,
+            () = context.cancel.cancelled() => return ToolOutput::error("apply_patch cancelled"),
+        };
+        let output = match output {
+            Ok(Ok(output)) => output,
+            Ok(Err(error)) => return ToolOutput::error(format!("git apply failed: {error}")),
+            Err(_) => return ToolOutput::error("git apply failed: timed out"),
+        };
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return ToolOutput::error(format!("git apply failed: {}", stderr.trim()));
+        }
+        let mut files: Vec<String> = Vec::new();
+        for path in paths {
+            if !files.contains(&path.path) {
+                files.push(path.path);
+            }
+        }
+        ToolOutput::ok(format!(
+            "applied patch to {} file(s): {}",
+            files.len(),
+            files.join(", ")
+        ))
+        .with_details(json!({"files": files}))
+    }
+}

@@ -1,0 +1,102 @@
+//! `list_files`: project files, ripgrep-style (gitignore-aware).
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{directory_arg, relative, root_of, walk};
+use crate::args::Args;
+use crate::registry::builtin_definition;
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+
+/// Default number of files listed.
+pub const DEFAULT_MAX_FILES: u64 = 200;
+/// Largest `maxFiles`.
+pub const MAX_FILES: u64 = 2_000;
+
+/// Lists files under a directory of the project.
+#[derive(Debug, Clone)]
+pub struct ListFiles {
+    definition: ToolDefinition,
+}
+
+impl Default for ListFiles {
+    fn default() -> Self {
+        Self {
+            definition: builtin_definition(
+                "list_files",
+                "List project files (respects .gitignore, skips hidden files and .git). Paths are relative to the project root.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "directory": {"type": "string", "description": "Directory inside the project (default: the root). Alias: dir, path."},
+                        "glob": {"type": "string", "description": "Only files matching this glob, e.g. \"*.rs\" or \"src/**/*.ts\". Alias: pattern."},
+                        "maxFiles": {"type": "integer", "minimum": 1, "maximum": MAX_FILES, "description": "At most this many files (default 200). Alias: limit."}
+                    }
+                }),
+            ),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for ListFiles {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let root = root_of(context);
+        let dir = match directory_arg(&root, args.str(&["directory", "dir", "path"])) {
+            Ok(dir) => dir,
+            Err(error) => return ToolOutput::error(format!("list_files: {error}")),
+        };
+        let glob = args.str(&["glob", "pattern"]).map(str::to_string);
+        let max = args.clamped(
+            &["maxFiles", "max_files", "limit"],
+            DEFAULT_MAX_FILES,
+            1,
+            MAX_FILES,
+        ) as usize;
+        let cancel = context.cancel.clone();
+        let listed = tokio::task::spawn_blocking(move || -> Result<(Vec<String>, bool), String> {
+            let mut files = Vec::new();
+            let mut truncated = false;
+            for entry in walk(&dir, glob.as_deref())?.flatten() {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                if !entry
+                    .file_type()
+                    .is_some_and(|t| t.is_file() || t.is_symlink())
+                {
+                    continue;
+                }
+                if files.len() == max {
+                    truncated = true;
+                    break;
+                }
+                files.push(relative(&root, entry.path()));
+            }
+            files.sort();
+            Ok((files, truncated))
+        })
+        .await;
+        let (files, truncated) = match listed {
+            Ok(Ok(result)) => result,
+            Ok(Err(error)) => return ToolOutput::error(format!("list_files: {error}")),
+            Err(error) => return ToolOutput::error(format!("list_files failed: {error}")),
+        };
+        let mut content = if files.is_empty() {
+            "(no files)".to_string()
+        } else {
+            files.join("\n")
+        };
+        if truncated {
+            content.push_str(&format!(
+                "\n(showing the first {max} files; narrow with directory or glob, or raise maxFiles)"
+            ));
+        }
+        ToolOutput::ok(content).with_details(json!({"count": files.len(), "truncated": truncated}))
+    }
+}

@@ -1,0 +1,178 @@
+//! `read_file`: a UTF-8-aligned byte window of a text file.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::root_of;
+use crate::args::Args;
+use crate::paths::resolve_inside;
+use crate::registry::builtin_definition;
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+
+/// Largest window (bytes).
+pub const MAX_READ_BYTES: u64 = 128_000;
+/// Files at least this large get a window of at least [`MIN_LARGE_FILE_WINDOW`].
+pub const LARGE_FILE_THRESHOLD: u64 = 24_000;
+/// Smallest window on a large file (bytes).
+pub const MIN_LARGE_FILE_WINDOW: u64 = 32_000;
+/// Bytes probed for NUL to detect binary files.
+pub const BINARY_PROBE_BYTES: usize = 4_096;
+/// How far a window edge moves to reach a UTF-8 boundary.
+const UTF8_OVERLAP: usize = 3;
+
+/// Reads a text file, or a window of it.
+#[derive(Debug, Clone)]
+pub struct ReadFile {
+    definition: ToolDefinition,
+}
+
+impl Default for ReadFile {
+    fn default() -> Self {
+        Self {
+            definition: builtin_definition(
+                "read_file",
+                "Read a text file of the project. Large files are read in windows: the header gives the next offset.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "File path relative to the project root. Alias: file, filePath."},
+                        "offset": {"type": "integer", "minimum": 0, "description": "Byte offset to start at (from a previous header's next offset)."},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_READ_BYTES, "description": "Bytes to read (default and maximum 128000). Alias: maxBytes."}
+                    },
+                    "required": ["path"]
+                }),
+            ),
+        }
+    }
+}
+
+/// A window read from a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub text: String,
+    pub start: u64,
+    pub end: u64,
+    pub total: u64,
+}
+
+fn is_continuation(byte: u8) -> bool {
+    byte & 0b1100_0000 == 0b1000_0000
+}
+
+/// Reads `[offset, offset + limit)` moved to UTF-8 boundaries (a few bytes forward at the
+/// start, backward at the end).
+pub(crate) fn read_window(
+    file: &mut std::fs::File,
+    total: u64,
+    offset: u64,
+    limit: u64,
+) -> std::io::Result<Window> {
+    let start = offset.min(total);
+    let end = (start + limit).min(total);
+    let pad_end = (end + UTF8_OVERLAP as u64).min(total);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = vec![0u8; (pad_end - start) as usize];
+    file.read_exact(&mut bytes)?;
+    let mut from = 0;
+    while from < UTF8_OVERLAP && from < bytes.len() && is_continuation(bytes[from]) {
+        from += 1;
+    }
+    let mut to = (end - start) as usize;
+    if end < total {
+        let mut moved = 0;
+        while to > from && moved < UTF8_OVERLAP && to < bytes.len() && is_continuation(bytes[to]) {
+            to -= 1;
+            moved += 1;
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes[from..to.max(from)]).into_owned();
+    Ok(Window {
+        text,
+        start: start + from as u64,
+        end: start + to.max(from) as u64,
+        total,
+    })
+}
+
+#[async_trait]
+impl Tool for ReadFile {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let Some(raw) = args.non_empty_str(&["path", "file", "filePath", "file_path"]) else {
+            return ToolOutput::error("read_file needs a path");
+        };
+        let root = root_of(context);
+        let resolved = match resolve_inside(&root, raw) {
+            Ok(resolved) => resolved,
+            Err(error) => return ToolOutput::error(format!("read_file: {error}")),
+        };
+        let rel = resolved.relative.clone();
+        let offset = args.u64(&["offset"]).unwrap_or(0);
+        let requested = args.u64(&["limit", "maxBytes", "max_bytes"]);
+        let path = resolved.absolute.clone();
+        let result = tokio::task::spawn_blocking(move || -> Result<(Window, bool, u64), String> {
+            let meta = std::fs::metadata(&path).map_err(|_| format!("{rel} not found"))?;
+            if meta.is_dir() {
+                return Err(format!("{rel} is a directory; use list_files"));
+            }
+            let mut file =
+                std::fs::File::open(&path).map_err(|e| format!("cannot open {rel}: {e}"))?;
+            let total = meta.len();
+            let mut probe = vec![0u8; BINARY_PROBE_BYTES.min(total as usize)];
+            file.read_exact(&mut probe)
+                .map_err(|e| format!("cannot read {rel}: {e}"))?;
+            if probe.contains(&0) {
+                return Err(format!(
+                    "{rel} appears to be binary; read_file only reads text"
+                ));
+            }
+            if offset > total || (offset == total && total > 0) {
+                return Err(format!(
+                    "offset {offset} is past the end of {rel} ({total} bytes)"
+                ));
+            }
+            let mut limit = requested.unwrap_or(MAX_READ_BYTES).clamp(1, MAX_READ_BYTES);
+            let mut expanded = false;
+            if total >= LARGE_FILE_THRESHOLD && limit < MIN_LARGE_FILE_WINDOW {
+                limit = MIN_LARGE_FILE_WINDOW;
+                expanded = true;
+            }
+            let window = read_window(&mut file, total, offset, limit)
+                .map_err(|e| format!("cannot read {rel}: {e}"))?;
+            Ok((window, expanded, limit))
+        })
+        .await;
+        let (window, expanded, limit) = match result {
+            Ok(Ok(value)) => value,
+            Ok(Err(error)) => return ToolOutput::error(format!("read_file: {error}")),
+            Err(error) => return ToolOutput::error(format!("read_file failed: {error}")),
+        };
+        let truncated = window.end < window.total;
+        let mut header = format!(
+            "# {} (chars {}-{}/{}",
+            resolved.relative, window.start, window.end, window.total
+        );
+        if truncated {
+            header.push_str(&format!("; truncated; next offset {}", window.end));
+        }
+        if expanded {
+            header.push_str(&format!("; limit expanded to {limit}"));
+        }
+        header.push(')');
+        ToolOutput::ok(format!("{header}\n{}", window.text)).with_details(json!({
+            "path": resolved.relative,
+            "offset": window.start,
+            "end": window.end,
+            "total": window.total,
+            "nextOffset": truncated.then_some(window.end),
+            "truncated": truncated,
+            "limitExpanded": expanded,
+        }))
+    }
+}

@@ -1,0 +1,256 @@
+//! `search_files`: content search with ripgrep's regex engine and searcher, or path search.
+
+use async_trait::async_trait;
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::sinks::Lossy;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+use serde_json::{Value, json};
+
+use super::{directory_arg, relative, root_of, walk};
+use crate::args::Args;
+use crate::registry::builtin_definition;
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+
+/// Default number of results.
+pub const DEFAULT_MAX_RESULTS: u64 = 100;
+/// Largest `maxResults`.
+pub const MAX_RESULTS: u64 = 1_000;
+/// Files considered in path mode.
+pub const PATH_MODE_MAX_FILES: usize = 5_000;
+/// Files larger than this are not searched (bytes).
+pub const MAX_SEARCHABLE_FILE_BYTES: u64 = 512_000;
+/// A matching line longer than this is clipped (chars).
+const MAX_LINE_CHARS: usize = 400;
+
+/// Searches file contents (regex) or file paths (substring).
+#[derive(Debug, Clone)]
+pub struct SearchFiles {
+    definition: ToolDefinition,
+}
+
+impl Default for SearchFiles {
+    fn default() -> Self {
+        Self {
+            definition: builtin_definition(
+                "search_files",
+                "Search the project: file contents by regular expression (a query that is not a valid regex is searched literally), or file paths by substring with mode \"path\". Results are file:line:text.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "description": "Regex (content mode) or substring (path mode). Alias: pattern, text."},
+                        "mode": {"type": "string", "enum": ["content", "path"], "description": "content (default when there is a query) or path."},
+                        "glob": {"type": "string", "description": "Only files matching this glob, e.g. \"*.rs\"."},
+                        "directory": {"type": "string", "description": "Directory inside the project to search (default: the root). Alias: dir, path."},
+                        "maxResults": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "description": "At most this many results (default 100). Alias: limit."}
+                    }
+                }),
+            ),
+        }
+    }
+}
+
+struct Outcome {
+    lines: Vec<String>,
+    truncated: bool,
+    literal_note: Option<String>,
+    files_skipped: usize,
+}
+
+#[async_trait]
+impl Tool for SearchFiles {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let root = root_of(context);
+        let dir = match directory_arg(&root, args.str(&["directory", "dir", "path"])) {
+            Ok(dir) => dir,
+            Err(error) => return ToolOutput::error(format!("search_files: {error}")),
+        };
+        let query = args
+            .str(&["query", "pattern", "text"])
+            .unwrap_or("")
+            .to_string();
+        let path_mode = args
+            .str(&["mode"])
+            .is_some_and(|m| m.eq_ignore_ascii_case("path"))
+            || query.is_empty();
+        let glob = args.str(&["glob"]).map(str::to_string);
+        let max = args.clamped(
+            &["maxResults", "max_results", "limit"],
+            DEFAULT_MAX_RESULTS,
+            1,
+            MAX_RESULTS,
+        ) as usize;
+        let cancel = context.cancel.clone();
+        let query_for_search = query.clone();
+        let result = tokio::task::spawn_blocking(move || -> Result<Outcome, String> {
+            if path_mode {
+                search_paths(
+                    &root,
+                    &dir,
+                    glob.as_deref(),
+                    &query_for_search,
+                    max,
+                    &cancel,
+                )
+            } else {
+                search_contents(
+                    &root,
+                    &dir,
+                    glob.as_deref(),
+                    &query_for_search,
+                    max,
+                    &cancel,
+                )
+            }
+        })
+        .await;
+        let outcome = match result {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(error)) => return ToolOutput::error(format!("search_files: {error}")),
+            Err(error) => return ToolOutput::error(format!("search_files failed: {error}")),
+        };
+        let mut content = String::new();
+        if let Some(note) = &outcome.literal_note {
+            content.push_str(note);
+            content.push('\n');
+        }
+        if outcome.lines.is_empty() {
+            content.push_str(if path_mode {
+                "(no matching paths)"
+            } else {
+                "(no matches)"
+            });
+        } else {
+            content.push_str(&outcome.lines.join("\n"));
+        }
+        if outcome.truncated {
+            content.push_str(&format!(
+                "\n(showing the first {max} results; narrow the query or glob, or raise maxResults)"
+            ));
+        }
+        ToolOutput::ok(content).with_details(json!({
+            "mode": if path_mode { "path" } else { "content" },
+            "count": outcome.lines.len(),
+            "truncated": outcome.truncated,
+            "literalFallback": outcome.literal_note.is_some(),
+            "skippedLargeFiles": outcome.files_skipped,
+        }))
+    }
+}
+
+fn search_paths(
+    root: &std::path::Path,
+    dir: &std::path::Path,
+    glob: Option<&str>,
+    query: &str,
+    max: usize,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Outcome, String> {
+    let needle = query.to_lowercase();
+    let mut lines = Vec::new();
+    let mut truncated = false;
+    let mut seen = 0;
+    for entry in walk(dir, glob)?.flatten() {
+        if cancel.is_cancelled() || seen >= PATH_MODE_MAX_FILES {
+            break;
+        }
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        seen += 1;
+        let rel = relative(root, entry.path());
+        if rel.to_lowercase().contains(&needle) {
+            if lines.len() == max {
+                truncated = true;
+                break;
+            }
+            lines.push(rel);
+        }
+    }
+    Ok(Outcome {
+        lines,
+        truncated,
+        literal_note: None,
+        files_skipped: 0,
+    })
+}
+
+fn search_contents(
+    root: &std::path::Path,
+    dir: &std::path::Path,
+    glob: Option<&str>,
+    query: &str,
+    max: usize,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Outcome, String> {
+    let mut builder = RegexMatcherBuilder::new();
+    builder.line_terminator(Some(b'\n'));
+    let (matcher, literal_note) = match builder.build(query) {
+        Ok(matcher) => (matcher, None),
+        Err(error) => {
+            let matcher = builder
+                .build(&regex::escape(query))
+                .map_err(|e| format!("cannot search for {query:?}: {e}"))?;
+            let reason = error.to_string();
+            let first_line = reason
+                .lines()
+                .last()
+                .unwrap_or("invalid regex")
+                .trim()
+                .to_string();
+            (
+                matcher,
+                Some(format!(
+                    "(query is not a valid regex ({first_line}); searched for it literally)"
+                )),
+            )
+        }
+    };
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .line_number(true)
+        .build();
+    let mut lines: Vec<String> = Vec::new();
+    let mut truncated = false;
+    let mut files_skipped = 0;
+    for entry in walk(dir, glob)?.flatten() {
+        if cancel.is_cancelled() || truncated {
+            break;
+        }
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if entry.metadata().map(|m| m.len()).unwrap_or(0) > MAX_SEARCHABLE_FILE_BYTES {
+            files_skipped += 1;
+            continue;
+        }
+        let rel = relative(root, entry.path());
+        let result = searcher.search_path(
+            &matcher,
+            entry.path(),
+            Lossy(|line_number, line| {
+                if lines.len() == max {
+                    truncated = true;
+                    return Ok(false);
+                }
+                let text =
+                    crate::text::clip_chars(line.trim_end_matches(['\n', '\r']), MAX_LINE_CHARS);
+                lines.push(format!("{rel}:{line_number}:{text}"));
+                Ok(true)
+            }),
+        );
+        if let Err(error) = result {
+            tracing::debug!(path = %rel, %error, "search skipped a file");
+        }
+    }
+    Ok(Outcome {
+        lines,
+        truncated,
+        literal_note,
+        files_skipped,
+    })
+}

@@ -1,0 +1,233 @@
+//! `git_diff` and `get_changed_files`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use crate::args::Args;
+use crate::fs::root_of;
+use crate::paths::resolve_inside;
+use crate::registry::builtin_definition;
+use crate::text::DEFAULT_OUTPUT_BYTES;
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+
+/// How long a git read may take.
+const GIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs git in `root` and returns stdout, or an error message with stderr.
+async fn git(
+    root: &Path,
+    args: &[&str],
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Vec<u8>, String> {
+    let mut command = tokio::process::Command::new("git");
+    command
+        .arg("--no-pager")
+        .args(["-c", "core.quotepath=off"])
+        .args(args)
+        .current_dir(root)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let output = tokio::select! {
+        output = tokio::time::timeout(GIT_TIMEOUT, command.output()) => output,
+        () = cancel.cancelled() => return Err("cancelled".to_string()),
+    };
+    match output {
+        Ok(Ok(output)) if output.status.success() => Ok(output.stdout),
+        Ok(Ok(output)) => Err(String::from_utf8_lossy(&output.stderr).trim().to_string()),
+        Ok(Err(error)) => Err(format!("cannot run git: {error}")),
+        Err(_) => Err("git timed out".to_string()),
+    }
+}
+
+/// Shows the working-tree or staged diff.
+#[derive(Debug, Clone)]
+pub struct GitDiff {
+    definition: ToolDefinition,
+}
+
+impl Default for GitDiff {
+    fn default() -> Self {
+        Self {
+            definition: builtin_definition(
+                "git_diff",
+                "Show uncommitted changes (git diff) of the project, or of one path; staged: true for the index, stat: true for a summary.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "Limit to this file or directory."},
+                        "staged": {"type": "boolean", "description": "Diff of staged changes. Alias: cached."},
+                        "stat": {"type": "boolean", "description": "Only a per-file summary. Alias: summary."}
+                    }
+                }),
+            ),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for GitDiff {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let root = root_of(context);
+        let mut git_args = vec!["diff", "--no-color", "--no-ext-diff", "--relative"];
+        if args.bool(&["staged", "cached"]).unwrap_or(false) {
+            git_args.push("--cached");
+        }
+        if args.bool(&["stat", "summary"]).unwrap_or(false) {
+            git_args.push("--stat");
+        }
+        let path = match args.non_empty_str(&["path", "file"]) {
+            Some(raw) => match resolve_inside(&root, raw) {
+                Ok(resolved) => Some(if resolved.relative.is_empty() {
+                    ".".to_string()
+                } else {
+                    resolved.relative
+                }),
+                Err(error) => return ToolOutput::error(format!("git_diff: {error}")),
+            },
+            None => None,
+        };
+        if let Some(path) = &path {
+            git_args.push("--");
+            git_args.push(path);
+        }
+        match git(&root, &git_args, &context.cancel).await {
+            Ok(stdout) => {
+                let text = String::from_utf8_lossy(&stdout);
+                if text.trim().is_empty() {
+                    ToolOutput::ok("(no diff)").with_details(json!({"empty": true}))
+                } else {
+                    let truncated = text.len() > DEFAULT_OUTPUT_BYTES as usize;
+                    ToolOutput::ok(crate::text::head(&text, DEFAULT_OUTPUT_BYTES as usize))
+                        .with_details(json!({"empty": false, "truncated": truncated}))
+                }
+            }
+            Err(error) => ToolOutput::error(format!("git diff failed: {error}")),
+        }
+    }
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ChangedFile {
+    /// Path relative to the project root.
+    pub path: String,
+    /// Porcelain status (`M`, `A`, `D`, `R`, `??`, `MM`, …).
+    pub status: String,
+    /// Original path of a rename or copy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+}
+
+/// Parses `git status --porcelain=v1 -z` output; `prefix` (from `--show-prefix`) is removed
+/// from paths.
+pub fn parse_porcelain_z(output: &[u8], prefix: &str) -> Vec<ChangedFile> {
+    let text = String::from_utf8_lossy(output);
+    let mut entries = text.split('\0').filter(|e| !e.is_empty());
+    let strip = |path: &str| path.strip_prefix(prefix).unwrap_or(path).to_string();
+    let mut files = Vec::new();
+    while let Some(entry) = entries.next() {
+        if entry.len() < 4 {
+            continue;
+        }
+        let code = &entry[..2];
+        let path = &entry[3..];
+        let from = if code.contains('R') || code.contains('C') {
+            entries.next().map(strip)
+        } else {
+            None
+        };
+        files.push(ChangedFile {
+            path: strip(path),
+            status: code.trim().to_string(),
+            from,
+        });
+    }
+    files
+}
+
+/// Lists changed files as JSON.
+#[derive(Debug, Clone)]
+pub struct GetChangedFiles {
+    definition: ToolDefinition,
+}
+
+impl Default for GetChangedFiles {
+    fn default() -> Self {
+        Self {
+            definition: builtin_definition(
+                "get_changed_files",
+                "List files changed in the working tree (git status) as JSON [{path, status, from?}]; status is the porcelain code (M modified, A added, D deleted, R renamed, ?? untracked).",
+                json!({"type": "object", "properties": {}}),
+            ),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for GetChangedFiles {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, _arguments: Value, context: &ToolContext) -> ToolOutput {
+        let root = root_of(context);
+        let prefix = match git(&root, &["rev-parse", "--show-prefix"], &context.cancel).await {
+            Ok(stdout) => String::from_utf8_lossy(&stdout).trim().to_string(),
+            Err(error) => {
+                return ToolOutput::error(format!("get_changed_files: git status failed: {error}"));
+            }
+        };
+        let status = git(
+            &root,
+            &[
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--",
+                ".",
+            ],
+            &context.cancel,
+        )
+        .await;
+        match status {
+            Ok(stdout) => {
+                let files = parse_porcelain_z(&stdout, &prefix);
+                let text =
+                    serde_json::to_string_pretty(&files).unwrap_or_else(|_| "[]".to_string());
+                ToolOutput::ok(text).with_details(json!({"count": files.len()}))
+            }
+            Err(error) => {
+                ToolOutput::error(format!("get_changed_files: git status failed: {error}"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_renames_and_untracked() {
+        let output = b"R  new name.txt\0old name.txt\0 M sub/a.rs\0?? notes.md\0MM both\0";
+        let files = parse_porcelain_z(output, "sub/");
+        assert_eq!(files.len(), 4);
+        assert_eq!(files[0].path, "new name.txt");
+        assert_eq!(files[0].from.as_deref(), Some("old name.txt"));
+        assert_eq!(files[0].status, "R");
+        assert_eq!(files[1].path, "a.rs");
+        assert_eq!(files[2].status, "??");
+        assert_eq!(files[3].status, "MM");
+    }
+}

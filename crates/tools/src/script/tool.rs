@@ -1,0 +1,100 @@
+//! The `run_script` tool.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::resolve_script;
+use crate::args::Args;
+use crate::exec::process::{format_outcome, run_captured};
+use crate::fs::root_of;
+use crate::registry::builtin_definition;
+use crate::text::DEFAULT_OUTPUT_BYTES;
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+
+/// Default timeout (ms).
+pub const DEFAULT_SCRIPT_TIMEOUT_MS: u64 = 120_000;
+/// Timeout bounds (ms).
+pub const SCRIPT_TIMEOUT_RANGE_MS: (u64, u64) = (1_000, 600_000);
+
+/// Runs a project script: package.json, cargo, make, pytest or go.
+#[derive(Debug, Clone)]
+pub struct RunScript {
+    definition: ToolDefinition,
+}
+
+impl Default for RunScript {
+    fn default() -> Self {
+        Self {
+            definition: builtin_definition(
+                "run_script",
+                "Run a project script by name: a package.json script (with the package manager of the lockfile), a cargo command (build, check, test, clippy, fmt, run…), a Makefile target, pytest (test) or a go command (test, build, vet). Prefix cargo:, make:, go: or pytest: to choose. An unknown name lists what exists.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "script": {"type": "string", "description": "Script name, e.g. test, build, lint, make:release. Alias: name."},
+                        "args": {"type": "array", "items": {"type": "string"}, "description": "Extra arguments."},
+                        "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 600000, "description": "Kill after this long (default 120000). Alias: timeout."}
+                    },
+                    "required": ["script"]
+                }),
+            ),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for RunScript {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        let args = Args(&arguments);
+        let script = args.str(&["script", "name"]).unwrap_or("");
+        let extra = args.string_list(&["args"]);
+        let root = root_of(context);
+        let resolved = match resolve_script(&root, script, &extra) {
+            Ok(resolved) => resolved,
+            Err(error) => return ToolOutput::error(format!("run_script: {error}")),
+        };
+        let timeout = Duration::from_millis(args.clamped(
+            &["timeoutMs", "timeout_ms", "timeout"],
+            DEFAULT_SCRIPT_TIMEOUT_MS,
+            SCRIPT_TIMEOUT_RANGE_MS.0,
+            SCRIPT_TIMEOUT_RANGE_MS.1,
+        ));
+        let mut command = tokio::process::Command::new(&resolved.program);
+        command.args(&resolved.args).current_dir(&root);
+        let outcome = match run_captured(
+            command,
+            timeout,
+            &context.cancel,
+            DEFAULT_OUTPUT_BYTES as usize,
+        )
+        .await
+        {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                return ToolOutput::error(format!(
+                    "run_script: cannot run `{}`: {error}",
+                    resolved.display
+                ));
+            }
+        };
+        let output = ToolOutput {
+            content: format_outcome(&resolved.display, &outcome, timeout),
+            is_error: outcome.timed_out
+                || outcome.cancelled
+                || outcome.exit.is_none_or(|e| e.code != Some(0)),
+            details: None,
+        };
+        output.with_details(json!({
+            "command": resolved.display,
+            "exitCode": outcome.exit.and_then(|e| e.code),
+            "timedOut": outcome.timed_out,
+            "cancelled": outcome.cancelled,
+        }))
+    }
+}
