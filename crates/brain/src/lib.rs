@@ -52,8 +52,8 @@ pub use prompts::{
 };
 pub use roles::{ROLE_PROFILES, RoleProfile, is_read_only_support_role, role_profile};
 pub use router::{
-    RouterParseError, RouterPromptInput, build_router_prompt, normalize_router_decision,
-    parse_router_reply, router_decision_schema,
+    DEFAULT_ROUTER_REASON, ROUTER_MAX_DEPENDENCIES, RouterParseError, RouterPromptInput,
+    build_router_prompt, normalize_router_decision, parse_router_reply, router_decision_schema,
 };
 pub use schema::{
     BrainModel, BrainPreset, BrainsDocument, Compaction, ContextPolicy, ImageModelRef, Isolation,
