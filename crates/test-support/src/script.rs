@@ -1,0 +1,710 @@
+//! Scripts: rules that match a request and answer it with scripted replies.
+//!
+//! Workers run in parallel, so replies are not a single FIFO: a [`Script`] is a list of
+//! [`Rule`]s, each a [`Matcher`] plus a queue of [`Reply`]s. The first rule whose matcher
+//! matches and whose queue is not exhausted answers; a rule can repeat its last reply forever.
+
+use std::time::Duration;
+
+use braincode_llm::{ChatMessage, ChatRequest, ContentPart, StopReason};
+use braincode_protocol::Usage;
+use serde_json::Value;
+
+/// What a matcher sees of a request (built from a `ChatRequest` or a wire JSON body).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestSummary {
+    /// The requested model name (`None` for in-process models without a name).
+    pub model: Option<String>,
+    /// The system prompt.
+    pub system: String,
+    /// Text of the last user message.
+    pub last_user: String,
+    /// Every message's text (system included), joined with newlines.
+    pub all_text: String,
+    /// Names of the tools offered.
+    pub tools: Vec<String>,
+}
+
+impl RequestSummary {
+    /// The summary of an in-process request.
+    pub fn from_chat(request: &ChatRequest, model: Option<&str>) -> Self {
+        let mut all = Vec::new();
+        if let Some(system) = &request.system {
+            all.push(system.clone());
+        }
+        let mut last_user = String::new();
+        for message in &request.messages {
+            match message {
+                ChatMessage::User { content } => {
+                    let text = content
+                        .iter()
+                        .filter_map(|p| match p {
+                            ContentPart::Text { text } => Some(text.as_str()),
+                            ContentPart::Image { .. } => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    last_user = text.clone();
+                    all.push(text);
+                }
+                ChatMessage::Assistant { text, tool_calls } => {
+                    all.push(text.clone());
+                    for call in tool_calls {
+                        all.push(call.raw_arguments.clone());
+                    }
+                }
+                ChatMessage::Tool { content, .. } => all.push(content.clone()),
+            }
+        }
+        Self {
+            model: model.map(str::to_string),
+            system: request.system.clone().unwrap_or_default(),
+            last_user,
+            all_text: all.join("\n"),
+            tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+        }
+    }
+
+    /// The summary of a Chat Completions JSON body.
+    pub fn from_json(body: &Value) -> Self {
+        let mut system = Vec::new();
+        let mut all = Vec::new();
+        let mut last_user = String::new();
+        for message in body
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let text = content_text(message.get("content"));
+            match message.get("role").and_then(Value::as_str) {
+                Some("system" | "developer") => system.push(text.clone()),
+                Some("user") => last_user = text.clone(),
+                _ => {}
+            }
+            all.push(text);
+            for call in message
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                    all.push(args.to_string());
+                }
+            }
+        }
+        let tools = body
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                t.pointer("/function/name")
+                    .or_else(|| t.get("name"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect();
+        Self {
+            model: body
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            system: system.join("\n"),
+            last_user,
+            all_text: all.join("\n"),
+            tools,
+        }
+    }
+
+    /// A one-line description for "no scripted reply matches" errors.
+    pub fn describe(&self) -> String {
+        format!(
+            "model={:?}, system={:?}, last user message={:?}, tools={:?}",
+            self.model.as_deref().unwrap_or("-"),
+            clip(&self.system, 80),
+            clip(&self.last_user, 120),
+            self.tools
+        )
+    }
+}
+
+/// The text of a Chat Completions `content` (a string or an array of parts).
+pub(crate) fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn clip(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// Decides whether a rule applies to a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Matcher {
+    /// Every request.
+    Any,
+    /// The requested model name equals this.
+    Model(String),
+    /// The system prompt contains this.
+    SystemContains(String),
+    /// The last user message contains this.
+    LastUserContains(String),
+    /// Some message (system included) contains this.
+    AnyMessageContains(String),
+    /// Whether tools were offered.
+    ToolsOffered(bool),
+    /// A tool with this name was offered.
+    ToolOffered(String),
+    /// All of these.
+    All(Vec<Matcher>),
+    /// At least one of these.
+    AnyOf(Vec<Matcher>),
+    /// Not this.
+    Not(Box<Matcher>),
+}
+
+impl Matcher {
+    /// [`Matcher::Model`].
+    pub fn model(name: impl Into<String>) -> Self {
+        Self::Model(name.into())
+    }
+    /// [`Matcher::SystemContains`].
+    pub fn system_contains(text: impl Into<String>) -> Self {
+        Self::SystemContains(text.into())
+    }
+    /// [`Matcher::LastUserContains`].
+    pub fn last_user_contains(text: impl Into<String>) -> Self {
+        Self::LastUserContains(text.into())
+    }
+    /// [`Matcher::AnyMessageContains`].
+    pub fn any_message_contains(text: impl Into<String>) -> Self {
+        Self::AnyMessageContains(text.into())
+    }
+    /// Tools were offered.
+    pub fn has_tools() -> Self {
+        Self::ToolsOffered(true)
+    }
+    /// No tool was offered.
+    pub fn no_tools() -> Self {
+        Self::ToolsOffered(false)
+    }
+    /// [`Matcher::ToolOffered`].
+    pub fn tool_offered(name: impl Into<String>) -> Self {
+        Self::ToolOffered(name.into())
+    }
+    /// This and `other`.
+    pub fn and(self, other: Matcher) -> Self {
+        match self {
+            Self::All(mut all) => {
+                all.push(other);
+                Self::All(all)
+            }
+            first => Self::All(vec![first, other]),
+        }
+    }
+    /// Not this.
+    pub fn negate(self) -> Self {
+        Self::Not(Box::new(self))
+    }
+
+    /// Whether the request matches.
+    pub fn matches(&self, request: &RequestSummary) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Model(name) => request.model.as_deref() == Some(name.as_str()),
+            Self::SystemContains(text) => request.system.contains(text.as_str()),
+            Self::LastUserContains(text) => request.last_user.contains(text.as_str()),
+            Self::AnyMessageContains(text) => request.all_text.contains(text.as_str()),
+            Self::ToolsOffered(wanted) => request.tools.is_empty() != *wanted,
+            Self::ToolOffered(name) => request.tools.iter().any(|t| t == name),
+            Self::All(all) => all.iter().all(|m| m.matches(request)),
+            Self::AnyOf(any) => any.iter().any(|m| m.matches(request)),
+            Self::Not(inner) => !inner.matches(request),
+        }
+    }
+}
+
+/// A scripted tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptedCall {
+    /// Call id; generated (`call_1`, `call_2`, …) when `None`.
+    pub id: Option<String>,
+    /// Tool name.
+    pub name: String,
+    /// Argument text exactly as the model "writes" it (may be malformed on purpose).
+    pub arguments: String,
+}
+
+/// A scripted HTTP failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpFailure {
+    /// Status code.
+    pub status: u16,
+    /// Response body.
+    pub body: String,
+    /// `Retry-After` header value.
+    pub retry_after: Option<String>,
+}
+
+/// How a streamed reply ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplyEnd {
+    /// Finish normally (finish reason, usage, `[DONE]`).
+    #[default]
+    Complete,
+    /// Cut the connection after the content (no terminal event).
+    Cut,
+    /// Never finish after the content.
+    Stall,
+}
+
+/// One scripted model reply. Build with the constructors, refine with the `with_*`
+/// methods; parts stream in the order reasoning, text, tool calls.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reply {
+    /// Reasoning chunks.
+    pub reasoning: Vec<String>,
+    /// Text chunks.
+    pub text: Vec<String>,
+    /// Tool calls.
+    pub tool_calls: Vec<ScriptedCall>,
+    /// Usage to report (estimated from the text lengths when `None`).
+    pub usage: Option<Usage>,
+    /// Finish reason override (default: tool use when there are calls, else end of turn).
+    pub stop: Option<StopReason>,
+    /// Answer with this HTTP error instead of a stream.
+    pub failure: Option<HttpFailure>,
+    /// How the stream ends.
+    pub end: ReplyEnd,
+    /// Wait before answering.
+    pub delay: Duration,
+    /// Wait between streamed chunks.
+    pub chunk_delay: Duration,
+}
+
+impl Reply {
+    /// A text answer in one chunk.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::default().with_text(text)
+    }
+    /// A text answer streamed in several chunks.
+    pub fn text_chunks<I, S>(chunks: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            text: chunks.into_iter().map(Into::into).collect(),
+            ..Self::default()
+        }
+    }
+    /// A reply whose JSON text is `value` (for workers and routers answering in JSON).
+    pub fn json(value: &Value) -> Self {
+        Self::text(value.to_string())
+    }
+    /// One tool call with JSON arguments.
+    pub fn tool_call(name: impl Into<String>, arguments: Value) -> Self {
+        Self::default().with_tool_call(name, arguments)
+    }
+    /// One tool call with raw argument text (may be malformed JSON on purpose).
+    pub fn tool_call_raw(name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        Self::default().with_tool_call_raw(name, arguments)
+    }
+    /// Several parallel tool calls.
+    pub fn tool_calls<I, S>(calls: I) -> Self
+    where
+        I: IntoIterator<Item = (S, Value)>,
+        S: Into<String>,
+    {
+        calls
+            .into_iter()
+            .fold(Self::default(), |reply, (name, args)| {
+                reply.with_tool_call(name, args)
+            })
+    }
+    /// A reply with no text and no tool call (the client reports an empty reply).
+    pub fn empty() -> Self {
+        Self::default()
+    }
+    /// An HTTP error (`status` and `body`).
+    pub fn http_error(status: u16, body: impl Into<String>) -> Self {
+        Self {
+            failure: Some(HttpFailure {
+                status,
+                body: body.into(),
+                retry_after: None,
+            }),
+            ..Self::default()
+        }
+    }
+    /// A reply that never comes.
+    pub fn stall() -> Self {
+        Self {
+            end: ReplyEnd::Stall,
+            ..Self::default()
+        }
+    }
+
+    /// Adds a text chunk.
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text.push(text.into());
+        self
+    }
+    /// Adds a reasoning chunk.
+    pub fn with_reasoning(mut self, text: impl Into<String>) -> Self {
+        self.reasoning.push(text.into());
+        self
+    }
+    /// Adds a tool call with JSON arguments.
+    pub fn with_tool_call(self, name: impl Into<String>, arguments: Value) -> Self {
+        self.with_tool_call_raw(name, arguments.to_string())
+    }
+    /// Adds a tool call with raw argument text.
+    pub fn with_tool_call_raw(
+        mut self,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        self.tool_calls.push(ScriptedCall {
+            id: None,
+            name: name.into(),
+            arguments: arguments.into(),
+        });
+        self
+    }
+    /// Sets the id of the last tool call added.
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
+        if let Some(call) = self.tool_calls.last_mut() {
+            call.id = Some(id.into());
+        }
+        self
+    }
+    /// Sets the reported usage.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+    /// Sets the finish reason.
+    pub fn with_stop(mut self, stop: StopReason) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+    /// Sets the `Retry-After` header of an HTTP error reply.
+    pub fn with_retry_after(mut self, value: impl Into<String>) -> Self {
+        if let Some(failure) = self.failure.as_mut() {
+            failure.retry_after = Some(value.into());
+        }
+        self
+    }
+    /// Cuts the connection after the content, before any terminal event.
+    pub fn cut_mid_stream(mut self) -> Self {
+        self.end = ReplyEnd::Cut;
+        self
+    }
+    /// Stalls forever after the content.
+    pub fn then_stall(mut self) -> Self {
+        self.end = ReplyEnd::Stall;
+        self
+    }
+    /// Waits before answering.
+    pub fn delayed(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+    /// Waits between chunks.
+    pub fn with_chunk_delay(mut self, delay: Duration) -> Self {
+        self.chunk_delay = delay;
+        self
+    }
+
+    /// The finish reason this reply ends with.
+    pub fn stop_reason(&self) -> StopReason {
+        self.stop.clone().unwrap_or(if self.tool_calls.is_empty() {
+            StopReason::EndTurn
+        } else {
+            StopReason::ToolUse
+        })
+    }
+
+    /// The usage reported: the scripted one, or a deterministic estimate (4 chars a token).
+    pub fn usage_for(&self, request: &RequestSummary) -> Usage {
+        self.usage.unwrap_or_else(|| {
+            let out_chars: usize = self
+                .text
+                .iter()
+                .chain(&self.reasoning)
+                .map(String::len)
+                .sum::<usize>()
+                + self
+                    .tool_calls
+                    .iter()
+                    .map(|c| c.arguments.len() + c.name.len())
+                    .sum::<usize>();
+            Usage::new(
+                (request.all_text.len() / 4).max(1) as u64,
+                (out_chars / 4).max(1) as u64,
+                0,
+                0,
+            )
+        })
+    }
+}
+
+/// A matcher and its queue of replies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// Name used by `hits` (default `rule <index>`).
+    pub name: Option<String>,
+    /// When the rule applies.
+    pub matcher: Matcher,
+    /// Replies, served in order.
+    pub replies: Vec<Reply>,
+    /// Keep serving the last reply once the queue is exhausted.
+    pub repeat_last: bool,
+}
+
+impl Rule {
+    /// A rule with no replies yet.
+    pub fn new(matcher: Matcher) -> Self {
+        Self {
+            name: None,
+            matcher,
+            replies: Vec::new(),
+            repeat_last: false,
+        }
+    }
+    /// Names the rule.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// Appends a reply.
+    pub fn reply(mut self, reply: Reply) -> Self {
+        self.replies.push(reply);
+        self
+    }
+    /// Appends replies.
+    pub fn replies(mut self, replies: impl IntoIterator<Item = Reply>) -> Self {
+        self.replies.extend(replies);
+        self
+    }
+    /// Serves the last reply forever once the others are used.
+    pub fn repeat_last(mut self) -> Self {
+        self.repeat_last = true;
+        self
+    }
+}
+
+/// Rules, tried in order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Script {
+    /// The rules.
+    pub rules: Vec<Rule>,
+}
+
+impl Script {
+    /// An empty script (every request fails loudly).
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Replies served in order to any request.
+    pub fn replies(replies: impl IntoIterator<Item = Reply>) -> Self {
+        Self::new().when(Matcher::Any, replies)
+    }
+    /// Adds a rule.
+    pub fn rule(mut self, rule: Rule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+    /// Adds a rule answering `matcher` with `replies`, in order.
+    pub fn when(self, matcher: Matcher, replies: impl IntoIterator<Item = Reply>) -> Self {
+        self.rule(Rule::new(matcher).replies(replies))
+    }
+    /// Adds a rule answering `matcher` with `reply` forever.
+    pub fn always(self, matcher: Matcher, reply: Reply) -> Self {
+        self.rule(Rule::new(matcher).reply(reply).repeat_last())
+    }
+}
+
+/// Serving state of a script: how many replies each rule served, and tool-call ids.
+#[derive(Debug)]
+pub(crate) struct ScriptState {
+    rules: Vec<Rule>,
+    served: Vec<usize>,
+    unmatched: usize,
+    next_call: usize,
+}
+
+impl ScriptState {
+    pub(crate) fn new(script: Script) -> Self {
+        let served = vec![0; script.rules.len()];
+        Self {
+            rules: script.rules,
+            served,
+            unmatched: 0,
+            next_call: 0,
+        }
+    }
+
+    /// The reply for a request (with call ids filled in), or `None` when no rule matches.
+    pub(crate) fn pick(&mut self, request: &RequestSummary) -> Option<(usize, Reply)> {
+        for (index, rule) in self.rules.iter().enumerate() {
+            if rule.replies.is_empty() || !rule.matcher.matches(request) {
+                continue;
+            }
+            let served = self.served[index];
+            let position = if served < rule.replies.len() {
+                served
+            } else if rule.repeat_last {
+                rule.replies.len() - 1
+            } else {
+                continue;
+            };
+            let mut reply = rule.replies[position].clone();
+            self.served[index] += 1;
+            for call in &mut reply.tool_calls {
+                if call.id.is_none() {
+                    self.next_call += 1;
+                    call.id = Some(format!("call_{}", self.next_call));
+                }
+            }
+            return Some((index, reply));
+        }
+        self.unmatched += 1;
+        None
+    }
+
+    pub(crate) fn hits_by_index(&self, index: usize) -> usize {
+        self.served.get(index).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn hits(&self, name: &str) -> usize {
+        self.rules
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| match &r.name {
+                Some(n) => n == name,
+                None => format!("rule {i}") == name,
+            })
+            .map(|(i, _)| self.served[i])
+            .sum()
+    }
+
+    pub(crate) fn unmatched(&self) -> usize {
+        self.unmatched
+    }
+}
+
+/// The message used when no rule matches.
+pub(crate) fn no_match_message(request: &RequestSummary) -> String {
+    format!(
+        "no scripted reply matches this request: {}",
+        request.describe()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn summary(system: &str, user: &str, tools: &[&str]) -> RequestSummary {
+        RequestSummary {
+            model: Some("m".into()),
+            system: system.into(),
+            last_user: user.into(),
+            all_text: format!("{system}\n{user}"),
+            tools: tools.iter().map(|s| (*s).to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn first_matching_rule_with_replies_left_answers() {
+        let script = Script::new()
+            .rule(
+                Rule::new(Matcher::system_contains("router"))
+                    .named("router")
+                    .reply(Reply::text("plan")),
+            )
+            .when(
+                Matcher::has_tools(),
+                [
+                    Reply::tool_call("read_file", json!({"path": "a"})),
+                    Reply::text("done"),
+                ],
+            )
+            .always(Matcher::Any, Reply::text("fallback"));
+        let mut state = ScriptState::new(script);
+        let router = summary("You are the router", "go", &[]);
+        let worker = summary("You are a worker", "go", &["read_file"]);
+        assert_eq!(state.pick(&router).unwrap().1.text, vec!["plan"]);
+        assert_eq!(
+            state.pick(&router).unwrap().1.text,
+            vec!["fallback"],
+            "router rule exhausted"
+        );
+        let (index, call) = state.pick(&worker).unwrap();
+        assert_eq!(index, 1);
+        assert_eq!(call.tool_calls[0].id.as_deref(), Some("call_1"));
+        assert_eq!(state.pick(&worker).unwrap().1.text, vec!["done"]);
+        assert_eq!(state.pick(&worker).unwrap().1.text, vec!["fallback"]);
+        assert_eq!(state.hits("router"), 1);
+        assert_eq!(state.hits("rule 1"), 2);
+        assert_eq!(state.hits_by_index(2), 2);
+    }
+
+    #[test]
+    fn no_match_is_counted_and_described() {
+        let mut state =
+            ScriptState::new(Script::new().when(Matcher::model("other"), [Reply::text("x")]));
+        let request = summary("sys", "hello there", &[]);
+        assert!(state.pick(&request).is_none());
+        assert_eq!(state.unmatched(), 1);
+        let message = no_match_message(&request);
+        assert!(message.contains("no scripted reply matches this request"));
+        assert!(message.contains("hello there"));
+    }
+
+    #[test]
+    fn matchers_compose() {
+        let request = summary("sys", "fix the bug", &["edit_file"]);
+        assert!(
+            Matcher::last_user_contains("bug")
+                .and(Matcher::tool_offered("edit_file"))
+                .matches(&request)
+        );
+        assert!(!Matcher::no_tools().matches(&request));
+        assert!(Matcher::AnyOf(vec![Matcher::model("x"), Matcher::model("m")]).matches(&request));
+        assert!(Matcher::any_message_contains("sys").matches(&request));
+        assert!(Matcher::model("x").negate().matches(&request));
+    }
+
+    #[test]
+    fn summaries_from_json_bodies() {
+        let body = json!({"model": "scripted", "messages": [
+            {"role": "system", "content": "You are QA"},
+            {"role": "user", "content": [{"type": "text", "text": "first"}]},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "grep", "arguments": "{\"q\":1}"}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "result"},
+            {"role": "user", "content": "second"}],
+            "tools": [{"type": "function", "function": {"name": "grep"}}]});
+        let summary = RequestSummary::from_json(&body);
+        assert_eq!(summary.model.as_deref(), Some("scripted"));
+        assert_eq!(summary.system, "You are QA");
+        assert_eq!(summary.last_user, "second");
+        assert!(summary.all_text.contains("result") && summary.all_text.contains("{\"q\":1}"));
+        assert_eq!(summary.tools, vec!["grep"]);
+    }
+}
