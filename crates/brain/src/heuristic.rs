@@ -3,6 +3,18 @@
 //! Used when the routeBrain router is off, fails or is skipped, and as the baseline the
 //! router's decision is normalized against. It is pure and needs no network, so a plan
 //! always exists.
+//!
+//! Limits: the reference heuristic ignored the mode's budgets, so auto mode could plan four
+//! or more support workers. [`heuristic_route`] caps the plan like a router decision
+//! (workers, the primary included, to `maxWorkerAgents`; todos to `maxTodos`), dropping
+//! support workers in the order given by [`SUPPORT_KEEP_ORDER`]. The review worker the
+//! runtime appends when review is required is not counted: a budget never removes a safety
+//! gate. [`heuristic_route_uncapped`] keeps the reference behaviour; the spec's worked
+//! example ("implement a secure frontend login flow" → frontend with librarian, backend and
+//! security) is what it returns, and what [`heuristic_route`] returns whenever the brain's
+//! budget allows four workers (radical mode, or `maxParallelAgents` ≥ 4). With the default
+//! brain in auto mode (two workers) the same prompt plans frontend plus security, and the
+//! runtime appends the review.
 
 use braincode_protocol::{Clarification, Mode, Role, TaskStatus, Todo, TodoDependency};
 use serde::{Deserialize, Serialize};

@@ -5,8 +5,10 @@ use braincode_protocol::Role;
 use crate::error::BrainError;
 use crate::schema::{BrainModel, BrainPreset, RolePolicies};
 
+/// The preset with `id`; a later preset replaces an earlier one with the same id, so user
+/// presets appended after the built-ins override them.
 fn find<'a>(presets: &'a [BrainPreset], id: &str) -> Option<&'a BrainPreset> {
-    presets.iter().find(|preset| preset.id.trim() == id)
+    presets.iter().rev().find(|preset| preset.id.trim() == id)
 }
 
 fn non_empty(value: Option<&str>) -> Option<&str> {
@@ -20,7 +22,7 @@ fn non_empty(value: Option<&str>) -> Option<&str> {
 /// it leaves out take their defaults). A preset with `extends` is merged onto its resolved
 /// parent: name and description replace the parent's, each policy is shallow-merged (a
 /// child's `fallbackModelIds` replaces the parent's list), routing and context are
-/// shallow-merged. When ids repeat, the first preset with that id is used.
+/// shallow-merged. When ids repeat, the last preset with that id is used.
 ///
 /// Errors: an unknown id (listing the valid ids), an unknown parent, an inheritance cycle
 /// (showing the chain `a -> b -> a`), and an incomplete non-extending preset (naming the
@@ -262,6 +264,22 @@ mod tests {
             assert!(err.contains(field), "{field} missing from {err}");
         }
         assert!(!err.contains("name,"), "{err}");
+    }
+
+    #[test]
+    fn later_presets_replace_earlier_ones_with_the_same_id() {
+        let mut presets = default_brains();
+        let mut replacement = default_brains().remove(0);
+        replacement.name = Some("My Brain".into());
+        presets.push(replacement);
+        presets.push(child("kid", DEFAULT_BRAIN_ID));
+        assert_eq!(
+            select_brain(&presets, DEFAULT_BRAIN_ID).unwrap().name,
+            "My Brain"
+        );
+        assert_eq!(select_brain(&presets, "kid").unwrap().name, "My Brain");
+        let err = select_brain(&presets, "x").unwrap_err().to_string();
+        assert_eq!(err.matches("brain,").count(), 1, "{err}");
     }
 
     #[test]

@@ -346,3 +346,50 @@ fn signals_are_exposed_for_diagnostics() {
     assert!(s.file_edit && s.frontend && s.backend && s.security && !s.dba);
     assert!(s.has_domain());
 }
+
+#[test]
+fn worked_example_in_chinese_gives_the_same_plan() {
+    let plan = heuristic_route_uncapped("实现一个安全的前端登录流程", &uncapped_brain());
+    assert_eq!(plan.primary, Role::Frontend);
+    assert_eq!(
+        roles(&plan),
+        vec![
+            Role::Frontend,
+            Role::Librarian,
+            Role::Backend,
+            Role::Security
+        ]
+    );
+    assert_eq!(
+        todo_ids(&plan),
+        vec![
+            "map-context",
+            "assess-security",
+            "build-backend",
+            "build-frontend"
+        ]
+    );
+    assert!(plan.requires_review);
+}
+
+#[test]
+fn support_roles_are_found_from_chinese_keywords() {
+    let plan = heuristic_route_uncapped(
+        "修改前端页面：设计文案、后端接口、数据库索引、权限、测试，并做代码审查",
+        &uncapped_brain(),
+    );
+    assert_eq!(plan.primary, Role::Frontend);
+    assert_eq!(
+        roles(&plan),
+        vec![
+            Role::Frontend,
+            Role::Librarian,
+            Role::Designer,
+            Role::Backend,
+            Role::Dba,
+            Role::Security,
+            Role::Qa,
+            Role::Review,
+        ]
+    );
+}
