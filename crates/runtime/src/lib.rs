@@ -1,1 +1,16 @@
-//! braincode-runtime.
+//! The orchestrator: plan, hooks, isolated workers, agent loop, primary, review and the one
+//! final answer — everything journaled through one event stream.
+
+pub mod agent;
+pub mod approval;
+pub mod git;
+pub mod hooks;
+pub mod models;
+pub mod process;
+pub mod report;
+pub mod run;
+pub mod sink;
+
+pub use approval::{ApprovalAnswer, ApprovalHandler, ApprovalRequest, PermissionMode};
+pub use run::{JournalTarget, RoutingChoice, RunRequest, RunServices, new_session_id, plan_only, run};
+pub use sink::{ChannelSubscriber, EventSubscriber, MemoryJournal, RunSink};

@@ -1,0 +1,260 @@
+//! Git probes: environment line, patch baseline and patch summary.
+//!
+//! Every git call has a timeout; a project that is not a git repository (or a git failure)
+//! yields `None`, never an error that stops the run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use braincode_protocol::{ChangedFile, DiffStats, PatchSummary};
+use tokio::process::Command;
+
+const GIT_TIMEOUT: Duration = Duration::from_secs(10);
+
+async fn git(root: &Path, args: &[&str], timeout: Duration) -> Option<String> {
+    let child = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(timeout, child).await.ok()?.ok()?;
+    output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// One line for the environment section: branch and cleanliness, or why there is none.
+pub async fn describe_repository(root: &Path) -> String {
+    let probe = Duration::from_millis(1_000);
+    let Some(branch) = git(root, &["rev-parse", "--abbrev-ref", "HEAD"], probe).await else {
+        return if git(root, &["rev-parse", "--git-dir"], probe).await.is_some() {
+            "git repository with no commits yet".to_string()
+        } else {
+            "not a git repository".to_string()
+        };
+    };
+    let branch = branch.trim();
+    let changed = git(root, &["status", "--porcelain=v1", "--untracked-files=normal"], probe)
+        .await
+        .map(|s| s.lines().count());
+    let head = if branch == "HEAD" { "detached HEAD".to_string() } else { format!("branch {branch}") };
+    match changed {
+        Some(0) => format!("{head}, clean"),
+        Some(n) => format!("{head}, {n} changed file(s)"),
+        None => head,
+    }
+}
+
+/// The working-tree state before a run: every dirty path with its status and content hash.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PatchBaseline {
+    entries: BTreeMap<String, (String, Option<String>)>,
+}
+
+async fn dirty_entries(root: &Path) -> Option<Vec<(String, String)>> {
+    let out = git(root, &["status", "--porcelain=v1", "-z", "--untracked-files=all"], GIT_TIMEOUT).await?;
+    let mut entries = Vec::new();
+    let mut fields = out.split('\0').filter(|f| !f.is_empty());
+    while let Some(field) = fields.next() {
+        if field.len() < 4 {
+            continue;
+        }
+        let status = field[..2].to_string();
+        let path = field[3..].to_string();
+        if status.starts_with('R') || status.starts_with('C') {
+            // Renames and copies are followed by their source path.
+            fields.next();
+        }
+        entries.push((path, status));
+    }
+    Some(entries)
+}
+
+async fn content_hashes(root: &Path, paths: &[&str]) -> BTreeMap<String, String> {
+    let mut hashes = BTreeMap::new();
+    for chunk in paths.chunks(200) {
+        let existing: Vec<&str> = chunk.iter().copied().filter(|p| root.join(p).is_file()).collect();
+        if existing.is_empty() {
+            continue;
+        }
+        let mut args = vec!["hash-object", "--"];
+        args.extend(existing.iter().copied());
+        if let Some(out) = git(root, &args, GIT_TIMEOUT).await {
+            for (path, hash) in existing.iter().zip(out.lines()) {
+                hashes.insert((*path).to_string(), hash.trim().to_string());
+            }
+        }
+    }
+    hashes
+}
+
+impl PatchBaseline {
+    /// Records the current dirty state, or `None` outside a git repository.
+    pub async fn capture(root: &Path) -> Option<PatchBaseline> {
+        let entries = dirty_entries(root).await?;
+        let paths: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
+        let hashes = content_hashes(root, &paths).await;
+        Some(PatchBaseline {
+            entries: entries
+                .into_iter()
+                .map(|(path, status)| {
+                    let hash = hashes.get(&path).cloned();
+                    (path, (status, hash))
+                })
+                .collect(),
+        })
+    }
+
+    /// What changed since the baseline. A file that was already dirty counts as changed by
+    /// the run when its content differs from the baseline (so runs in a dirty tree still see
+    /// their own edits).
+    pub async fn summarize(&self, root: &Path) -> Option<PatchSummary> {
+        let entries = dirty_entries(root).await?;
+        let paths: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
+        let hashes = content_hashes(root, &paths).await;
+        let mut changed = Vec::new();
+        let mut pre_existing = Vec::new();
+        for (path, status) in entries {
+            let file = ChangedFile { path: path.clone(), status: status.clone() };
+            match self.entries.get(&path) {
+                Some((before_status, before_hash))
+                    if *before_status == status && *before_hash == hashes.get(&path).cloned() =>
+                {
+                    pre_existing.push(file);
+                }
+                Some(_) | None => changed.push(file),
+            }
+        }
+        // Files the run restored to their committed state also changed.
+        for (path, (status, _)) in &self.entries {
+            let still_dirty = changed.iter().chain(&pre_existing).any(|f| &f.path == path);
+            if !still_dirty {
+                changed.push(ChangedFile { path: path.clone(), status: format!("{status}→clean") });
+            }
+        }
+        let diff_stats = diff_stats(root).await;
+        Some(PatchSummary {
+            has_patch_activity: !changed.is_empty(),
+            changed_files: changed,
+            pre_existing_changed_files: pre_existing,
+            diff_stats,
+        })
+    }
+}
+
+async fn diff_stats(root: &Path) -> Option<DiffStats> {
+    let mut stats = DiffStats::default();
+    for args in [&["diff", "--numstat"][..], &["diff", "--cached", "--numstat"][..]] {
+        let out = git(root, args, GIT_TIMEOUT).await?;
+        for line in out.lines() {
+            let mut parts = line.split('\t');
+            let added = parts.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            let removed = parts.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            stats.files += 1;
+            stats.insertions += added;
+            stats.deletions += removed;
+        }
+    }
+    let untracked = git(root, &["ls-files", "--others", "--exclude-standard"], GIT_TIMEOUT).await?;
+    stats.untracked = untracked.lines().count() as u64;
+    Some(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command as StdCommand;
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |args: &[&str]| {
+            let ok = StdCommand::new("git").args(args).current_dir(dir.path()).output().unwrap();
+            assert!(ok.status.success(), "{args:?}: {}", String::from_utf8_lossy(&ok.stderr));
+        };
+        run(&["init", "-q"]);
+        run(&["config", "user.email", "t@example.com"]);
+        run(&["config", "user.name", "t"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "two\n").unwrap();
+        run(&["add", "."]);
+        run(&["commit", "-qm", "init"]);
+        dir
+    }
+
+    #[tokio::test]
+    async fn run_changes_are_separated_from_pre_existing_ones() {
+        let dir = repo();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "dirty before\n").unwrap();
+        std::fs::write(root.join("b.txt"), "dirty before too\n").unwrap();
+        let baseline = PatchBaseline::capture(root).await.unwrap();
+
+        std::fs::write(root.join("b.txt"), "edited by the run\n").unwrap();
+        std::fs::write(root.join("new.rs"), "fn main() {}\n").unwrap();
+        let summary = baseline.summarize(root).await.unwrap();
+        let changed: Vec<&str> = summary.changed_files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(changed, vec!["b.txt", "new.rs"]);
+        assert_eq!(summary.pre_existing_changed_files.len(), 1);
+        assert!(summary.has_patch_activity);
+        let stats = summary.diff_stats.unwrap();
+        assert_eq!(stats.untracked, 1);
+        assert_eq!(stats.files, 2);
+    }
+
+    #[tokio::test]
+    async fn no_change_means_no_activity_and_non_repos_have_no_summary() {
+        let dir = repo();
+        let baseline = PatchBaseline::capture(dir.path()).await.unwrap();
+        let summary = baseline.summarize(dir.path()).await.unwrap();
+        assert!(!summary.has_patch_activity);
+        assert!(describe_repository(dir.path()).await.ends_with("clean"));
+
+        let plain = tempfile::tempdir().unwrap();
+        assert!(PatchBaseline::capture(plain.path()).await.is_none());
+        assert_eq!(describe_repository(plain.path()).await, "not a git repository");
+    }
+}
+
+/// Largest diff shown to the reviewer.
+pub const REVIEW_DIFF_MAX_CHARS: usize = 60_000;
+/// Largest preview of one untracked file.
+pub const UNTRACKED_PREVIEW_MAX_BYTES: usize = 12_000;
+
+/// The diff a reviewer reads: stats, the full unstaged and staged diffs, and previews of new
+/// files (binaries omitted). Returns the text and whether it was clipped.
+pub async fn review_diff(root: &Path, new_files: &[String]) -> (String, bool) {
+    let mut out = String::new();
+    let sections: [(&str, &[&str]); 4] = [
+        ("stat", &["diff", "--stat"]),
+        ("staged stat", &["diff", "--cached", "--stat"]),
+        ("diff", &["diff", "--no-ext-diff"]),
+        ("staged diff", &["diff", "--cached", "--no-ext-diff"]),
+    ];
+    for (label, args) in sections {
+        if let Some(text) = git(root, args, GIT_TIMEOUT).await
+            && !text.trim().is_empty()
+        {
+            out.push_str(&format!("# {label}\n{}\n", text.trim_end()));
+        }
+    }
+    for path in new_files {
+        let full = root.join(path);
+        let Ok(bytes) = std::fs::read(&full) else { continue };
+        if bytes.iter().take(4_096).any(|b| *b == 0) {
+            out.push_str(&format!("# new file {path} (binary, not shown)\n"));
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let preview = braincode_context::clip_bytes(&text, UNTRACKED_PREVIEW_MAX_BYTES);
+        out.push_str(&format!("# new file {path}\n{preview}\n"));
+    }
+    let truncated = out.chars().count() > REVIEW_DIFF_MAX_CHARS;
+    if truncated {
+        out = braincode_context::clip_chars(&out, REVIEW_DIFF_MAX_CHARS);
+        out.push_str("\n[diff truncated]");
+    }
+    (out, truncated)
+}

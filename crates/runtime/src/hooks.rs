@@ -1,0 +1,569 @@
+//! Command hooks: user- and project-configured programs that see run events and may add
+//! context or block.
+//!
+//! Protocol (Claude-Code compatible in spirit): the event payload arrives as JSON on stdin;
+//! exit 0 = completed (stdout may carry JSON or, for some events, plain additional context);
+//! exit 2 = block (reason from stderr/stdout); `{"decision":"block"}` or `{"continue":false}`
+//! on stdout = block. Anything else is a failure; a hook that cannot start or dies on a signal
+//! is a crash — reported as such, never read as a "no". Every handler runs in its own process
+//! group and the whole group is killed on timeout or cancellation.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use braincode_protocol::{HookOutcome, HookRecord, HookRun};
+use regex::Regex;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use crate::process::terminate_group;
+
+/// Default hook timeout.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Largest stdout/stderr kept from one hook.
+const HOOK_OUTPUT_CAP: usize = 64 * 1024;
+
+/// Events Braincode fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookEvent {
+    /// A session starts (`startup`) or continues (`resume`).
+    SessionStart,
+    /// A prompt is about to run.
+    UserPromptSubmit,
+    /// A worker is about to start.
+    SubagentStart,
+    /// A worker finished.
+    SubagentStop,
+    /// The run is about to give its final answer.
+    Stop,
+}
+
+impl HookEvent {
+    /// The event name used in hooks.json and payloads.
+    pub const fn name(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::SubagentStart => "SubagentStart",
+            HookEvent::SubagentStop => "SubagentStop",
+            HookEvent::Stop => "Stop",
+        }
+    }
+
+    /// Whether plain (non-JSON) stdout counts as additional context.
+    const fn plain_stdout_is_context(self) -> bool {
+        matches!(self, HookEvent::SessionStart | HookEvent::SubagentStart | HookEvent::UserPromptSubmit)
+    }
+
+    /// Whether the matcher is ignored (the event always matches).
+    const fn always_matches(self) -> bool {
+        matches!(self, HookEvent::UserPromptSubmit | HookEvent::Stop)
+    }
+}
+
+/// One configured handler, resolved from hooks.json.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookCommand {
+    /// The config file it came from.
+    pub source: PathBuf,
+    /// Event it listens to.
+    pub event: HookEvent,
+    /// Matcher (regex; empty or `*` = everything).
+    pub matcher: Option<String>,
+    /// Handler type (`command` is the only one run).
+    pub kind: String,
+    /// Shell command.
+    pub command: Option<String>,
+    /// Timeout.
+    pub timeout: Duration,
+    /// Whether enabled.
+    pub enabled: bool,
+    /// Whether the user marked it trusted (untrusted handlers never run).
+    pub trusted: bool,
+    /// Asynchronous handlers are not supported yet and are skipped.
+    pub asynchronous: bool,
+}
+
+impl HookEvent {
+    /// Parses an event name; events Braincode does not fire yet return `None`.
+    pub fn from_name(name: &str) -> Option<HookEvent> {
+        [
+            HookEvent::SessionStart,
+            HookEvent::UserPromptSubmit,
+            HookEvent::SubagentStart,
+            HookEvent::SubagentStop,
+            HookEvent::Stop,
+        ]
+        .into_iter()
+        .find(|event| event.name() == name)
+    }
+}
+
+/// Flattens the hooks.json files that were found into runnable handlers, in file order
+/// (user file first, then project), skipping events Braincode does not fire.
+pub fn resolve_hooks(sources: &[braincode_config::HookSource]) -> Vec<HookCommand> {
+    let mut commands = Vec::new();
+    for source in sources {
+        for (name, groups) in &source.file.hooks.events {
+            let Some(event) = HookEvent::from_name(name) else { continue };
+            for group in groups {
+                for handler in &group.hooks {
+                    commands.push(HookCommand {
+                        source: source.path.clone(),
+                        event,
+                        matcher: group.matcher.clone(),
+                        kind: handler.kind.clone(),
+                        command: handler.command.clone(),
+                        timeout: handler.timeout.map_or(DEFAULT_HOOK_TIMEOUT, Duration::from_secs),
+                        enabled: handler.enabled,
+                        trusted: handler.trusted,
+                        asynchronous: handler.is_async,
+                    });
+                }
+            }
+        }
+    }
+    commands
+}
+
+/// The combined result of every handler for one event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HookResult {
+    /// Additional context lines, in handler order.
+    pub additional_context: Vec<String>,
+    /// The first block reason, in handler order.
+    pub blocked_reason: Option<String>,
+    /// Per-handler runs (for the journal).
+    pub runs: Vec<HookRun>,
+}
+
+impl HookResult {
+    /// Whether anything matched (the record is only written then).
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// The journal record for this event.
+    pub fn to_record(&self, event: HookEvent, matcher: Option<&str>) -> HookRecord {
+        HookRecord {
+            event_name: event.name().to_string(),
+            matcher: matcher.map(str::to_string),
+            records: self.runs.clone(),
+            additional_context: self.additional_context.clone(),
+            blocked_reason: self.blocked_reason.clone(),
+        }
+    }
+
+    /// Handlers that crashed or timed out, for warnings.
+    pub fn problems(&self) -> Vec<String> {
+        self.runs
+            .iter()
+            .filter(|r| matches!(r.outcome, HookOutcome::Crashed | HookOutcome::TimedOut | HookOutcome::Failed))
+            .map(|r| {
+                format!(
+                    "hook `{}` ({}) {}: {}",
+                    r.command,
+                    r.source,
+                    match r.outcome {
+                        HookOutcome::Crashed => "crashed",
+                        HookOutcome::TimedOut => "timed out",
+                        _ => "failed",
+                    },
+                    r.reason.as_deref().unwrap_or("no details")
+                )
+            })
+            .collect()
+    }
+}
+
+/// Fields common to every payload.
+#[derive(Debug, Clone)]
+pub struct HookEnvironment {
+    /// Session id.
+    pub session_id: String,
+    /// Project root (the hook's working directory).
+    pub cwd: PathBuf,
+    /// Model description.
+    pub model: String,
+    /// `default`, `acceptEdits` or `bypassPermissions`.
+    pub permission_mode: String,
+}
+
+/// Whether `matcher` selects `value`.
+pub fn matcher_matches(matcher: Option<&str>, value: &str) -> bool {
+    let Some(matcher) = matcher.map(str::trim) else { return true };
+    if matcher.is_empty() || matcher == "*" {
+        return true;
+    }
+    match Regex::new(&format!("^(?:{matcher})$")) {
+        Ok(regex) => regex.is_match(value),
+        // An invalid regex falls back to exact comparison.
+        Err(_) => matcher == value,
+    }
+}
+
+/// Runs every enabled, trusted handler of `event` whose matcher selects `match_value`,
+/// concurrently, and combines their results.
+pub async fn run_hooks(
+    handlers: &[HookCommand],
+    event: HookEvent,
+    match_value: &str,
+    env: &HookEnvironment,
+    event_fields: Value,
+    cancel: &CancellationToken,
+) -> HookResult {
+    let selected: Vec<&HookCommand> = handlers
+        .iter()
+        .filter(|h| h.event == event)
+        .filter(|h| event.always_matches() || matcher_matches(h.matcher.as_deref(), match_value))
+        .collect();
+    let mut payload = json!({
+        "session_id": env.session_id,
+        "transcript_path": Value::Null,
+        "cwd": env.cwd.display().to_string(),
+        "hook_event_name": event.name(),
+        "model": env.model,
+        "turn_id": env.session_id,
+        "permission_mode": env.permission_mode,
+    });
+    if let (Value::Object(base), Value::Object(extra)) = (&mut payload, event_fields) {
+        base.extend(extra);
+    }
+    let payload = payload.to_string();
+    let runs = selected.iter().map(|handler| run_handler(handler, event, &env.cwd, &payload, cancel));
+    let outcomes = futures::future::join_all(runs).await;
+
+    let mut result = HookResult::default();
+    for outcome in outcomes {
+        if result.blocked_reason.is_none() && outcome.run.outcome == HookOutcome::Blocked {
+            result.blocked_reason = outcome.run.reason.clone();
+        }
+        result.additional_context.extend(outcome.context);
+        result.runs.push(outcome.run);
+    }
+    result
+}
+
+struct HandlerOutcome {
+    run: HookRun,
+    context: Vec<String>,
+}
+
+fn skipped(handler: &HookCommand, reason: &str) -> HandlerOutcome {
+    HandlerOutcome {
+        run: HookRun {
+            source: handler.source.display().to_string(),
+            command: handler.command.clone().unwrap_or_default(),
+            outcome: HookOutcome::Skipped,
+            exit_code: None,
+            duration_ms: 0,
+            reason: Some(reason.to_string()),
+        },
+        context: Vec::new(),
+    }
+}
+
+async fn run_handler(
+    handler: &HookCommand,
+    event: HookEvent,
+    cwd: &Path,
+    payload: &str,
+    cancel: &CancellationToken,
+) -> HandlerOutcome {
+    if !handler.enabled {
+        return skipped(handler, "disabled");
+    }
+    if handler.asynchronous {
+        return skipped(handler, "async command hooks are not supported yet");
+    }
+    if handler.kind != "command" {
+        return skipped(handler, &format!("unsupported hook type {:?}", handler.kind));
+    }
+    let Some(command) = handler.command.as_deref().filter(|c| !c.trim().is_empty()) else {
+        return skipped(handler, "no command configured");
+    };
+    if !handler.trusted {
+        return skipped(handler, "untrusted (set \"trusted\": true on the handler to run it)");
+    }
+
+    let started = Instant::now();
+    let run = |outcome, exit_code, reason: Option<String>| HookRun {
+        source: handler.source.display().to_string(),
+        command: command.to_string(),
+        outcome,
+        exit_code,
+        duration_ms: started.elapsed().as_millis() as u64,
+        reason,
+    };
+
+    let mut child = match Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .env("BRAINCODE_HOOK_SOURCE", &handler.source)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(err) => {
+            return HandlerOutcome {
+                run: run(HookOutcome::Crashed, None, Some(format!("could not start: {err}"))),
+                context: Vec::new(),
+            };
+        }
+    };
+    let pid = child.id();
+    if let Some(mut stdin) = child.stdin.take() {
+        // A hook that does not read its stdin is fine: ignore broken pipes.
+        let _ = stdin.write_all(payload.as_bytes()).await;
+        drop(stdin);
+    }
+    let mut stdout_pipe = child.stdout.take();
+    let mut stderr_pipe = child.stderr.take();
+    let read_out = async {
+        let mut buf = Vec::new();
+        if let Some(pipe) = stdout_pipe.as_mut() {
+            let _ = pipe.take(HOOK_OUTPUT_CAP as u64).read_to_end(&mut buf).await;
+        }
+        buf
+    };
+    let read_err = async {
+        let mut buf = Vec::new();
+        if let Some(pipe) = stderr_pipe.as_mut() {
+            let _ = pipe.take(HOOK_OUTPUT_CAP as u64).read_to_end(&mut buf).await;
+        }
+        buf
+    };
+    let waited = async {
+        let (out, err) = tokio::join!(read_out, read_err);
+        (child.wait().await, out, err)
+    };
+    let (status, stdout, stderr) = tokio::select! {
+        finished = tokio::time::timeout(handler.timeout, waited) => match finished {
+            Ok(done) => done,
+            Err(_) => {
+                terminate_group(pid).await;
+                let secs = handler.timeout.as_secs();
+                return HandlerOutcome {
+                    run: run(HookOutcome::TimedOut, None, Some(format!("timed out after {secs}s"))),
+                    context: Vec::new(),
+                };
+            }
+        },
+        () = cancel.cancelled() => {
+            terminate_group(pid).await;
+            return HandlerOutcome {
+                run: run(HookOutcome::Crashed, None, Some("cancelled with the run".into())),
+                context: Vec::new(),
+            };
+        }
+    };
+    let stdout = String::from_utf8_lossy(&stdout).trim().to_string();
+    let stderr = String::from_utf8_lossy(&stderr).trim().to_string();
+    let status = match status {
+        Ok(status) => status,
+        Err(err) => {
+            return HandlerOutcome {
+                run: run(HookOutcome::Crashed, None, Some(format!("could not wait: {err}"))),
+                context: Vec::new(),
+            };
+        }
+    };
+    let Some(code) = status.code() else {
+        use std::os::unix::process::ExitStatusExt;
+        let signal = status.signal().unwrap_or(0);
+        return HandlerOutcome {
+            run: run(HookOutcome::Crashed, None, Some(format!("killed by signal {signal}"))),
+            context: Vec::new(),
+        };
+    };
+    if code == 2 {
+        let reason = first_non_empty(&[&stderr, &stdout])
+            .unwrap_or_else(|| format!("blocked by {} hook", event.name()));
+        return HandlerOutcome { run: run(HookOutcome::Blocked, Some(2), Some(reason)), context: Vec::new() };
+    }
+    if code != 0 {
+        let detail = first_non_empty(&[&stderr]).unwrap_or_else(|| format!("command exited with {code}"));
+        return HandlerOutcome { run: run(HookOutcome::Failed, Some(code), Some(detail)), context: Vec::new() };
+    }
+    interpret_stdout(event, &stdout, |outcome, reason| run(outcome, Some(0), reason))
+}
+
+fn first_non_empty(candidates: &[&str]) -> Option<String> {
+    candidates.iter().find(|s| !s.is_empty()).map(|s| braincode_context::clip_chars(s, 2_000))
+}
+
+fn interpret_stdout(
+    event: HookEvent,
+    stdout: &str,
+    run: impl Fn(HookOutcome, Option<String>) -> HookRun,
+) -> HandlerOutcome {
+    if stdout.is_empty() {
+        return HandlerOutcome { run: run(HookOutcome::Completed, None), context: Vec::new() };
+    }
+    let Ok(Value::Object(json)) = serde_json::from_str::<Value>(stdout) else {
+        let context = if event.plain_stdout_is_context() {
+            vec![braincode_context::clip_chars(stdout, 8_000)]
+        } else {
+            Vec::new()
+        };
+        return HandlerOutcome { run: run(HookOutcome::Completed, None), context };
+    };
+    let text = |key: &str| json.get(key).and_then(Value::as_str).map(str::to_string);
+    if json.get("decision").and_then(Value::as_str) == Some("block") {
+        let reason = text("reason").unwrap_or_else(|| format!("blocked by {} hook", event.name()));
+        return HandlerOutcome { run: run(HookOutcome::Blocked, Some(reason)), context: Vec::new() };
+    }
+    if json.get("continue").and_then(Value::as_bool) == Some(false) {
+        let reason = text("stopReason").unwrap_or_else(|| format!("stopped by {} hook", event.name()));
+        return HandlerOutcome { run: run(HookOutcome::Blocked, Some(reason)), context: Vec::new() };
+    }
+    let mut context = Vec::new();
+    if let Some(specific) = json.get("hookSpecificOutput").and_then(Value::as_object)
+        && specific.get("hookEventName").and_then(Value::as_str) == Some(event.name())
+        && let Some(extra) = specific.get("additionalContext").and_then(Value::as_str)
+        && !extra.trim().is_empty()
+    {
+        context.push(braincode_context::clip_chars(extra.trim(), 8_000));
+    }
+    HandlerOutcome { run: run(HookOutcome::Completed, None), context }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handler(command: &str, event: HookEvent) -> HookCommand {
+        HookCommand {
+            source: PathBuf::from("/test/hooks.json"),
+            event,
+            matcher: None,
+            kind: "command".into(),
+            command: Some(command.into()),
+            timeout: Duration::from_secs(10),
+            enabled: true,
+            trusted: true,
+            asynchronous: false,
+        }
+    }
+
+    fn env(dir: &Path) -> HookEnvironment {
+        HookEnvironment {
+            session_id: "s1".into(),
+            cwd: dir.to_path_buf(),
+            model: "braincode".into(),
+            permission_mode: "default".into(),
+        }
+    }
+
+    async fn fire(handlers: &[HookCommand], event: HookEvent, value: &str) -> HookResult {
+        let dir = tempfile::tempdir().unwrap();
+        run_hooks(handlers, event, value, &env(dir.path()), json!({"prompt": "hello"}), &CancellationToken::new())
+            .await
+    }
+
+    #[test]
+    fn matchers_follow_regex_with_exact_fallback() {
+        assert!(matcher_matches(None, "backend"));
+        assert!(matcher_matches(Some(""), "backend"));
+        assert!(matcher_matches(Some("*"), "backend"));
+        assert!(matcher_matches(Some("back.*|front.*"), "frontend"));
+        assert!(!matcher_matches(Some("back"), "backend"));
+        assert!(matcher_matches(Some("a(b"), "a(b"));
+        assert!(!matcher_matches(Some("a(b"), "ab"));
+    }
+
+    #[tokio::test]
+    async fn payload_reaches_stdin_and_json_context_is_used() {
+        let cmd = r#"payload=$(cat); case "$payload" in *'"prompt":"hello"'*'"hook_event_name":"UserPromptSubmit"'*|*'"hook_event_name":"UserPromptSubmit"'*'"prompt":"hello"'*) printf '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"saw hello"}}';; *) exit 1;; esac"#;
+        let result = fire(&[handler(cmd, HookEvent::UserPromptSubmit)], HookEvent::UserPromptSubmit, "").await;
+        assert_eq!(result.runs[0].outcome, HookOutcome::Completed, "{:?}", result.runs);
+        assert_eq!(result.additional_context, vec!["saw hello".to_string()]);
+        assert!(result.blocked_reason.is_none());
+    }
+
+    #[tokio::test]
+    async fn exit_two_and_json_decisions_block() {
+        let handlers = vec![
+            handler("echo 'not on my watch' >&2; exit 2", HookEvent::UserPromptSubmit),
+            handler(r#"echo '{"decision":"block","reason":"second"}'"#, HookEvent::UserPromptSubmit),
+        ];
+        let result = fire(&handlers, HookEvent::UserPromptSubmit, "").await;
+        assert_eq!(result.blocked_reason.as_deref(), Some("not on my watch"));
+        assert!(result.runs.iter().all(|r| r.outcome == HookOutcome::Blocked));
+        let stop = fire(
+            &[handler(r#"echo '{"continue":false,"stopReason":"halt"}'"#, HookEvent::Stop)],
+            HookEvent::Stop,
+            "",
+        )
+        .await;
+        assert_eq!(stop.blocked_reason.as_deref(), Some("halt"));
+    }
+
+    #[tokio::test]
+    async fn crash_and_failure_are_not_a_no() {
+        let result = fire(
+            &[
+                handler("kill -9 $$", HookEvent::UserPromptSubmit),
+                handler("echo oops >&2; exit 7", HookEvent::UserPromptSubmit),
+            ],
+            HookEvent::UserPromptSubmit,
+            "",
+        )
+        .await;
+        assert_eq!(result.runs[0].outcome, HookOutcome::Crashed);
+        assert_eq!(result.runs[1].outcome, HookOutcome::Failed);
+        assert_eq!(result.runs[1].reason.as_deref(), Some("oops"));
+        assert!(result.blocked_reason.is_none());
+        assert_eq!(result.problems().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("survivor");
+        let cmd = format!("(sleep 3; touch {}) & sleep 30", marker.display());
+        let mut h = handler(&cmd, HookEvent::SessionStart);
+        h.timeout = Duration::from_millis(300);
+        let result = run_hooks(&[h], HookEvent::SessionStart, "startup", &env(dir.path()), json!({}), &CancellationToken::new()).await;
+        assert_eq!(result.runs[0].outcome, HookOutcome::TimedOut);
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        assert!(!marker.exists(), "a process of the hook's group survived the timeout");
+    }
+
+    #[tokio::test]
+    async fn untrusted_disabled_async_and_unmatched_handlers_do_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("ran");
+        let cmd = format!("touch {}", marker.display());
+        let mut untrusted = handler(&cmd, HookEvent::SubagentStart);
+        untrusted.trusted = false;
+        let mut disabled = handler(&cmd, HookEvent::SubagentStart);
+        disabled.enabled = false;
+        let mut asynchronous = handler(&cmd, HookEvent::SubagentStart);
+        asynchronous.asynchronous = true;
+        let mut other_role = handler(&cmd, HookEvent::SubagentStart);
+        other_role.matcher = Some("frontend".into());
+        let handlers = [untrusted, disabled, asynchronous, other_role];
+        let result = run_hooks(&handlers, HookEvent::SubagentStart, "backend", &env(dir.path()), json!({}), &CancellationToken::new()).await;
+        assert_eq!(result.runs.len(), 3, "the unmatched handler is not even listed");
+        assert!(result.runs.iter().all(|r| r.outcome == HookOutcome::Skipped));
+        assert!(!marker.exists());
+    }
+
+    #[tokio::test]
+    async fn plain_stdout_is_context_only_for_some_events() {
+        let start = fire(&[handler("echo remember the tests", HookEvent::SessionStart)], HookEvent::SessionStart, "startup").await;
+        assert_eq!(start.additional_context, vec!["remember the tests".to_string()]);
+        let stop = fire(&[handler("echo ignored", HookEvent::Stop)], HookEvent::Stop, "").await;
+        assert!(stop.additional_context.is_empty());
+    }
+}

@@ -1,0 +1,89 @@
+//! Turns a role's model chain into clients: credentials from auth.json or the environment,
+//! wire clients for remote endpoints, the shared embedded model for `local` entries.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use braincode_config::{Home, resolve_api_key};
+use braincode_llm::{
+    Candidate, CandidateSelection, ClientOptions, ErrorKind, ModelClient, ModelError,
+    Requirements, client_for, resolve_candidates,
+};
+use braincode_llm_local::LocalModelClient;
+use braincode_protocol::ModelDefinition;
+
+/// Supplies clients instead of the real endpoints (benchmarks, in-process tests).
+pub trait ClientOverride: Send + Sync {
+    /// The client for `definition`, or `None` to build the real one.
+    fn client(&self, definition: &ModelDefinition) -> Option<Arc<dyn ModelClient>>;
+}
+
+/// Builds and caches model clients for one run.
+pub struct ModelFactory {
+    home: Home,
+    catalog: Vec<ModelDefinition>,
+    options: ClientOptions,
+    override_clients: Option<Arc<dyn ClientOverride>>,
+    clients: Mutex<HashMap<String, Arc<dyn ModelClient>>>,
+}
+
+impl ModelFactory {
+    /// A factory over `catalog`, reading credentials from `home`.
+    pub fn new(
+        home: Home,
+        catalog: Vec<ModelDefinition>,
+        options: ClientOptions,
+        override_clients: Option<Arc<dyn ClientOverride>>,
+    ) -> Self {
+        Self { home, catalog, options, override_clients, clients: Mutex::new(HashMap::new()) }
+    }
+
+    /// The catalogue.
+    pub fn catalog(&self) -> &[ModelDefinition] {
+        &self.catalog
+    }
+
+    /// The usable candidates of a chain, in order, with a reason for every skipped id.
+    pub fn candidates(&self, chain: &[String], needs_vision: bool) -> CandidateSelection {
+        let home = &self.home;
+        resolve_candidates(chain, &self.catalog, &Requirements { vision: needs_vision }, &|d| {
+            resolve_api_key(home, &d.provider, d.api_key_env.as_deref()).map(|k| k.expose().to_string())
+        })
+    }
+
+    /// The client of one candidate (built once per run and reused).
+    pub async fn client(&self, candidate: &Candidate) -> Result<Arc<dyn ModelClient>, ModelError> {
+        let definition = &candidate.definition;
+        if let Some(client) = self.override_clients.as_ref().and_then(|o| o.client(definition)) {
+            return Ok(client);
+        }
+        if let Some(client) = self.cached(&definition.id) {
+            return Ok(client);
+        }
+        let client: Arc<dyn ModelClient> = if definition.is_local() {
+            let definition = definition.clone();
+            let models_dir = self.home.models_dir();
+            // Loading maps the GGUF and builds the vocabulary: keep it off the async threads.
+            let built = tokio::task::spawn_blocking(move || {
+                LocalModelClient::from_definition(&definition, &models_dir)
+            })
+            .await
+            .map_err(|err| ModelError::new(ErrorKind::Config, format!("the local model loader stopped: {err}")))??;
+            Arc::new(built)
+        } else {
+            client_for(candidate, &self.options)?
+        };
+        match self.clients.lock() {
+            Ok(mut clients) => clients.insert(definition.id.clone(), Arc::clone(&client)),
+            Err(poisoned) => poisoned.into_inner().insert(definition.id.clone(), Arc::clone(&client)),
+        };
+        Ok(client)
+    }
+
+    fn cached(&self, id: &str) -> Option<Arc<dyn ModelClient>> {
+        match self.clients.lock() {
+            Ok(clients) => clients.get(id).cloned(),
+            Err(poisoned) => poisoned.into_inner().get(id).cloned(),
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The final report: the status state machine and the metrics of a run.
+
+use std::collections::BTreeMap;
+
+use braincode_protocol::{
+    CheckStatus, CheckSummary, FinalStatus, JournalEntry, Metrics, PatchSummary, Record,
+    ReviewDecision, ReviewVerdict, TokenMetrics, ToolCallCounts, Usage,
+};
+
+/// Facts the status is derived from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StatusInputs<'a> {
+    /// The run stopped to ask the user.
+    pub needs_clarification: bool,
+    /// The review's decision, if a review ran.
+    pub review: Option<&'a ReviewDecision>,
+    /// The checks gate, if it ran.
+    pub checks: Option<&'a CheckSummary>,
+    /// What changed.
+    pub patch: Option<&'a PatchSummary>,
+    /// Tool calls made by every agent.
+    pub tool_calls: u64,
+}
+
+/// The status state machine, evaluated in order: clarification → review blocked → checks
+/// failed → the review's decision → patch activity (approved) → tools used (read only) →
+/// answered.
+pub fn final_status(inputs: StatusInputs<'_>) -> FinalStatus {
+    if inputs.needs_clarification {
+        return FinalStatus::NeedsClarification;
+    }
+    if inputs.review.is_some_and(|r| r.decision == ReviewVerdict::Blocked) {
+        return FinalStatus::Blocked;
+    }
+    if inputs.checks.is_some_and(|c| c.status == CheckStatus::Failed) {
+        return FinalStatus::ChangesRequested;
+    }
+    if let Some(review) = inputs.review {
+        return match review.decision {
+            ReviewVerdict::Approved => FinalStatus::Approved,
+            ReviewVerdict::ChangesRequested => FinalStatus::ChangesRequested,
+            ReviewVerdict::Blocked => FinalStatus::Blocked,
+        };
+    }
+    if inputs.patch.is_some_and(|p| p.has_patch_activity) {
+        return FinalStatus::Approved;
+    }
+    if inputs.tool_calls > 0 {
+        return FinalStatus::ReadOnly;
+    }
+    FinalStatus::Answered
+}
+
+/// Sums the `token_usage` records of a run into report metrics.
+pub fn token_metrics(entries: &[JournalEntry]) -> TokenMetrics {
+    let mut metrics = TokenMetrics::default();
+    let mut by_phase: BTreeMap<String, Usage> = BTreeMap::new();
+    let mut by_role: BTreeMap<String, Usage> = BTreeMap::new();
+    let mut by_model: BTreeMap<String, Usage> = BTreeMap::new();
+    for entry in entries {
+        let Record::TokenUsage(usage) = &entry.record else { continue };
+        metrics.calls += 1;
+        metrics.total.add(&usage.usage);
+        let phase = usage.phase.map_or("unknown", |p| p.as_str()).to_string();
+        by_phase.entry(phase).or_default().add(&usage.usage);
+        let role = usage.role.map_or("unknown", |r| r.as_str()).to_string();
+        by_role.entry(role).or_default().add(&usage.usage);
+        let model = usage.model_id.clone().unwrap_or_else(|| "unknown".into());
+        by_model.entry(model).or_default().add(&usage.usage);
+    }
+    metrics.by_phase = by_phase;
+    metrics.by_role = by_role;
+    metrics.by_model = by_model;
+    metrics
+}
+
+/// Report metrics from the run's records and tool counters.
+pub fn metrics(entries: &[JournalEntry], tool_calls: ToolCallCounts, duration_ms: u64) -> Metrics {
+    Metrics { tokens: token_metrics(entries), tool_calls, duration_ms }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn review(decision: ReviewVerdict) -> ReviewDecision {
+        ReviewDecision {
+            decision,
+            confidence: None,
+            rationale: None,
+            findings: vec![],
+            required_changes: vec![],
+            blocking_issues: vec![],
+            residual_risks: vec![],
+        }
+    }
+
+    fn checks(status: CheckStatus) -> CheckSummary {
+        CheckSummary {
+            status,
+            reason: None,
+            patch_kind: None,
+            selected_scripts: vec![],
+            review_required: false,
+            results: vec![],
+        }
+    }
+
+    #[test]
+    fn status_machine_follows_its_order() {
+        let approved = review(ReviewVerdict::Approved);
+        let blocked = review(ReviewVerdict::Blocked);
+        let failed = checks(CheckStatus::Failed);
+        let patch = PatchSummary { has_patch_activity: true, ..Default::default() };
+        let base = StatusInputs::default();
+        assert_eq!(final_status(base), FinalStatus::Answered);
+        assert_eq!(final_status(StatusInputs { tool_calls: 3, ..base }), FinalStatus::ReadOnly);
+        assert_eq!(final_status(StatusInputs { patch: Some(&patch), tool_calls: 3, ..base }), FinalStatus::Approved);
+        assert_eq!(
+            final_status(StatusInputs { review: Some(&approved), checks: Some(&failed), ..base }),
+            FinalStatus::ChangesRequested,
+            "failed checks override an approval"
+        );
+        assert_eq!(
+            final_status(StatusInputs { review: Some(&blocked), checks: Some(&failed), ..base }),
+            FinalStatus::Blocked
+        );
+        assert_eq!(
+            final_status(StatusInputs { needs_clarification: true, review: Some(&blocked), ..base }),
+            FinalStatus::NeedsClarification
+        );
+        assert_eq!(
+            final_status(StatusInputs { review: Some(&review(ReviewVerdict::ChangesRequested)), ..base }),
+            FinalStatus::ChangesRequested
+        );
+    }
+}

@@ -1,0 +1,552 @@
+//! One orchestrated run, end to end.
+//!
+//! hooks (SessionStart, UserPromptSubmit) → `@`/`@@` expansion → session continuity → plan
+//! (router, fast path or heuristic, with the reason recorded) → clarification gate → support
+//! workers (dependency-aware pool) → primary (candidate fallback, tools, dispatch) → review →
+//! Stop hook → one final answer and FinalReport.
+//!
+//! [`run`] never fails and never panics out: every path — success, failure, clarification,
+//! cancellation — ends with exactly one `RunEvent::Final` and one returned report.
+
+mod dispatch;
+mod finish;
+mod plan;
+mod primary;
+pub mod prompts;
+mod review;
+mod state;
+mod workers;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use braincode_brain::{RuntimePlan, mode_policy, routing_limits, select_brain};
+use braincode_config::{
+    ExpandedPrompt, Home, JournalWriter, ReferenceContext, continuity_block, discover_support,
+    expand_references, load_brains, load_hooks, load_models, load_settings, read_json_file,
+    session_has_runs,
+};
+use braincode_llm::{ClientOptions, ContentPart};
+use braincode_protocol::{
+    ClarificationRequest, ContextPlan, ExecutionPlanReview, FinalReport, JournalEntry, Mode, Record,
+    RoutingRecord, SessionId, SideEffect, TaskStatus, TodoPlan, TodoUpdate, ValidationPlan,
+    WorkerPhase,
+};
+use braincode_tools::{
+    EvidenceCache, EvidenceCacheConfig, ExecLimits, ExecSessions, PermissionPolicy, ToolsConfig,
+};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+pub use plan::RoutingChoice;
+
+use crate::agent::ToolStats;
+use crate::approval::{ApprovalHandler, PermissionMode, PolicyGate};
+use crate::git::{PatchBaseline, describe_repository};
+use crate::hooks::{HookEnvironment, HookEvent, resolve_hooks, run_hooks};
+use crate::models::{ClientOverride, ModelFactory};
+use crate::sink::{EventSubscriber, JournalAppend, MemoryJournal, RunSink};
+use finish::{Draft, Stop};
+use prompts::{ForwardedResult, SharedSections};
+use state::RunShared;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// The user's prompt (may contain `@path` and `@@session` references).
+    pub prompt: String,
+    /// Project root (tools are confined to it).
+    pub project_root: PathBuf,
+    /// Continue this session; `None` starts a new one.
+    pub session_id: Option<SessionId>,
+    /// Brain to use instead of `settings.defaultBrainId`.
+    pub brain_id: Option<String>,
+    /// Mode to use instead of `settings.mode`.
+    pub mode: Option<Mode>,
+    /// How much the run may change.
+    pub permission: PermissionMode,
+    /// How to plan.
+    pub routing: RoutingChoice,
+}
+
+/// Where the run's records go.
+#[derive(Clone, Default)]
+pub enum JournalTarget {
+    /// `<home>/sessions/<id>.jsonl` (the default).
+    #[default]
+    Session,
+    /// Memory only (tests, benchmarks).
+    Memory(MemoryJournal),
+    /// Nowhere.
+    Disabled,
+}
+
+/// What the run is connected to.
+#[derive(Clone)]
+pub struct RunServices {
+    /// The Braincode home.
+    pub home: Home,
+    /// Who watches the events.
+    pub subscribers: Vec<Arc<dyn EventSubscriber>>,
+    /// Who approves risky calls (none: they are blocked unless the mode allows them).
+    pub approver: Option<Arc<dyn ApprovalHandler>>,
+    /// Fires on Ctrl-C / Esc / HTTP cancel.
+    pub cancel: CancellationToken,
+    /// Replaces model endpoints (benchmarks, in-process tests).
+    pub client_override: Option<Arc<dyn ClientOverride>>,
+    /// Retry and timeout settings of remote clients.
+    pub client_options: ClientOptions,
+    /// Where records go.
+    pub journal: JournalTarget,
+}
+
+impl RunServices {
+    /// Services with defaults for `home`.
+    pub fn new(home: Home) -> Self {
+        Self {
+            home,
+            subscribers: Vec::new(),
+            approver: None,
+            cancel: CancellationToken::new(),
+            client_override: None,
+            client_options: ClientOptions::default(),
+            journal: JournalTarget::Session,
+        }
+    }
+}
+
+/// A fresh, sortable session id: `YYYYMMDD-HHMMSS-xxxxxx`.
+pub fn new_session_id() -> SessionId {
+    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+    let suffix: String = uuid::Uuid::new_v4().simple().to_string().chars().take(6).collect();
+    // The format only produces [0-9a-f-], which is always a valid id.
+    SessionId::new(format!("{stamp}-{suffix}")).unwrap_or_else(|_| fallback_session_id())
+}
+
+fn fallback_session_id() -> SessionId {
+    match SessionId::new(uuid::Uuid::new_v4().simple().to_string()) {
+        Ok(id) => id,
+        Err(_) => unreachable_id(),
+    }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_id() -> SessionId {
+    // A UUID's simple form is 32 hex digits, which SessionId always accepts.
+    panic!("a UUID was rejected as a session id")
+}
+
+fn new_context_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+struct JournalFile(JournalWriter);
+
+impl JournalAppend for JournalFile {
+    fn append(&mut self, entry: &JournalEntry) -> std::io::Result<()> {
+        self.0.append_entry(entry).map_err(std::io::Error::other)
+    }
+}
+
+/// Runs one prompt to its one final answer.
+pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
+    let started = Instant::now();
+    let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
+    let mut early_warnings = Vec::new();
+    let journal: Option<Box<dyn JournalAppend>> = match &services.journal {
+        JournalTarget::Session => match JournalWriter::open(&services.home, &session_id) {
+            Ok(writer) => Some(Box::new(JournalFile(writer))),
+            Err(err) => {
+                early_warnings.push(format!("the session journal could not be opened ({err}); this run will not be saved"));
+                None
+            }
+        },
+        JournalTarget::Memory(memory) => Some(Box::new(memory.clone())),
+        JournalTarget::Disabled => None,
+    };
+    let usage = Arc::new(finish::UsageCollector::default());
+    let mut subscribers = services.subscribers.clone();
+    subscribers.push(usage.clone());
+    let sink = RunSink::new(session_id.to_string(), journal, subscribers);
+    for warning in &early_warnings {
+        sink.warning(warning.clone());
+    }
+    let mut draft = Draft::new(&request.prompt, &session_id);
+    draft.warnings.extend(early_warnings);
+    let stats = Arc::new(ToolStats::default());
+
+    let outcome = tokio::select! {
+        biased;
+        () = services.cancel.cancelled() => Err(Stop::Cancelled),
+        result = pipeline(&request, &services, &sink, &session_id, &stats, &mut draft) => result,
+    };
+    finish::finish(&sink, draft, outcome, &usage, &stats, started)
+}
+
+/// Plans without running anything (`braincode run --dry-run`): no journal, no tools.
+pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<RuntimePlan, String> {
+    let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
+    let sink = RunSink::new(session_id.to_string(), None, services.subscribers.clone());
+    let loaded = load_everything(&services.home, &request)?;
+    let shared = build_shared(&request, &services, &sink, &session_id, loaded, Arc::new(ToolStats::default()), String::new(), Vec::new())?;
+    let mut new_id = new_context_id;
+    plan::make_plan(&shared, &request.prompt, request.routing, &mut new_id).await.map_err(|failure| match failure {
+        plan::PlanFailure::Cancelled => "cancelled".to_string(),
+        plan::PlanFailure::ImageRouting(message) => message,
+    })
+}
+
+struct Loaded {
+    settings: braincode_config::Settings,
+    brain_id: String,
+    brain: braincode_brain::BrainModel,
+    mode: Mode,
+    models: Vec<braincode_protocol::ModelDefinition>,
+    tools: ToolsConfig,
+    hooks: Vec<crate::hooks::HookCommand>,
+}
+
+fn load_everything(home: &Home, request: &RunRequest) -> Result<Loaded, String> {
+    let settings = load_settings(home).map_err(|e| e.to_string())?;
+    let presets = load_brains(home).map_err(|e| e.to_string())?;
+    let brain_id = request.brain_id.clone().unwrap_or_else(|| settings.default_brain_id.clone());
+    let brain = select_brain(&presets, &brain_id).map_err(|e| e.to_string())?;
+    let models = load_models(home).map_err(|e| e.to_string())?;
+    let tools = read_json_file::<ToolsConfig>(&home.tools_path()).map_err(|e| e.to_string())?.unwrap_or_default();
+    let hooks = if settings.features.hooks {
+        resolve_hooks(&load_hooks(home, &request.project_root).map_err(|e| e.to_string())?)
+    } else {
+        Vec::new()
+    };
+    let mode = request.mode.unwrap_or(settings.mode);
+    Ok(Loaded { settings, brain_id, brain, mode, models, tools, hooks })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_shared(
+    request: &RunRequest,
+    services: &RunServices,
+    sink: &RunSink,
+    session_id: &SessionId,
+    loaded: Loaded,
+    stats: Arc<ToolStats>,
+    environment: String,
+    images: Vec<ContentPart>,
+) -> Result<RunShared, String> {
+    let policy = PermissionPolicy::new(&loaded.tools.permissions).map_err(|e| format!("tools.json: {e}"))?;
+    let project_root = request.project_root.clone();
+    let gate = Arc::new(PolicyGate::new(
+        policy,
+        project_root.clone(),
+        loaded.mode,
+        request.permission,
+        services.approver.clone(),
+        sink.clone(),
+    ));
+    let support = discover_support(&services.home, &project_root);
+    let hook_env = HookEnvironment {
+        session_id: session_id.to_string(),
+        cwd: project_root.clone(),
+        model: loaded.brain_id.clone(),
+        permission_mode: request.permission.as_str().to_string(),
+    };
+    Ok(RunShared {
+        sink: sink.clone(),
+        cancel: services.cancel.clone(),
+        session_id: session_id.clone(),
+        project_root,
+        brain_id: loaded.brain_id,
+        brain: loaded.brain,
+        mode: loaded.mode,
+        permission: request.permission,
+        factory: ModelFactory::new(services.home.clone(), loaded.models, services.client_options.clone(), services.client_override.clone()),
+        gate,
+        cache: Arc::new(EvidenceCache::new(EvidenceCacheConfig::default())),
+        stats,
+        exec_sessions: Arc::new(ExecSessions::new(ExecLimits::default())),
+        tools_config: loaded.tools,
+        hooks: loaded.hooks,
+        hook_env,
+        sections: SharedSections { environment, support: support.support_section() },
+        support_refs: support.context_refs(),
+        request: request.prompt.clone(),
+        images,
+        settings: loaded.settings,
+    })
+}
+
+async fn environment_section(root: &std::path::Path, brain: &str, mode: Mode) -> String {
+    let shell = std::env::var("SHELL")
+        .ok()
+        .and_then(|s| s.rsplit('/').next().map(str::to_string))
+        .unwrap_or_else(|| "sh".into());
+    format!(
+        "Working directory: {}\nPlatform: {} ({shell})\nToday: {}\nGit: {}\nBrain: {brain} ({mode} mode)",
+        root.display(),
+        std::env::consts::OS,
+        chrono::Local::now().format("%Y-%m-%d"),
+        describe_repository(root).await,
+    )
+}
+
+async fn pipeline(
+    request: &RunRequest,
+    services: &RunServices,
+    sink: &RunSink,
+    session_id: &SessionId,
+    stats: &Arc<ToolStats>,
+    draft: &mut Draft,
+) -> Result<(), Stop> {
+    let home = &services.home;
+    let loaded = load_everything(home, request).map_err(Stop::failed)?;
+    draft.set_brain(&loaded.brain_id, &loaded.brain.name, loaded.mode);
+    let continuing = session_has_runs(home, session_id);
+    let environment = environment_section(&request.project_root, &loaded.brain_id, loaded.mode).await;
+    let mut shared = build_shared(request, services, sink, session_id, loaded, stats.clone(), environment, Vec::new())
+        .map_err(Stop::failed)?;
+
+    // Hooks before anything else sees the prompt.
+    let source = if continuing { "resume" } else { "startup" };
+    let start = run_hooks(&shared.hooks, HookEvent::SessionStart, source, &shared.hook_env, json!({"source": source}), &shared.cancel).await;
+    let submit = run_hooks(
+        &shared.hooks,
+        HookEvent::UserPromptSubmit,
+        "",
+        &shared.hook_env,
+        json!({"prompt": request.prompt}),
+        &shared.cancel,
+    )
+    .await;
+    for (event, result, matcher) in [(HookEvent::SessionStart, &start, Some(source)), (HookEvent::UserPromptSubmit, &submit, None)] {
+        if result.is_empty() {
+            continue;
+        }
+        let record = result.to_record(event, matcher);
+        sink.record(match event {
+            HookEvent::SessionStart => Record::HookSessionStart(record),
+            _ => Record::HookUserPromptSubmit(record),
+        });
+        for problem in result.problems() {
+            sink.warning(problem.clone());
+            draft.warnings.push(problem);
+        }
+        if let Some(reason) = &result.blocked_reason {
+            return Err(Stop::Blocked(format!("the {} hook blocked this run: {reason}", event.name())));
+        }
+    }
+
+    // The request as agents see it: hook context, references, continuity.
+    let mut text = request.prompt.clone();
+    let hook_context: Vec<&String> = start.additional_context.iter().chain(&submit.additional_context).collect();
+    if !hook_context.is_empty() {
+        let bullets: Vec<String> = hook_context.iter().map(|c| format!("- {}", c.trim())).collect();
+        text = format!("Hook additional context:\n{}\n\n{text}", bullets.join("\n"));
+    }
+    let expanded: ExpandedPrompt = expand_references(
+        &text,
+        &ReferenceContext { project_root: &request.project_root, home, settings: &shared.settings },
+    );
+    let mut text = expanded.text;
+    if continuing
+        && !request.prompt.contains(&format!("@@{session_id}"))
+        && let Some(block) = continuity_block(home, session_id)
+    {
+        text = format!("{block}\n\nCurrent request:\n{text}");
+    }
+    shared.request = text;
+    shared.images = expanded
+        .images
+        .into_iter()
+        .map(|image| ContentPart::Image { mime_type: image.mime_type, data: image.data_base64 })
+        .collect();
+    let shared = Arc::new(shared);
+
+    // Plan.
+    let mut new_id = new_context_id;
+    let plan = plan::make_plan(&shared, &shared.request, request.routing, &mut new_id).await.map_err(|f| match f {
+        plan::PlanFailure::Cancelled => Stop::Cancelled,
+        plan::PlanFailure::ImageRouting(message) => Stop::failed(message),
+    })?;
+    draft.set_plan(&plan);
+    sink.record(Record::Routing(RoutingRecord {
+        source: plan.source,
+        primary_role: plan.primary,
+        reason: plan.reason.clone(),
+        confidence: plan.confidence,
+        model: shared.brain.router_policy().chain().first().cloned(),
+        fallback_reason: plan.fallback_reason.clone(),
+    }));
+    sink.record(Record::ContextPlan(ContextPlan { context: serde_json::to_value(&plan.brain_context).unwrap_or_default() }));
+    sink.record(Record::TodoPlan(TodoPlan {
+        todos: plan.todos.clone(),
+        dependencies: plan.dependencies.clone(),
+        reason: Some(plan.reason.clone()),
+    }));
+    for warning in &plan.warnings {
+        draft.warnings.push(warning.clone());
+    }
+
+    // Clarification gate: stop before any worker or tool.
+    if plan.clarification.required {
+        sink.record(Record::ClarificationRequest(ClarificationRequest { clarification: plan.clarification.clone(), attempt: None }));
+        let todo_ids: Vec<String> = plan.todos.iter().map(|t| t.id.clone()).collect();
+        draft.block_todos("waiting for clarification");
+        sink.record(Record::TodoUpdate(TodoUpdate {
+            phase: WorkerPhase::Primary,
+            role: Some(plan.primary),
+            status: TaskStatus::Blocked,
+            todo_ids,
+            todos: draft.todos.clone(),
+            summary: None,
+            error: Some("waiting for clarification".into()),
+        }));
+        draft.clarification = Some(plan.clarification.clone());
+        return Ok(());
+    }
+
+    let baseline = PatchBaseline::capture(&request.project_root).await;
+    if let Some(review) = plan_review(&shared, &plan) {
+        draft.plan_review = Some(finish::plan_review_for_report(&review));
+        sink.record(Record::ExecutionPlanReview(review));
+    }
+
+    // Support workers.
+    let limits = routing_limits(&shared.brain.routing, shared.mode);
+    let support_runs = workers::run_support_pool(&shared, &plan, limits.max_parallel_agents as usize)
+        .await
+        .map_err(Stop::from_agent)?;
+    for (index, run) in &support_runs {
+        draft.record_worker(*index, run);
+        sink.record(Record::TodoUpdate(TodoUpdate {
+            phase: WorkerPhase::Support,
+            role: Some(run.role),
+            status: run.status(),
+            todo_ids: plan.workers[*index].todo_ids.clone(),
+            todos: draft.todos.clone(),
+            summary: Some(braincode_context::clip_chars(&run.result.summary, 600)),
+            error: None,
+        }));
+    }
+    let results: Vec<ForwardedResult> = support_runs.values().map(workers::WorkerRun::forwarded).collect();
+
+    // Primary.
+    let Some(primary_plan) = primary::primary_worker(&plan).cloned() else {
+        return Err(Stop::failed("the plan has no primary worker"));
+    };
+    let policy = mode_policy(shared.mode);
+    let dispatch = (shared.settings.features.dynamic_dispatch
+        && policy.max_dynamic_dispatches > 0
+        && !matches!(primary_plan.role, braincode_protocol::Role::Review | braincode_protocol::Role::ImageMaker))
+    .then(|| {
+        Arc::new(dispatch::DispatchTool::new(
+            shared.clone(),
+            plan.brain_context.id.clone(),
+            primary_plan.role,
+            policy.max_dynamic_dispatches,
+            new_context_id,
+        ))
+    });
+    let support_summary = discover_support(home, &request.project_root).summary(&request.project_root);
+    let answer = primary::run_primary(&shared, &plan, &primary_plan, &results, dispatch.clone(), &support_summary).await;
+    if let Some(dispatch) = &dispatch {
+        draft.dispatched = match dispatch.runs.lock() {
+            Ok(runs) => runs.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+    }
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(primary::PrimaryFailure::Cancelled) => return Err(Stop::Cancelled),
+        Err(primary::PrimaryFailure::Failed(message)) => {
+            draft.fail_todos(&primary_plan.todo_ids, &message);
+            return Err(Stop::Failed { message, recorded: true });
+        }
+    };
+    draft.record_primary(&primary_plan, &answer.text, &answer.model);
+
+    // Review.
+    let patch = match &baseline {
+        Some(baseline) => baseline.summarize(&request.project_root).await,
+        None => None,
+    };
+    draft.patch = patch.clone();
+    let review_needed = (plan.requires_review || shared.gate.review_required())
+        && primary_plan.role != braincode_protocol::Role::Review;
+    if review_needed {
+        let worker = review::review_worker(&shared, &plan, &mut new_id);
+        let review_run = review::run_review(&shared, &plan, worker, &answer.text, &results, patch.as_ref())
+            .await
+            .map_err(Stop::from_agent)?;
+        draft.record_review(&plan, review_run);
+    }
+
+    // Stop hook: last word before the answer.
+    let stop = run_hooks(
+        &shared.hooks,
+        HookEvent::Stop,
+        "",
+        &shared.hook_env,
+        json!({"stop_hook_active": false, "last_assistant_message": answer.text}),
+        &shared.cancel,
+    )
+    .await;
+    let mut summary = answer.text.trim().to_string();
+    if !stop.is_empty() {
+        sink.record(Record::HookStop(stop.to_record(HookEvent::Stop, None)));
+        let feedback: Vec<String> = stop.blocked_reason.iter().chain(&stop.additional_context).cloned().collect();
+        if !feedback.is_empty() {
+            summary.push_str("\n\nHook feedback:\n");
+            summary.push_str(&feedback.iter().map(|f| format!("- {}", f.trim())).collect::<Vec<_>>().join("\n"));
+        }
+        for problem in stop.problems() {
+            draft.warnings.push(problem);
+        }
+    }
+    draft.summary = summary;
+    Ok(())
+}
+
+fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<ExecutionPlanReview> {
+    let mut effects = Vec::new();
+    let effect = |kind: &str, target: &str, risk: &str| SideEffect { kind: kind.into(), target: target.into(), risk: risk.into() };
+    match shared.permission {
+        PermissionMode::ReadOnly => {}
+        PermissionMode::AllowEdits => {
+            effects.push(effect("file_edit", "edit_file", "medium"));
+            effects.push(effect("patch", "apply_patch", "medium"));
+        }
+        PermissionMode::Yes => {
+            effects.push(effect("file_edit", "edit_file", "medium"));
+            effects.push(effect("patch", "apply_patch", "medium"));
+            effects.push(effect("command", "shell/exec_command/write_stdin/kill_background", "high"));
+            effects.push(effect("script", "run_script", "high"));
+        }
+    }
+    if effects.is_empty() {
+        return None;
+    }
+    let radical = shared.mode == Mode::Radical;
+    let mut triggers = Vec::new();
+    if plan.requires_review {
+        triggers.push("independent review required".to_string());
+    }
+    triggers.push("file mutation exposed".to_string());
+    if shared.permission == PermissionMode::Yes {
+        triggers.push("command execution exposed".to_string());
+    }
+    Some(ExecutionPlanReview {
+        plan_id: format!("{}:plan", plan.brain_context.id),
+        status: if radical { "auto_approved".into() } else { "approved".into() },
+        approver: if radical { "mode_policy".into() } else { "runtime_policy".into() },
+        required_review: plan.requires_review,
+        proposed_side_effects: effects,
+        validation_plan: ValidationPlan {
+            checks: if plan.requires_review { vec!["independent review worker".into()] } else { Vec::new() },
+            evidence: vec!["patch summary (git status)".into(), "git diff".into()],
+            success_criteria: plan.todos.iter().map(|t| t.title.clone()).collect(),
+        },
+        risk_triggers: triggers,
+        residual_pre_execution_risks: Vec::new(),
+    })
+}

@@ -1,0 +1,156 @@
+//! Planning: the routeBrain model with a structured-output schema, the conversational fast
+//! path, and the deterministic heuristic — whose use instead of the router is always
+//! recorded with its reason and shown to the user.
+
+use braincode_brain::{
+    PlanInput, RouterPromptInput, RoutingPlan, RuntimePlan, build_router_prompt, build_runtime_plan,
+    heuristic_route, is_fast_path_eligible, normalize_router_decision, parse_router_reply,
+    role_system_prompt, router_decision_schema, routing_limits,
+};
+use braincode_llm::{ChatMessage, ContentPart, ResponseSchema};
+use braincode_protocol::{AgentRef, Phase, Role, RoutingSource, ToolCallOrigin};
+
+use crate::agent::{AgentError, AgentSetup, DEFAULT_TOOL_TIMEOUT, run_agent};
+use crate::run::state::RunShared;
+
+/// How the plan should be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RoutingChoice {
+    /// Ask the routeBrain model (fast path and heuristic fallback apply).
+    #[default]
+    Auto,
+    /// Use the deterministic heuristic only (diagnostics, `--heuristic`).
+    HeuristicOnly,
+}
+
+/// Output cap of the router's reply.
+const ROUTER_MAX_TOKENS: u32 = 900;
+
+/// Why planning could not produce a plan at all.
+#[derive(Debug)]
+pub(crate) enum PlanFailure {
+    /// Cancelled.
+    Cancelled,
+    /// Image prompts need the router; it failed.
+    ImageRouting(String),
+}
+
+/// Makes the run's plan.
+pub(crate) async fn make_plan(
+    shared: &RunShared,
+    prompt: &str,
+    choice: RoutingChoice,
+    new_id: &mut dyn FnMut() -> String,
+) -> Result<RuntimePlan, PlanFailure> {
+    let brain = &shared.brain;
+    let heuristic = heuristic_route(prompt, brain, shared.mode);
+    let image_count = shared.images.len();
+    let (routing, source, fallback_reason) = match choice {
+        RoutingChoice::HeuristicOnly => {
+            let mut plan = heuristic;
+            plan.reason = "heuristic diagnostic; router brain not requested".into();
+            (plan, RoutingSource::Heuristic, None)
+        }
+        RoutingChoice::Auto if image_count == 0 && is_fast_path_eligible(prompt, &heuristic, image_count) => {
+            let mut plan = heuristic;
+            plan.reason = "conversational fast path; router brain skipped".into();
+            (plan, RoutingSource::Heuristic, None)
+        }
+        RoutingChoice::Auto => match route_with_brain(shared, prompt, &heuristic).await {
+            Ok(plan) => (plan, RoutingSource::RouterBrain, None),
+            Err(RouterFailure::Cancelled) => return Err(PlanFailure::Cancelled),
+            Err(RouterFailure::Failed(reason)) => {
+                if image_count > 0 {
+                    return Err(PlanFailure::ImageRouting(format!(
+                        "image routing failed ({reason}); prompts with images need the router brain, so there is deliberately no heuristic fallback"
+                    )));
+                }
+                let mut plan = heuristic;
+                plan.reason = "deterministic heuristic plan (router brain unavailable)".into();
+                shared.sink.warning(format!("router brain not used: {reason}; planned with the heuristic"));
+                (plan, RoutingSource::Heuristic, Some(reason))
+            }
+        },
+    };
+    Ok(build_runtime_plan(PlanInput {
+        brain_id: &shared.brain_id,
+        brain,
+        mode: shared.mode,
+        goal: prompt,
+        routing,
+        source,
+        fallback_reason,
+        new_id,
+    }))
+}
+
+enum RouterFailure {
+    Cancelled,
+    Failed(String),
+}
+
+async fn route_with_brain(
+    shared: &RunShared,
+    prompt: &str,
+    heuristic: &RoutingPlan,
+) -> Result<RoutingPlan, RouterFailure> {
+    let brain = &shared.brain;
+    let policy = brain.router_policy();
+    let limits = routing_limits(&brain.routing, shared.mode);
+    let selection = shared.factory.candidates(&policy.chain(), !shared.images.is_empty());
+    if selection.is_empty() {
+        return Err(RouterFailure::Failed(selection.error_message("routeBrain")));
+    }
+    let router_prompt = build_router_prompt(&RouterPromptInput {
+        prompt,
+        mode: shared.mode,
+        limits,
+        image_count: shared.images.len(),
+        brain,
+        models: shared.factory.catalog(),
+    });
+    let mut reasons = Vec::new();
+    for (index, candidate) in selection.usable.iter().enumerate() {
+        let model_id = candidate.definition.id.clone();
+        shared.sink.status(format!("routing with routeBrain on {model_id}"));
+        let client = match shared.factory.client(candidate).await {
+            Ok(client) => client,
+            Err(err) => {
+                reasons.push(format!("{model_id}: {err}"));
+                continue;
+            }
+        };
+        let setup = AgentSetup {
+            agent: AgentRef { role: Role::RouteBrain, phase: Phase::Router, context_id: String::new(), model: Some(model_id.clone()) },
+            origin: ToolCallOrigin {
+                phase: Some(Phase::Router),
+                role: Some(Role::RouteBrain),
+                agent_session_id: Some(format!("{}:router", shared.session_id)),
+                attempt: Some(index as u32 + 1),
+                ..shared.origin()
+            },
+            model_id: model_id.clone(),
+            provider: candidate.definition.provider.clone(),
+            system_prompt: role_system_prompt(Role::RouteBrain, brain),
+            tools: Vec::new(),
+            max_turns: 0,
+            thinking: policy.thinking_level,
+            max_tokens: Some(ROUTER_MAX_TOKENS),
+            temperature: None,
+            response_schema: Some(ResponseSchema { name: "router_decision".into(), schema: router_decision_schema(&limits) }),
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            stream_text: false,
+        };
+        let mut content = vec![ContentPart::Text { text: router_prompt.clone() }];
+        content.extend(shared.images.iter().cloned());
+        match run_agent(&setup, &shared.services(client), vec![ChatMessage::User { content }]).await {
+            Ok(outcome) => match parse_router_reply(&outcome.text) {
+                Ok(raw) => return Ok(normalize_router_decision(&raw, heuristic, &limits, brain)),
+                Err(err) => reasons.push(format!("{model_id}: the reply was not a usable plan ({err})")),
+            },
+            Err(AgentError::Cancelled) => return Err(RouterFailure::Cancelled),
+            Err(err) => reasons.push(format!("{model_id}: {err}")),
+        }
+    }
+    Err(RouterFailure::Failed(reasons.join("; ")))
+}

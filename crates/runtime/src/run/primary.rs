@@ -1,0 +1,170 @@
+//! The primary agent: merges worker results and acts with tools, trying each model
+//! candidate in turn.
+
+use std::sync::Arc;
+
+use braincode_brain::{RuntimePlan, RuntimeWorkerPlan, role_system_prompt};
+use braincode_llm::{ChatMessage, ContentPart, ErrorKind, ModelError};
+use braincode_protocol::{
+    AgentRef, Handoff, HandoffTrigger, Phase, ProjectSupportSummary, Record, RunError, RunStart,
+    ToolCallOrigin, WorkerPhase,
+};
+use braincode_tools::{SharedTool, ToolMode, builtin_tools};
+
+use crate::agent::{AgentError, AgentSetup, DEFAULT_TOOL_TIMEOUT, run_agent};
+use crate::approval::PermissionMode;
+use crate::run::dispatch::DispatchTool;
+use crate::run::prompts::{ForwardedResult, primary_prompt};
+use crate::run::state::RunShared;
+
+/// Tool turns the primary may take.
+const PRIMARY_MAX_TURNS: u32 = 40;
+
+/// The primary's answer.
+pub(crate) struct PrimaryAnswer {
+    pub text: String,
+    pub model: String,
+}
+
+/// Why the primary gave no answer.
+pub(crate) enum PrimaryFailure {
+    Cancelled,
+    Failed(String),
+}
+
+/// The local tool mode for a permission mode.
+pub(crate) fn tool_mode(permission: PermissionMode) -> ToolMode {
+    match permission {
+        PermissionMode::ReadOnly => ToolMode::ReadOnly,
+        PermissionMode::AllowEdits => ToolMode::ReadWrite,
+        PermissionMode::Yes => ToolMode::All,
+    }
+}
+
+pub(crate) async fn run_primary(
+    shared: &Arc<RunShared>,
+    plan: &RuntimePlan,
+    worker: &RuntimeWorkerPlan,
+    results: &[ForwardedResult],
+    dispatch: Option<Arc<DispatchTool>>,
+    support: &ProjectSupportSummary,
+) -> Result<PrimaryAnswer, PrimaryFailure> {
+    let role = worker.role;
+    let selection = shared.factory.candidates(&worker.model_chain, !shared.images.is_empty());
+    if selection.is_empty() {
+        let message = selection.error_message(role.as_str());
+        shared.sink.record(Record::RunError(RunError {
+            error: message.clone(),
+            kind: Some(ErrorKind::MissingApiKey.as_str().into()),
+            attempt: None,
+            will_fallback: Some(false),
+        }));
+        return Err(PrimaryFailure::Failed(message));
+    }
+    let total = selection.usable.len();
+    let mut errors = Vec::new();
+    for (index, candidate) in selection.usable.iter().enumerate() {
+        let attempt = index as u32 + 1;
+        let model_id = candidate.definition.id.clone();
+        shared.sink.record(Record::RunStart(RunStart {
+            prompt: shared.request.clone(),
+            plan: serde_json::to_value(plan).ok(),
+            project_support: Some(support.clone()),
+            model: Some(model_id.clone()),
+            attempt: Some(attempt),
+        }));
+        shared.sink.status(format!("primary {role} running on {model_id}"));
+        let mut tools: Vec<SharedTool> = Vec::new();
+        if candidate.definition.supports_tools {
+            tools = builtin_tools(tool_mode(shared.permission), &shared.tools_config, shared.exec_sessions.clone());
+            if let Some(dispatch) = &dispatch {
+                tools.push(dispatch.clone());
+            }
+        }
+        let tool_names: Vec<String> = tools.iter().map(|t| t.definition().name.clone()).collect();
+        let dispatch_note = dispatch.as_ref().filter(|_| !tools.is_empty()).map(|_| {
+            "Use dispatch_specialist only when a focused specialist answer would change what you do."
+        });
+        let prompt = primary_prompt(&shared.sections, &shared.request, &tool_names, results, dispatch_note);
+        let mut content = vec![ContentPart::Text { text: prompt }];
+        content.extend(shared.images.iter().cloned());
+        let setup = AgentSetup {
+            agent: AgentRef { role, phase: Phase::Primary, context_id: worker.context_id.to_string(), model: Some(model_id.clone()) },
+            origin: ToolCallOrigin {
+                phase: Some(Phase::Primary),
+                role: Some(role),
+                agent_session_id: Some(format!("{}-{attempt}", worker.context_id)),
+                task_id: Some(worker.context_id.to_string()),
+                parent_id: Some(plan.brain_context.id.to_string()),
+                attempt: Some(attempt),
+                ..shared.origin()
+            },
+            model_id: model_id.clone(),
+            provider: candidate.definition.provider.clone(),
+            system_prompt: role_system_prompt(role, &shared.brain),
+            tools,
+            max_turns: PRIMARY_MAX_TURNS,
+            thinking: worker.thinking_level,
+            max_tokens: None,
+            temperature: None,
+            response_schema: None,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            stream_text: true,
+        };
+        let outcome = match shared.factory.client(candidate).await {
+            Ok(client) => run_agent(&setup, &shared.services(client), vec![ChatMessage::User { content }]).await,
+            Err(err) => Err(AgentError::Model(err)),
+        };
+        let error = match outcome {
+            Ok(outcome) if !outcome.text.trim().is_empty() => {
+                return Ok(PrimaryAnswer { text: outcome.text, model: model_id });
+            }
+            Ok(_) => AgentError::Model(
+                ModelError::new(
+                    ErrorKind::EmptyReply,
+                    format!("{model_id} returned an empty answer via {}", candidate.definition.api.as_str()),
+                )
+                .with_model(model_id.clone()),
+            ),
+            Err(AgentError::Cancelled) => return Err(PrimaryFailure::Cancelled),
+            Err(err) => err,
+        };
+        if let AgentError::ContextTooLarge { estimated, limit } = &error {
+            shared.sink.record(Record::Handoff(Handoff {
+                summary: format!("The {role} agent stopped: {error}"),
+                focus: Some("automatic context-size guard".into()),
+                trigger: Some(HandoffTrigger::Auto),
+                estimated_bytes: Some(*estimated as u64),
+                limit_bytes: Some(*limit as u64),
+            }));
+        }
+        let will_fallback = error.allows_fallback() && index + 1 < total;
+        let kind = match &error {
+            AgentError::Model(err) => err.kind.as_str().to_string(),
+            AgentError::ContextTooLarge { .. } => "context_too_long".into(),
+            AgentError::Cancelled => "aborted".into(),
+        };
+        let text = match &error {
+            AgentError::Model(err) => err.humanized(),
+            other => other.to_string(),
+        };
+        shared.sink.record(Record::RunError(RunError {
+            error: text.clone(),
+            kind: Some(kind),
+            attempt: Some(attempt),
+            will_fallback: Some(will_fallback),
+        }));
+        errors.push(text);
+        if will_fallback {
+            shared.sink.warning(format!("primary: {model_id} failed; trying the next model"));
+        } else {
+            break;
+        }
+    }
+    Err(PrimaryFailure::Failed(errors.join("\n")))
+}
+
+/// The primary worker of a plan.
+pub(crate) fn primary_worker(plan: &RuntimePlan) -> Option<&RuntimeWorkerPlan> {
+    plan.workers.iter().find(|w| w.phase == WorkerPhase::Primary)
+}

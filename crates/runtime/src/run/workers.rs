@@ -1,0 +1,399 @@
+//! Isolated workers: one handoff packet in, one typed result out; and the dependency-aware
+//! pool that runs the support workers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use braincode_brain::{RuntimePlan, RuntimeWorkerPlan, is_read_only_support_role, role_system_prompt};
+use braincode_context::{
+    HandoffPacket, WorkerResult, handoff_message, normalize_review_decision, normalize_worker_result,
+    result_message, review_result_schema, worker_result_schema,
+};
+use braincode_llm::{ChatMessage, ContentPart, ResponseSchema};
+use braincode_protocol::{
+    AgentMessageRecord, AgentRef, ContextId, Phase, Record, ReviewDecision, Role, TaskStatus,
+    ToolCallOrigin, WorkerEnd, WorkerError, WorkerPhase, WorkerStart,
+};
+use braincode_tools::{SharedTool, ToolMode, builtin_tools};
+use serde_json::json;
+use tokio::task::JoinSet;
+
+use crate::agent::{AgentError, AgentSetup, DEFAULT_TOOL_TIMEOUT, run_agent};
+use crate::hooks::{HookEvent, run_hooks};
+use crate::run::prompts::{ForwardedResult, worker_prompt};
+use crate::run::state::RunShared;
+
+/// Tool turns a support worker may take.
+const WORKER_MAX_TURNS: u32 = 12;
+/// Output cap of one worker reply.
+const WORKER_MAX_TOKENS: u32 = 1_500;
+
+/// What one worker produced.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkerRun {
+    pub role: Role,
+    pub phase: WorkerPhase,
+    pub result: WorkerResult,
+    pub review: Option<ReviewDecision>,
+    pub model: Option<String>,
+}
+
+impl WorkerRun {
+    pub fn status(&self) -> TaskStatus {
+        self.result.progress.status
+    }
+
+    pub fn forwarded(&self) -> ForwardedResult {
+        ForwardedResult {
+            role: self.role,
+            result: self.result.clone(),
+            verdict: self.review.as_ref().map(|r| r.decision.as_str().to_string()),
+        }
+    }
+}
+
+/// How a worker is asked: its plan entry, its upstream results and extra prompt parts.
+pub(crate) struct WorkerJob {
+    pub plan: RuntimeWorkerPlan,
+    /// The brain context the worker reports to.
+    pub parent: ContextId,
+    pub upstream: Vec<ForwardedResult>,
+    /// For the reviewer: a fully built prompt replaces the worker prompt.
+    pub prompt_override: Option<Box<dyn Fn(&HandoffPacket) -> String + Send + Sync>>,
+}
+
+fn blocked_result(handoff: &HandoffPacket, reason: &str) -> WorkerResult {
+    let mut result = WorkerResult::failed(handoff, reason);
+    result.progress.status = TaskStatus::Blocked;
+    result
+}
+
+fn worker_tools(shared: &RunShared, role: Role, supports_tools: bool) -> (Vec<SharedTool>, String) {
+    if !supports_tools {
+        return (Vec::new(), "No tools: answer from the handoff and the results above.".into());
+    }
+    if is_read_only_support_role(role) {
+        let tools = builtin_tools(ToolMode::ReadOnly, &shared.tools_config, shared.exec_sessions.clone());
+        return (
+            tools,
+            "Read-only tools (list_files, read_file, search_files, git_diff, get_changed_files). You cannot change files or run commands.".into(),
+        );
+    }
+    (Vec::new(), "No local tools for this role: reason from the handoff and the results above.".into())
+}
+
+/// Runs one worker, trying each model candidate in turn. Never fails: every failure becomes a
+/// failed (or blocked) result, except cancellation.
+pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<WorkerRun, AgentError> {
+    let plan = &job.plan;
+    let role = plan.role;
+    let phase = plan.phase;
+    let handoff = HandoffPacket::for_worker(
+        &job.parent,
+        plan.context_id.clone(),
+        role,
+        phase,
+        &plan.goal,
+        shared.support_refs.clone(),
+    );
+    shared.sink.record(Record::AgentMessage(AgentMessageRecord {
+        phase,
+        worker: role,
+        message: handoff_message(&handoff),
+        attempt: None,
+    }));
+    let done = |result: WorkerResult, review: Option<ReviewDecision>, model: Option<String>| WorkerRun {
+        role,
+        phase,
+        result,
+        review,
+        model,
+    };
+
+    let selection = shared.factory.candidates(&plan.model_chain, !shared.images.is_empty());
+    if selection.is_empty() {
+        let message = format!("{role} worker failed: {}", selection.error_message(role.as_str()));
+        shared.sink.record(Record::WorkerError(WorkerError {
+            phase,
+            worker: role,
+            error: Some(message.clone()),
+            handoff: serde_json::to_value(&handoff).ok(),
+            attempt: None,
+            will_fallback: Some(false),
+        }));
+        return Ok(done(WorkerResult::failed(&handoff, &message), None, None));
+    }
+
+    // SubagentStart hooks may add context or stop this worker (a block is enforced).
+    let start = run_hooks(
+        &shared.hooks,
+        HookEvent::SubagentStart,
+        role.as_str(),
+        &shared.hook_env,
+        json!({"agent_id": plan.context_id.as_str(), "agent_type": role.as_str(), "permission_mode": shared.permission.as_str()}),
+        &shared.cancel,
+    )
+    .await;
+    if !start.is_empty() {
+        shared.sink.record(Record::HookSubagentStart(start.to_record(HookEvent::SubagentStart, Some(role.as_str()))));
+        for problem in start.problems() {
+            shared.sink.warning(problem);
+        }
+    }
+    if let Some(reason) = &start.blocked_reason {
+        let message = format!("{role} worker blocked by a SubagentStart hook: {reason}");
+        let result = blocked_result(&handoff, &message);
+        shared.sink.record(Record::WorkerEnd(WorkerEnd {
+            phase,
+            worker: role,
+            result: serde_json::to_value(&result).ok(),
+            attempt: None,
+        }));
+        return Ok(done(result, None, None));
+    }
+
+    let total = selection.usable.len();
+    let mut last_error = String::new();
+    for (index, candidate) in selection.usable.iter().enumerate() {
+        let attempt = index as u32 + 1;
+        let model_id = candidate.definition.id.clone();
+        let agent_session_id = format!("{}-{attempt}", plan.context_id);
+        shared.sink.record(Record::WorkerStart(WorkerStart {
+            phase,
+            worker: role,
+            goal: plan.goal.clone(),
+            handoff: serde_json::to_value(&handoff).ok(),
+            model: Some(model_id.clone()),
+            agent_session_id: Some(agent_session_id.clone()),
+            attempt: Some(attempt),
+        }));
+        shared.sink.status(format!("{role} ({}) running on {model_id}", phase.as_str()));
+
+        let outcome = match shared.factory.client(candidate).await {
+            Ok(client) => {
+                let (tools, tool_note) = worker_tools(shared, role, candidate.definition.supports_tools);
+                let prompt = match &job.prompt_override {
+                    Some(build) => build(&handoff),
+                    None => worker_prompt(
+                        &shared.sections,
+                        &shared.request,
+                        &job.upstream,
+                        &handoff,
+                        &tool_note,
+                        &start.additional_context,
+                    ),
+                };
+                let mut content = vec![ContentPart::Text { text: prompt }];
+                content.extend(shared.images.iter().cloned());
+                let schema = if phase == WorkerPhase::Review { review_result_schema() } else { worker_result_schema() };
+                let setup = AgentSetup {
+                    agent: AgentRef {
+                        role,
+                        phase: Phase::from(phase),
+                        context_id: plan.context_id.to_string(),
+                        model: Some(model_id.clone()),
+                    },
+                    origin: ToolCallOrigin {
+                        phase: Some(Phase::from(phase)),
+                        role: Some(role),
+                        agent_session_id: Some(agent_session_id.clone()),
+                        task_id: Some(plan.context_id.to_string()),
+                        parent_id: Some(handoff.task.parent_id.to_string()),
+                        attempt: Some(attempt),
+                        ..shared.origin()
+                    },
+                    model_id: model_id.clone(),
+                    provider: candidate.definition.provider.clone(),
+                    system_prompt: role_system_prompt(role, &shared.brain),
+                    tools,
+                    max_turns: WORKER_MAX_TURNS,
+                    thinking: plan.thinking_level,
+                    max_tokens: Some(WORKER_MAX_TOKENS),
+                    temperature: None,
+                    response_schema: Some(ResponseSchema {
+                        name: if phase == WorkerPhase::Review { "review_result".into() } else { "worker_result".into() },
+                        schema,
+                    }),
+                    tool_timeout: DEFAULT_TOOL_TIMEOUT,
+                    stream_text: false,
+                };
+                run_agent(&setup, &shared.services(client), vec![ChatMessage::User { content }]).await
+            }
+            Err(err) => Err(AgentError::Model(err)),
+        };
+
+        match outcome {
+            Ok(outcome) => {
+                let (result, review) = if phase == WorkerPhase::Review {
+                    let normalized = normalize_review_decision(&outcome.text, &handoff);
+                    (normalized.result, Some(normalized.decision))
+                } else {
+                    (normalize_worker_result(&outcome.text, &handoff), None)
+                };
+                shared.sink.record(Record::AgentMessage(AgentMessageRecord {
+                    phase,
+                    worker: role,
+                    message: result_message(&result),
+                    attempt: Some(attempt),
+                }));
+                shared.sink.record(Record::WorkerEnd(WorkerEnd {
+                    phase,
+                    worker: role,
+                    result: serde_json::to_value(&result).ok(),
+                    attempt: Some(attempt),
+                }));
+                let stop = run_hooks(
+                    &shared.hooks,
+                    HookEvent::SubagentStop,
+                    role.as_str(),
+                    &shared.hook_env,
+                    json!({
+                        "agent_id": plan.context_id.as_str(),
+                        "agent_type": role.as_str(),
+                        "agent_transcript_path": null,
+                        "stop_hook_active": false,
+                        "last_assistant_message": result.summary,
+                    }),
+                    &shared.cancel,
+                )
+                .await;
+                if !stop.is_empty() {
+                    shared.sink.record(Record::HookSubagentStop(stop.to_record(HookEvent::SubagentStop, Some(role.as_str()))));
+                }
+                return Ok(done(result, review, Some(model_id)));
+            }
+            Err(AgentError::Cancelled) => return Err(AgentError::Cancelled),
+            Err(err) => {
+                let will_fallback = err.allows_fallback() && index + 1 < total;
+                last_error = err.to_string();
+                shared.sink.record(Record::WorkerError(WorkerError {
+                    phase,
+                    worker: role,
+                    error: Some(last_error.clone()),
+                    handoff: None,
+                    attempt: Some(attempt),
+                    will_fallback: Some(will_fallback),
+                }));
+                if will_fallback {
+                    shared.sink.warning(format!("{role} worker: {model_id} failed ({last_error}); trying the next model"));
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+    let message = format!("{role} worker failed: {last_error}");
+    Ok(done(WorkerResult::failed(&handoff, &message), None, None))
+}
+
+/// The support workers' upstream workers: the owners of every todo that one of the worker's
+/// todos depends on.
+fn upstream_of(plan: &RuntimePlan, worker: usize) -> BTreeSet<usize> {
+    let mine: BTreeSet<&str> = plan.workers[worker].todo_ids.iter().map(String::as_str).collect();
+    let owner = |todo: &str| plan.workers.iter().position(|w| w.todo_ids.iter().any(|t| t == todo));
+    plan.dependencies
+        .iter()
+        .filter(|edge| mine.contains(edge.to.as_str()))
+        .filter_map(|edge| owner(&edge.from))
+        .filter(|&upstream| upstream != worker)
+        .collect()
+}
+
+/// Runs the support workers in a continuous pool of at most `limit`, starting each as soon as
+/// every upstream worker completed. A worker whose upstream failed or was blocked is blocked.
+pub(crate) async fn run_support_pool(
+    shared: &Arc<RunShared>,
+    plan: &RuntimePlan,
+    limit: usize,
+) -> Result<BTreeMap<usize, WorkerRun>, AgentError> {
+    let support: Vec<usize> = plan
+        .workers
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.phase == WorkerPhase::Support)
+        .map(|(i, _)| i)
+        .collect();
+    let limit = limit.max(1);
+    let mut pending: Vec<usize> = support.clone();
+    let mut finished: BTreeMap<usize, WorkerRun> = BTreeMap::new();
+    let mut running: JoinSet<(usize, Result<WorkerRun, AgentError>)> = JoinSet::new();
+
+    loop {
+        let mut still_pending = Vec::new();
+        for index in pending {
+            let upstream = upstream_of(plan, index);
+            let support_upstream: Vec<usize> = upstream.into_iter().filter(|u| support.contains(u)).collect();
+            if let Some(bad) = support_upstream
+                .iter()
+                .find(|u| finished.get(u).is_some_and(|r| r.status() != TaskStatus::Completed))
+            {
+                let upstream_role = plan.workers[*bad].role;
+                let reason = format!("blocked: upstream {upstream_role} worker did not complete");
+                finished.insert(index, blocked_run(shared, plan, index, &reason));
+                continue;
+            }
+            let ready = support_upstream.iter().all(|u| finished.contains_key(u));
+            if ready && running.len() < limit {
+                let job = WorkerJob {
+                    plan: plan.workers[index].clone(),
+                    parent: plan.brain_context.id.clone(),
+                    upstream: support_upstream.iter().filter_map(|u| finished.get(u)).map(WorkerRun::forwarded).collect(),
+                    prompt_override: None,
+                };
+                let shared = Arc::clone(shared);
+                running.spawn(async move { (index, run_worker(&shared, job).await) });
+            } else {
+                still_pending.push(index);
+            }
+        }
+        pending = still_pending;
+        let Some(joined) = running.join_next().await else {
+            // Nothing runs and nothing can start: whatever is left waits on a cycle.
+            for index in pending {
+                let reason = "blocked: dependency graph blocked or cyclic";
+                finished.insert(index, blocked_run(shared, plan, index, reason));
+            }
+            break;
+        };
+        match joined {
+            Ok((index, Ok(run))) => {
+                finished.insert(index, run);
+            }
+            Ok((_, Err(err))) => {
+                running.abort_all();
+                return Err(err);
+            }
+            Err(join_error) => {
+                running.abort_all();
+                if join_error.is_cancelled() {
+                    return Err(AgentError::Cancelled);
+                }
+                return Err(AgentError::Model(braincode_llm::ModelError::new(
+                    braincode_llm::ErrorKind::InvalidResponse,
+                    format!("a worker stopped unexpectedly: {join_error}"),
+                )));
+            }
+        }
+    }
+    Ok(finished)
+}
+
+fn blocked_run(shared: &RunShared, plan: &RuntimePlan, index: usize, reason: &str) -> WorkerRun {
+    let worker = &plan.workers[index];
+    let handoff = HandoffPacket::for_worker(
+        &plan.brain_context.id,
+        worker.context_id.clone(),
+        worker.role,
+        worker.phase,
+        &worker.goal,
+        Vec::new(),
+    );
+    let result = blocked_result(&handoff, reason);
+    shared.sink.record(Record::WorkerEnd(WorkerEnd {
+        phase: worker.phase,
+        worker: worker.role,
+        result: serde_json::to_value(&result).ok(),
+        attempt: None,
+    }));
+    WorkerRun { role: worker.role, phase: worker.phase, result, review: None, model: None }
+}
