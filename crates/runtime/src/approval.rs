@@ -142,16 +142,17 @@ impl PolicyGate {
         reason: Option<String>,
         policy: Option<Value>,
     ) {
-        self.sink.record(Record::ToolApprovalDecision(ToolApprovalDecision {
-            tool_call_id: request.call.id.clone(),
-            tool_name: request.tool.name.clone(),
-            decision,
-            approver,
-            origin: request.origin.clone(),
-            reason,
-            args_summary: summarize_json(&request.call.arguments),
-            permission_policy: policy,
-        }));
+        self.sink
+            .record(Record::ToolApprovalDecision(ToolApprovalDecision {
+                tool_call_id: request.call.id.clone(),
+                tool_name: request.tool.name.clone(),
+                decision,
+                approver,
+                origin: request.origin.clone(),
+                reason,
+                args_summary: summarize_json(&request.call.arguments),
+                permission_policy: policy,
+            }));
     }
 }
 
@@ -182,12 +183,22 @@ impl ToolGate for PolicyGate {
         let needs_approval = requires_approval(request.tool, &request.call.arguments, &evaluation);
         if !needs_approval {
             if evaluation.decision == Some(PolicyDecision::Allow) {
-                self.record(&request, ApprovalDecision::Allowed, Approver::PermissionPolicy, None, policy_json);
+                self.record(
+                    &request,
+                    ApprovalDecision::Allowed,
+                    Approver::PermissionPolicy,
+                    None,
+                    policy_json,
+                );
             }
             return GateOutcome::Allow;
         }
         if self.mode == Mode::Radical || self.permission == PermissionMode::Yes {
-            let why = if self.mode == Mode::Radical { "radical mode" } else { "--yes" };
+            let why = if self.mode == Mode::Radical {
+                "radical mode"
+            } else {
+                "--yes"
+            };
             self.record(
                 &request,
                 ApprovalDecision::AutoApproved,
@@ -197,7 +208,9 @@ impl ToolGate for PolicyGate {
             );
             return GateOutcome::Allow;
         }
-        if self.permission == PermissionMode::AllowEdits && request.tool.permission == ToolPermission::Write {
+        if self.permission == PermissionMode::AllowEdits
+            && request.tool.permission == ToolPermission::Write
+        {
             self.record(
                 &request,
                 ApprovalDecision::Approved,
@@ -221,9 +234,19 @@ impl ToolGate for PolicyGate {
             let reason = format!(
                 "{} needs approval and nobody can approve it in this run; rerun with {} to allow it",
                 request.tool.name,
-                if request.tool.permission == ToolPermission::Write { "--allow-edits or --yes" } else { "--yes" }
+                if request.tool.permission == ToolPermission::Write {
+                    "--allow-edits or --yes"
+                } else {
+                    "--yes"
+                }
             );
-            self.record(&request, ApprovalDecision::Blocked, Approver::RuntimePolicy, Some(reason.clone()), policy_json);
+            self.record(
+                &request,
+                ApprovalDecision::Blocked,
+                Approver::RuntimePolicy,
+                Some(reason.clone()),
+                policy_json,
+            );
             return GateOutcome::Refuse(format!("blocked: {reason}"));
         };
         let ask = ApprovalRequest {
@@ -235,7 +258,13 @@ impl ToolGate for PolicyGate {
         };
         match handler.decide(&ask).await {
             ApprovalAnswer::Approve => {
-                self.record(&request, ApprovalDecision::Approved, Approver::Human, None, policy_json);
+                self.record(
+                    &request,
+                    ApprovalDecision::Approved,
+                    Approver::Human,
+                    None,
+                    policy_json,
+                );
                 GateOutcome::Allow
             }
             ApprovalAnswer::ApproveForSession => {
@@ -250,7 +279,13 @@ impl ToolGate for PolicyGate {
                 GateOutcome::Allow
             }
             ApprovalAnswer::Block(reason) => {
-                self.record(&request, ApprovalDecision::Blocked, Approver::Human, Some(reason.clone()), policy_json);
+                self.record(
+                    &request,
+                    ApprovalDecision::Blocked,
+                    Approver::Human,
+                    Some(reason.clone()),
+                    policy_json,
+                );
                 GateOutcome::Refuse(format!("blocked by the user: {reason}"))
             }
         }

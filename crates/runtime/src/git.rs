@@ -23,24 +23,38 @@ async fn git(root: &Path, args: &[&str], timeout: Duration) -> Option<String> {
         .kill_on_drop(true)
         .output();
     let output = tokio::time::timeout(timeout, child).await.ok()?.ok()?;
-    output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// One line for the environment section: branch and cleanliness, or why there is none.
 pub async fn describe_repository(root: &Path) -> String {
     let probe = Duration::from_millis(1_000);
     let Some(branch) = git(root, &["rev-parse", "--abbrev-ref", "HEAD"], probe).await else {
-        return if git(root, &["rev-parse", "--git-dir"], probe).await.is_some() {
+        return if git(root, &["rev-parse", "--git-dir"], probe)
+            .await
+            .is_some()
+        {
             "git repository with no commits yet".to_string()
         } else {
             "not a git repository".to_string()
         };
     };
     let branch = branch.trim();
-    let changed = git(root, &["status", "--porcelain=v1", "--untracked-files=normal"], probe)
-        .await
-        .map(|s| s.lines().count());
-    let head = if branch == "HEAD" { "detached HEAD".to_string() } else { format!("branch {branch}") };
+    let changed = git(
+        root,
+        &["status", "--porcelain=v1", "--untracked-files=normal"],
+        probe,
+    )
+    .await
+    .map(|s| s.lines().count());
+    let head = if branch == "HEAD" {
+        "detached HEAD".to_string()
+    } else {
+        format!("branch {branch}")
+    };
     match changed {
         Some(0) => format!("{head}, clean"),
         Some(n) => format!("{head}, {n} changed file(s)"),
@@ -55,7 +69,12 @@ pub struct PatchBaseline {
 }
 
 async fn dirty_entries(root: &Path) -> Option<Vec<(String, String)>> {
-    let out = git(root, &["status", "--porcelain=v1", "-z", "--untracked-files=all"], GIT_TIMEOUT).await?;
+    let out = git(
+        root,
+        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+        GIT_TIMEOUT,
+    )
+    .await?;
     let mut entries = Vec::new();
     let mut fields = out.split('\0').filter(|f| !f.is_empty());
     while let Some(field) = fields.next() {
@@ -76,7 +95,11 @@ async fn dirty_entries(root: &Path) -> Option<Vec<(String, String)>> {
 async fn content_hashes(root: &Path, paths: &[&str]) -> BTreeMap<String, String> {
     let mut hashes = BTreeMap::new();
     for chunk in paths.chunks(200) {
-        let existing: Vec<&str> = chunk.iter().copied().filter(|p| root.join(p).is_file()).collect();
+        let existing: Vec<&str> = chunk
+            .iter()
+            .copied()
+            .filter(|p| root.join(p).is_file())
+            .collect();
         if existing.is_empty() {
             continue;
         }
@@ -118,7 +141,10 @@ impl PatchBaseline {
         let mut changed = Vec::new();
         let mut pre_existing = Vec::new();
         for (path, status) in entries {
-            let file = ChangedFile { path: path.clone(), status: status.clone() };
+            let file = ChangedFile {
+                path: path.clone(),
+                status: status.clone(),
+            };
             match self.entries.get(&path) {
                 Some((before_status, before_hash))
                     if *before_status == status && *before_hash == hashes.get(&path).cloned() =>
@@ -132,7 +158,10 @@ impl PatchBaseline {
         for (path, (status, _)) in &self.entries {
             let still_dirty = changed.iter().chain(&pre_existing).any(|f| &f.path == path);
             if !still_dirty {
-                changed.push(ChangedFile { path: path.clone(), status: format!("{status}→clean") });
+                changed.push(ChangedFile {
+                    path: path.clone(),
+                    status: format!("{status}→clean"),
+                });
             }
         }
         let diff_stats = diff_stats(root).await;
@@ -147,75 +176,34 @@ impl PatchBaseline {
 
 async fn diff_stats(root: &Path) -> Option<DiffStats> {
     let mut stats = DiffStats::default();
-    for args in [&["diff", "--numstat"][..], &["diff", "--cached", "--numstat"][..]] {
+    for args in [
+        &["diff", "--numstat"][..],
+        &["diff", "--cached", "--numstat"][..],
+    ] {
         let out = git(root, args, GIT_TIMEOUT).await?;
         for line in out.lines() {
             let mut parts = line.split('\t');
-            let added = parts.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
-            let removed = parts.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            let added = parts
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+            let removed = parts
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
             stats.files += 1;
             stats.insertions += added;
             stats.deletions += removed;
         }
     }
-    let untracked = git(root, &["ls-files", "--others", "--exclude-standard"], GIT_TIMEOUT).await?;
+    let untracked = git(
+        root,
+        &["ls-files", "--others", "--exclude-standard"],
+        GIT_TIMEOUT,
+    )
+    .await?;
     stats.untracked = untracked.lines().count() as u64;
     Some(stats)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::process::Command as StdCommand;
-
-    fn repo() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let run = |args: &[&str]| {
-            let ok = StdCommand::new("git").args(args).current_dir(dir.path()).output().unwrap();
-            assert!(ok.status.success(), "{args:?}: {}", String::from_utf8_lossy(&ok.stderr));
-        };
-        run(&["init", "-q"]);
-        run(&["config", "user.email", "t@example.com"]);
-        run(&["config", "user.name", "t"]);
-        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-        std::fs::write(dir.path().join("b.txt"), "two\n").unwrap();
-        run(&["add", "."]);
-        run(&["commit", "-qm", "init"]);
-        dir
-    }
-
-    #[tokio::test]
-    async fn run_changes_are_separated_from_pre_existing_ones() {
-        let dir = repo();
-        let root = dir.path();
-        std::fs::write(root.join("a.txt"), "dirty before\n").unwrap();
-        std::fs::write(root.join("b.txt"), "dirty before too\n").unwrap();
-        let baseline = PatchBaseline::capture(root).await.unwrap();
-
-        std::fs::write(root.join("b.txt"), "edited by the run\n").unwrap();
-        std::fs::write(root.join("new.rs"), "fn main() {}\n").unwrap();
-        let summary = baseline.summarize(root).await.unwrap();
-        let changed: Vec<&str> = summary.changed_files.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(changed, vec!["b.txt", "new.rs"]);
-        assert_eq!(summary.pre_existing_changed_files.len(), 1);
-        assert!(summary.has_patch_activity);
-        let stats = summary.diff_stats.unwrap();
-        assert_eq!(stats.untracked, 1);
-        assert_eq!(stats.files, 2);
-    }
-
-    #[tokio::test]
-    async fn no_change_means_no_activity_and_non_repos_have_no_summary() {
-        let dir = repo();
-        let baseline = PatchBaseline::capture(dir.path()).await.unwrap();
-        let summary = baseline.summarize(dir.path()).await.unwrap();
-        assert!(!summary.has_patch_activity);
-        assert!(describe_repository(dir.path()).await.ends_with("clean"));
-
-        let plain = tempfile::tempdir().unwrap();
-        assert!(PatchBaseline::capture(plain.path()).await.is_none());
-        assert_eq!(describe_repository(plain.path()).await, "not a git repository");
-    }
 }
 
 /// Largest diff shown to the reviewer.
@@ -242,7 +230,9 @@ pub async fn review_diff(root: &Path, new_files: &[String]) -> (String, bool) {
     }
     for path in new_files {
         let full = root.join(path);
-        let Ok(bytes) = std::fs::read(&full) else { continue };
+        let Ok(bytes) = std::fs::read(&full) else {
+            continue;
+        };
         if bytes.iter().take(4_096).any(|b| *b == 0) {
             out.push_str(&format!("# new file {path} (binary, not shown)\n"));
             continue;
@@ -257,4 +247,74 @@ pub async fn review_diff(root: &Path, new_files: &[String]) -> (String, bool) {
         out.push_str("\n[diff truncated]");
     }
     (out, truncated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command as StdCommand;
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |args: &[&str]| {
+            let ok = StdCommand::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert!(
+                ok.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&ok.stderr)
+            );
+        };
+        run(&["init", "-q"]);
+        run(&["config", "user.email", "t@example.com"]);
+        run(&["config", "user.name", "t"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "two\n").unwrap();
+        run(&["add", "."]);
+        run(&["commit", "-qm", "init"]);
+        dir
+    }
+
+    #[tokio::test]
+    async fn run_changes_are_separated_from_pre_existing_ones() {
+        let dir = repo();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "dirty before\n").unwrap();
+        std::fs::write(root.join("b.txt"), "dirty before too\n").unwrap();
+        let baseline = PatchBaseline::capture(root).await.unwrap();
+
+        std::fs::write(root.join("b.txt"), "edited by the run\n").unwrap();
+        std::fs::write(root.join("new.rs"), "fn main() {}\n").unwrap();
+        let summary = baseline.summarize(root).await.unwrap();
+        let changed: Vec<&str> = summary
+            .changed_files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect();
+        assert_eq!(changed, vec!["b.txt", "new.rs"]);
+        assert_eq!(summary.pre_existing_changed_files.len(), 1);
+        assert!(summary.has_patch_activity);
+        let stats = summary.diff_stats.unwrap();
+        assert_eq!(stats.untracked, 1);
+        assert_eq!(stats.files, 2);
+    }
+
+    #[tokio::test]
+    async fn no_change_means_no_activity_and_non_repos_have_no_summary() {
+        let dir = repo();
+        let baseline = PatchBaseline::capture(dir.path()).await.unwrap();
+        let summary = baseline.summarize(dir.path()).await.unwrap();
+        assert!(!summary.has_patch_activity);
+        assert!(describe_repository(dir.path()).await.ends_with("clean"));
+
+        let plain = tempfile::tempdir().unwrap();
+        assert!(PatchBaseline::capture(plain.path()).await.is_none());
+        assert_eq!(
+            describe_repository(plain.path()).await,
+            "not a git repository"
+        );
+    }
 }

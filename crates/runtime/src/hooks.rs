@@ -56,7 +56,10 @@ impl HookEvent {
 
     /// Whether plain (non-JSON) stdout counts as additional context.
     const fn plain_stdout_is_context(self) -> bool {
-        matches!(self, HookEvent::SessionStart | HookEvent::SubagentStart | HookEvent::UserPromptSubmit)
+        matches!(
+            self,
+            HookEvent::SessionStart | HookEvent::SubagentStart | HookEvent::UserPromptSubmit
+        )
     }
 
     /// Whether the matcher is ignored (the event always matches).
@@ -109,7 +112,9 @@ pub fn resolve_hooks(sources: &[braincode_config::HookSource]) -> Vec<HookComman
     let mut commands = Vec::new();
     for source in sources {
         for (name, groups) in &source.file.hooks.events {
-            let Some(event) = HookEvent::from_name(name) else { continue };
+            let Some(event) = HookEvent::from_name(name) else {
+                continue;
+            };
             for group in groups {
                 for handler in &group.hooks {
                     commands.push(HookCommand {
@@ -118,7 +123,9 @@ pub fn resolve_hooks(sources: &[braincode_config::HookSource]) -> Vec<HookComman
                         matcher: group.matcher.clone(),
                         kind: handler.kind.clone(),
                         command: handler.command.clone(),
-                        timeout: handler.timeout.map_or(DEFAULT_HOOK_TIMEOUT, Duration::from_secs),
+                        timeout: handler
+                            .timeout
+                            .map_or(DEFAULT_HOOK_TIMEOUT, Duration::from_secs),
                         enabled: handler.enabled,
                         trusted: handler.trusted,
                         asynchronous: handler.is_async,
@@ -162,7 +169,12 @@ impl HookResult {
     pub fn problems(&self) -> Vec<String> {
         self.runs
             .iter()
-            .filter(|r| matches!(r.outcome, HookOutcome::Crashed | HookOutcome::TimedOut | HookOutcome::Failed))
+            .filter(|r| {
+                matches!(
+                    r.outcome,
+                    HookOutcome::Crashed | HookOutcome::TimedOut | HookOutcome::Failed
+                )
+            })
             .map(|r| {
                 format!(
                     "hook `{}` ({}) {}: {}",
@@ -195,7 +207,9 @@ pub struct HookEnvironment {
 
 /// Whether `matcher` selects `value`.
 pub fn matcher_matches(matcher: Option<&str>, value: &str) -> bool {
-    let Some(matcher) = matcher.map(str::trim) else { return true };
+    let Some(matcher) = matcher.map(str::trim) else {
+        return true;
+    };
     if matcher.is_empty() || matcher == "*" {
         return true;
     }
@@ -234,7 +248,9 @@ pub async fn run_hooks(
         base.extend(extra);
     }
     let payload = payload.to_string();
-    let runs = selected.iter().map(|handler| run_handler(handler, event, &env.cwd, &payload, cancel));
+    let runs = selected
+        .iter()
+        .map(|handler| run_handler(handler, event, &env.cwd, &payload, cancel));
     let outcomes = futures::future::join_all(runs).await;
 
     let mut result = HookResult::default();
@@ -281,13 +297,19 @@ async fn run_handler(
         return skipped(handler, "async command hooks are not supported yet");
     }
     if handler.kind != "command" {
-        return skipped(handler, &format!("unsupported hook type {:?}", handler.kind));
+        return skipped(
+            handler,
+            &format!("unsupported hook type {:?}", handler.kind),
+        );
     }
     let Some(command) = handler.command.as_deref().filter(|c| !c.trim().is_empty()) else {
         return skipped(handler, "no command configured");
     };
     if !handler.trusted {
-        return skipped(handler, "untrusted (set \"trusted\": true on the handler to run it)");
+        return skipped(
+            handler,
+            "untrusted (set \"trusted\": true on the handler to run it)",
+        );
     }
 
     let started = Instant::now();
@@ -315,7 +337,11 @@ async fn run_handler(
         Ok(child) => child,
         Err(err) => {
             return HandlerOutcome {
-                run: run(HookOutcome::Crashed, None, Some(format!("could not start: {err}"))),
+                run: run(
+                    HookOutcome::Crashed,
+                    None,
+                    Some(format!("could not start: {err}")),
+                ),
                 context: Vec::new(),
             };
         }
@@ -331,14 +357,20 @@ async fn run_handler(
     let read_out = async {
         let mut buf = Vec::new();
         if let Some(pipe) = stdout_pipe.as_mut() {
-            let _ = pipe.take(HOOK_OUTPUT_CAP as u64).read_to_end(&mut buf).await;
+            let _ = pipe
+                .take(HOOK_OUTPUT_CAP as u64)
+                .read_to_end(&mut buf)
+                .await;
         }
         buf
     };
     let read_err = async {
         let mut buf = Vec::new();
         if let Some(pipe) = stderr_pipe.as_mut() {
-            let _ = pipe.take(HOOK_OUTPUT_CAP as u64).read_to_end(&mut buf).await;
+            let _ = pipe
+                .take(HOOK_OUTPUT_CAP as u64)
+                .read_to_end(&mut buf)
+                .await;
         }
         buf
     };
@@ -372,7 +404,11 @@ async fn run_handler(
         Ok(status) => status,
         Err(err) => {
             return HandlerOutcome {
-                run: run(HookOutcome::Crashed, None, Some(format!("could not wait: {err}"))),
+                run: run(
+                    HookOutcome::Crashed,
+                    None,
+                    Some(format!("could not wait: {err}")),
+                ),
                 context: Vec::new(),
             };
         }
@@ -381,24 +417,40 @@ async fn run_handler(
         use std::os::unix::process::ExitStatusExt;
         let signal = status.signal().unwrap_or(0);
         return HandlerOutcome {
-            run: run(HookOutcome::Crashed, None, Some(format!("killed by signal {signal}"))),
+            run: run(
+                HookOutcome::Crashed,
+                None,
+                Some(format!("killed by signal {signal}")),
+            ),
             context: Vec::new(),
         };
     };
     if code == 2 {
         let reason = first_non_empty(&[&stderr, &stdout])
             .unwrap_or_else(|| format!("blocked by {} hook", event.name()));
-        return HandlerOutcome { run: run(HookOutcome::Blocked, Some(2), Some(reason)), context: Vec::new() };
+        return HandlerOutcome {
+            run: run(HookOutcome::Blocked, Some(2), Some(reason)),
+            context: Vec::new(),
+        };
     }
     if code != 0 {
-        let detail = first_non_empty(&[&stderr]).unwrap_or_else(|| format!("command exited with {code}"));
-        return HandlerOutcome { run: run(HookOutcome::Failed, Some(code), Some(detail)), context: Vec::new() };
+        let detail =
+            first_non_empty(&[&stderr]).unwrap_or_else(|| format!("command exited with {code}"));
+        return HandlerOutcome {
+            run: run(HookOutcome::Failed, Some(code), Some(detail)),
+            context: Vec::new(),
+        };
     }
-    interpret_stdout(event, &stdout, |outcome, reason| run(outcome, Some(0), reason))
+    interpret_stdout(event, &stdout, |outcome, reason| {
+        run(outcome, Some(0), reason)
+    })
 }
 
 fn first_non_empty(candidates: &[&str]) -> Option<String> {
-    candidates.iter().find(|s| !s.is_empty()).map(|s| braincode_context::clip_chars(s, 2_000))
+    candidates
+        .iter()
+        .find(|s| !s.is_empty())
+        .map(|s| braincode_context::clip_chars(s, 2_000))
 }
 
 fn interpret_stdout(
@@ -407,7 +459,10 @@ fn interpret_stdout(
     run: impl Fn(HookOutcome, Option<String>) -> HookRun,
 ) -> HandlerOutcome {
     if stdout.is_empty() {
-        return HandlerOutcome { run: run(HookOutcome::Completed, None), context: Vec::new() };
+        return HandlerOutcome {
+            run: run(HookOutcome::Completed, None),
+            context: Vec::new(),
+        };
     }
     let Ok(Value::Object(json)) = serde_json::from_str::<Value>(stdout) else {
         let context = if event.plain_stdout_is_context() {
@@ -415,16 +470,26 @@ fn interpret_stdout(
         } else {
             Vec::new()
         };
-        return HandlerOutcome { run: run(HookOutcome::Completed, None), context };
+        return HandlerOutcome {
+            run: run(HookOutcome::Completed, None),
+            context,
+        };
     };
     let text = |key: &str| json.get(key).and_then(Value::as_str).map(str::to_string);
     if json.get("decision").and_then(Value::as_str) == Some("block") {
         let reason = text("reason").unwrap_or_else(|| format!("blocked by {} hook", event.name()));
-        return HandlerOutcome { run: run(HookOutcome::Blocked, Some(reason)), context: Vec::new() };
+        return HandlerOutcome {
+            run: run(HookOutcome::Blocked, Some(reason)),
+            context: Vec::new(),
+        };
     }
     if json.get("continue").and_then(Value::as_bool) == Some(false) {
-        let reason = text("stopReason").unwrap_or_else(|| format!("stopped by {} hook", event.name()));
-        return HandlerOutcome { run: run(HookOutcome::Blocked, Some(reason)), context: Vec::new() };
+        let reason =
+            text("stopReason").unwrap_or_else(|| format!("stopped by {} hook", event.name()));
+        return HandlerOutcome {
+            run: run(HookOutcome::Blocked, Some(reason)),
+            context: Vec::new(),
+        };
     }
     let mut context = Vec::new();
     if let Some(specific) = json.get("hookSpecificOutput").and_then(Value::as_object)
@@ -434,7 +499,10 @@ fn interpret_stdout(
     {
         context.push(braincode_context::clip_chars(extra.trim(), 8_000));
     }
-    HandlerOutcome { run: run(HookOutcome::Completed, None), context }
+    HandlerOutcome {
+        run: run(HookOutcome::Completed, None),
+        context,
+    }
 }
 
 #[cfg(test)]
@@ -466,8 +534,15 @@ mod tests {
 
     async fn fire(handlers: &[HookCommand], event: HookEvent, value: &str) -> HookResult {
         let dir = tempfile::tempdir().unwrap();
-        run_hooks(handlers, event, value, &env(dir.path()), json!({"prompt": "hello"}), &CancellationToken::new())
-            .await
+        run_hooks(
+            handlers,
+            event,
+            value,
+            &env(dir.path()),
+            json!({"prompt": "hello"}),
+            &CancellationToken::new(),
+        )
+        .await
     }
 
     #[test]
@@ -484,8 +559,18 @@ mod tests {
     #[tokio::test]
     async fn payload_reaches_stdin_and_json_context_is_used() {
         let cmd = r#"payload=$(cat); case "$payload" in *'"prompt":"hello"'*'"hook_event_name":"UserPromptSubmit"'*|*'"hook_event_name":"UserPromptSubmit"'*'"prompt":"hello"'*) printf '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"saw hello"}}';; *) exit 1;; esac"#;
-        let result = fire(&[handler(cmd, HookEvent::UserPromptSubmit)], HookEvent::UserPromptSubmit, "").await;
-        assert_eq!(result.runs[0].outcome, HookOutcome::Completed, "{:?}", result.runs);
+        let result = fire(
+            &[handler(cmd, HookEvent::UserPromptSubmit)],
+            HookEvent::UserPromptSubmit,
+            "",
+        )
+        .await;
+        assert_eq!(
+            result.runs[0].outcome,
+            HookOutcome::Completed,
+            "{:?}",
+            result.runs
+        );
         assert_eq!(result.additional_context, vec!["saw hello".to_string()]);
         assert!(result.blocked_reason.is_none());
     }
@@ -493,14 +578,28 @@ mod tests {
     #[tokio::test]
     async fn exit_two_and_json_decisions_block() {
         let handlers = vec![
-            handler("echo 'not on my watch' >&2; exit 2", HookEvent::UserPromptSubmit),
-            handler(r#"echo '{"decision":"block","reason":"second"}'"#, HookEvent::UserPromptSubmit),
+            handler(
+                "echo 'not on my watch' >&2; exit 2",
+                HookEvent::UserPromptSubmit,
+            ),
+            handler(
+                r#"echo '{"decision":"block","reason":"second"}'"#,
+                HookEvent::UserPromptSubmit,
+            ),
         ];
         let result = fire(&handlers, HookEvent::UserPromptSubmit, "").await;
         assert_eq!(result.blocked_reason.as_deref(), Some("not on my watch"));
-        assert!(result.runs.iter().all(|r| r.outcome == HookOutcome::Blocked));
+        assert!(
+            result
+                .runs
+                .iter()
+                .all(|r| r.outcome == HookOutcome::Blocked)
+        );
         let stop = fire(
-            &[handler(r#"echo '{"continue":false,"stopReason":"halt"}'"#, HookEvent::Stop)],
+            &[handler(
+                r#"echo '{"continue":false,"stopReason":"halt"}'"#,
+                HookEvent::Stop,
+            )],
             HookEvent::Stop,
             "",
         )
@@ -533,10 +632,21 @@ mod tests {
         let cmd = format!("(sleep 3; touch {}) & sleep 30", marker.display());
         let mut h = handler(&cmd, HookEvent::SessionStart);
         h.timeout = Duration::from_millis(300);
-        let result = run_hooks(&[h], HookEvent::SessionStart, "startup", &env(dir.path()), json!({}), &CancellationToken::new()).await;
+        let result = run_hooks(
+            &[h],
+            HookEvent::SessionStart,
+            "startup",
+            &env(dir.path()),
+            json!({}),
+            &CancellationToken::new(),
+        )
+        .await;
         assert_eq!(result.runs[0].outcome, HookOutcome::TimedOut);
         tokio::time::sleep(Duration::from_secs(4)).await;
-        assert!(!marker.exists(), "a process of the hook's group survived the timeout");
+        assert!(
+            !marker.exists(),
+            "a process of the hook's group survived the timeout"
+        );
     }
 
     #[tokio::test]
@@ -553,17 +663,47 @@ mod tests {
         let mut other_role = handler(&cmd, HookEvent::SubagentStart);
         other_role.matcher = Some("frontend".into());
         let handlers = [untrusted, disabled, asynchronous, other_role];
-        let result = run_hooks(&handlers, HookEvent::SubagentStart, "backend", &env(dir.path()), json!({}), &CancellationToken::new()).await;
-        assert_eq!(result.runs.len(), 3, "the unmatched handler is not even listed");
-        assert!(result.runs.iter().all(|r| r.outcome == HookOutcome::Skipped));
+        let result = run_hooks(
+            &handlers,
+            HookEvent::SubagentStart,
+            "backend",
+            &env(dir.path()),
+            json!({}),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(
+            result.runs.len(),
+            3,
+            "the unmatched handler is not even listed"
+        );
+        assert!(
+            result
+                .runs
+                .iter()
+                .all(|r| r.outcome == HookOutcome::Skipped)
+        );
         assert!(!marker.exists());
     }
 
     #[tokio::test]
     async fn plain_stdout_is_context_only_for_some_events() {
-        let start = fire(&[handler("echo remember the tests", HookEvent::SessionStart)], HookEvent::SessionStart, "startup").await;
-        assert_eq!(start.additional_context, vec!["remember the tests".to_string()]);
-        let stop = fire(&[handler("echo ignored", HookEvent::Stop)], HookEvent::Stop, "").await;
+        let start = fire(
+            &[handler("echo remember the tests", HookEvent::SessionStart)],
+            HookEvent::SessionStart,
+            "startup",
+        )
+        .await;
+        assert_eq!(
+            start.additional_context,
+            vec!["remember the tests".to_string()]
+        );
+        let stop = fire(
+            &[handler("echo ignored", HookEvent::Stop)],
+            HookEvent::Stop,
+            "",
+        )
+        .await;
         assert!(stop.additional_context.is_empty());
     }
 }

@@ -12,5 +12,7 @@ pub mod run;
 pub mod sink;
 
 pub use approval::{ApprovalAnswer, ApprovalHandler, ApprovalRequest, PermissionMode};
-pub use run::{JournalTarget, RoutingChoice, RunRequest, RunServices, new_session_id, plan_only, run};
+pub use run::{
+    JournalTarget, RoutingChoice, RunRequest, RunServices, new_session_id, plan_only, run,
+};
 pub use sink::{ChannelSubscriber, EventSubscriber, MemoryJournal, RunSink};

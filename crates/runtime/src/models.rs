@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use braincode_config::{Home, resolve_api_key};
 use braincode_llm::{
-    Candidate, CandidateSelection, ClientOptions, ErrorKind, ModelClient, ModelError,
-    Requirements, client_for, resolve_candidates,
+    Candidate, CandidateSelection, ClientOptions, ErrorKind, ModelClient, ModelError, Requirements,
+    client_for, resolve_candidates,
 };
 use braincode_llm_local::LocalModelClient;
 use braincode_protocol::ModelDefinition;
@@ -35,7 +35,13 @@ impl ModelFactory {
         options: ClientOptions,
         override_clients: Option<Arc<dyn ClientOverride>>,
     ) -> Self {
-        Self { home, catalog, options, override_clients, clients: Mutex::new(HashMap::new()) }
+        Self {
+            home,
+            catalog,
+            options,
+            override_clients,
+            clients: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The catalogue.
@@ -46,15 +52,27 @@ impl ModelFactory {
     /// The usable candidates of a chain, in order, with a reason for every skipped id.
     pub fn candidates(&self, chain: &[String], needs_vision: bool) -> CandidateSelection {
         let home = &self.home;
-        resolve_candidates(chain, &self.catalog, &Requirements { vision: needs_vision }, &|d| {
-            resolve_api_key(home, &d.provider, d.api_key_env.as_deref()).map(|k| k.expose().to_string())
-        })
+        resolve_candidates(
+            chain,
+            &self.catalog,
+            &Requirements {
+                vision: needs_vision,
+            },
+            &|d| {
+                resolve_api_key(home, &d.provider, d.api_key_env.as_deref())
+                    .map(|k| k.expose().to_string())
+            },
+        )
     }
 
     /// The client of one candidate (built once per run and reused).
     pub async fn client(&self, candidate: &Candidate) -> Result<Arc<dyn ModelClient>, ModelError> {
         let definition = &candidate.definition;
-        if let Some(client) = self.override_clients.as_ref().and_then(|o| o.client(definition)) {
+        if let Some(client) = self
+            .override_clients
+            .as_ref()
+            .and_then(|o| o.client(definition))
+        {
             return Ok(client);
         }
         if let Some(client) = self.cached(&definition.id) {
@@ -68,14 +86,21 @@ impl ModelFactory {
                 LocalModelClient::from_definition(&definition, &models_dir)
             })
             .await
-            .map_err(|err| ModelError::new(ErrorKind::Config, format!("the local model loader stopped: {err}")))??;
+            .map_err(|err| {
+                ModelError::new(
+                    ErrorKind::Config,
+                    format!("the local model loader stopped: {err}"),
+                )
+            })??;
             Arc::new(built)
         } else {
             client_for(candidate, &self.options)?
         };
         match self.clients.lock() {
             Ok(mut clients) => clients.insert(definition.id.clone(), Arc::clone(&client)),
-            Err(poisoned) => poisoned.into_inner().insert(definition.id.clone(), Arc::clone(&client)),
+            Err(poisoned) => poisoned
+                .into_inner()
+                .insert(definition.id.clone(), Arc::clone(&client)),
         };
         Ok(client)
     }

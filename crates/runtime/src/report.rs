@@ -29,10 +29,16 @@ pub fn final_status(inputs: StatusInputs<'_>) -> FinalStatus {
     if inputs.needs_clarification {
         return FinalStatus::NeedsClarification;
     }
-    if inputs.review.is_some_and(|r| r.decision == ReviewVerdict::Blocked) {
+    if inputs
+        .review
+        .is_some_and(|r| r.decision == ReviewVerdict::Blocked)
+    {
         return FinalStatus::Blocked;
     }
-    if inputs.checks.is_some_and(|c| c.status == CheckStatus::Failed) {
+    if inputs
+        .checks
+        .is_some_and(|c| c.status == CheckStatus::Failed)
+    {
         return FinalStatus::ChangesRequested;
     }
     if let Some(review) = inputs.review {
@@ -58,7 +64,9 @@ pub fn token_metrics(entries: &[JournalEntry]) -> TokenMetrics {
     let mut by_role: BTreeMap<String, Usage> = BTreeMap::new();
     let mut by_model: BTreeMap<String, Usage> = BTreeMap::new();
     for entry in entries {
-        let Record::TokenUsage(usage) = &entry.record else { continue };
+        let Record::TokenUsage(usage) = &entry.record else {
+            continue;
+        };
         metrics.calls += 1;
         metrics.total.add(&usage.usage);
         let phase = usage.phase.map_or("unknown", |p| p.as_str()).to_string();
@@ -76,7 +84,11 @@ pub fn token_metrics(entries: &[JournalEntry]) -> TokenMetrics {
 
 /// Report metrics from the run's records and tool counters.
 pub fn metrics(entries: &[JournalEntry], tool_calls: ToolCallCounts, duration_ms: u64) -> Metrics {
-    Metrics { tokens: token_metrics(entries), tool_calls, duration_ms }
+    Metrics {
+        tokens: token_metrics(entries),
+        tool_calls,
+        duration_ms,
+    }
 }
 
 #[cfg(test)]
@@ -111,26 +123,57 @@ mod tests {
         let approved = review(ReviewVerdict::Approved);
         let blocked = review(ReviewVerdict::Blocked);
         let failed = checks(CheckStatus::Failed);
-        let patch = PatchSummary { has_patch_activity: true, ..Default::default() };
+        let patch = PatchSummary {
+            has_patch_activity: true,
+            ..Default::default()
+        };
         let base = StatusInputs::default();
         assert_eq!(final_status(base), FinalStatus::Answered);
-        assert_eq!(final_status(StatusInputs { tool_calls: 3, ..base }), FinalStatus::ReadOnly);
-        assert_eq!(final_status(StatusInputs { patch: Some(&patch), tool_calls: 3, ..base }), FinalStatus::Approved);
         assert_eq!(
-            final_status(StatusInputs { review: Some(&approved), checks: Some(&failed), ..base }),
+            final_status(StatusInputs {
+                tool_calls: 3,
+                ..base
+            }),
+            FinalStatus::ReadOnly
+        );
+        assert_eq!(
+            final_status(StatusInputs {
+                patch: Some(&patch),
+                tool_calls: 3,
+                ..base
+            }),
+            FinalStatus::Approved
+        );
+        assert_eq!(
+            final_status(StatusInputs {
+                review: Some(&approved),
+                checks: Some(&failed),
+                ..base
+            }),
             FinalStatus::ChangesRequested,
             "failed checks override an approval"
         );
         assert_eq!(
-            final_status(StatusInputs { review: Some(&blocked), checks: Some(&failed), ..base }),
+            final_status(StatusInputs {
+                review: Some(&blocked),
+                checks: Some(&failed),
+                ..base
+            }),
             FinalStatus::Blocked
         );
         assert_eq!(
-            final_status(StatusInputs { needs_clarification: true, review: Some(&blocked), ..base }),
+            final_status(StatusInputs {
+                needs_clarification: true,
+                review: Some(&blocked),
+                ..base
+            }),
             FinalStatus::NeedsClarification
         );
         assert_eq!(
-            final_status(StatusInputs { review: Some(&review(ReviewVerdict::ChangesRequested)), ..base }),
+            final_status(StatusInputs {
+                review: Some(&review(ReviewVerdict::ChangesRequested)),
+                ..base
+            }),
             FinalStatus::ChangesRequested
         );
     }

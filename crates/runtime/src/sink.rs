@@ -32,7 +32,10 @@ impl EventSubscriber for ChannelSubscriber {
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 struct SinkInner {
@@ -101,22 +104,32 @@ impl RunSink {
 
     /// A status line for live progress.
     pub fn status(&self, message: impl Into<String>) {
-        self.broadcast(&RunEvent::Status { message: message.into() });
+        self.broadcast(&RunEvent::Status {
+            message: message.into(),
+        });
     }
 
     /// A warning the user should see.
     pub fn warning(&self, message: impl Into<String>) {
-        self.broadcast(&RunEvent::Warning { message: message.into() });
+        self.broadcast(&RunEvent::Warning {
+            message: message.into(),
+        });
     }
 
     /// Streamed answer text.
     pub fn text_delta(&self, agent: &AgentRef, text: &str) {
-        self.broadcast(&RunEvent::TextDelta { agent: agent.clone(), text: text.to_string() });
+        self.broadcast(&RunEvent::TextDelta {
+            agent: agent.clone(),
+            text: text.to_string(),
+        });
     }
 
     /// Streamed reasoning text.
     pub fn reasoning_delta(&self, agent: &AgentRef, text: &str) {
-        self.broadcast(&RunEvent::ReasoningDelta { agent: agent.clone(), text: text.to_string() });
+        self.broadcast(&RunEvent::ReasoningDelta {
+            agent: agent.clone(),
+            text: text.to_string(),
+        });
     }
 
     /// Emits a non-record event.
@@ -214,7 +227,11 @@ mod tests {
     #[test]
     fn journal_failure_is_reported_once() {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let sink = RunSink::new("s1", Some(Box::new(Failing)), vec![Arc::new(ChannelSubscriber(tx))]);
+        let sink = RunSink::new(
+            "s1",
+            Some(Box::new(Failing)),
+            vec![Arc::new(ChannelSubscriber(tx))],
+        );
         for _ in 0..3 {
             sink.record(Record::Handoff(Handoff {
                 summary: "s".into(),

@@ -9,7 +9,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use braincode_llm::ChatMessage;
 use braincode_protocol::{AgentRef, Phase, Record, Role, RunEvent, ThinkingLevel, ToolCallOrigin};
-use braincode_runtime::agent::{AgentError, AgentServices, AgentSetup, OpenGate, ToolStats, run_agent};
+use braincode_runtime::agent::{
+    AgentError, AgentServices, AgentSetup, OpenGate, ToolStats, run_agent,
+};
 use braincode_runtime::{MemoryJournal, RunSink};
 use braincode_test_support::{Reply, Script, ScriptedModel, TempRepo};
 use braincode_tools::{
@@ -100,12 +102,26 @@ impl braincode_runtime::EventSubscriber for Collect {
     }
 }
 
-fn harness(model: &ScriptedModel, tools: Vec<SharedTool>, root: &std::path::Path, cancel: CancellationToken) -> Harness {
+fn harness(
+    model: &ScriptedModel,
+    tools: Vec<SharedTool>,
+    root: &std::path::Path,
+    cancel: CancellationToken,
+) -> Harness {
     let journal = MemoryJournal::default();
     let events = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let sink = RunSink::new("test", Some(Box::new(journal.clone())), vec![Arc::new(Collect(events.clone()))]);
+    let sink = RunSink::new(
+        "test",
+        Some(Box::new(journal.clone())),
+        vec![Arc::new(Collect(events.clone()))],
+    );
     let setup = AgentSetup {
-        agent: AgentRef { role: Role::Backend, phase: Phase::Primary, context_id: "ctx".into(), model: Some("scripted".into()) },
+        agent: AgentRef {
+            role: Role::Backend,
+            phase: Phase::Primary,
+            context_id: "ctx".into(),
+            model: Some("scripted".into()),
+        },
         origin: ToolCallOrigin {
             phase: Some(Phase::Primary),
             role: Some(Role::Backend),
@@ -129,17 +145,30 @@ fn harness(model: &ScriptedModel, tools: Vec<SharedTool>, root: &std::path::Path
         gate: Arc::new(OpenGate),
         cache: None,
         sink,
-        tool_context: ToolContext { project_root: root.to_path_buf(), cancel },
+        tool_context: ToolContext {
+            project_root: root.to_path_buf(),
+            cancel,
+        },
         stats: Arc::new(ToolStats::default()),
     };
-    Harness { setup, services, journal, events }
+    Harness {
+        setup,
+        services,
+        journal,
+        events,
+    }
 }
 
 fn tool_answers(message_list: &[ChatMessage]) -> Vec<(String, String, bool)> {
     message_list
         .iter()
         .filter_map(|m| match m {
-            ChatMessage::Tool { call_id, content, is_error, .. } => Some((call_id.clone(), content.clone(), *is_error)),
+            ChatMessage::Tool {
+                call_id,
+                content,
+                is_error,
+                ..
+            } => Some((call_id.clone(), content.clone(), *is_error)),
             _ => None,
         })
         .collect()
@@ -149,7 +178,9 @@ fn call_ids(message_list: &[ChatMessage]) -> Vec<String> {
     message_list
         .iter()
         .flat_map(|m| match m {
-            ChatMessage::Assistant { tool_calls, .. } => tool_calls.iter().map(|c| c.id.clone()).collect(),
+            ChatMessage::Assistant { tool_calls, .. } => {
+                tool_calls.iter().map(|c| c.id.clone()).collect()
+            }
             _ => Vec::new(),
         })
         .collect()
@@ -163,26 +194,44 @@ async fn every_call_gets_one_answer_whatever_goes_wrong() {
     let sessions = Arc::new(ExecSessions::new(ExecLimits::default()));
     let mut tools = builtin_tools(ToolMode::ReadOnly, &ToolsConfig::default(), sessions);
     tools.push(Arc::new(Hangs(definition("hang", ToolPermission::Read))));
-    tools.push(Arc::new(Panics(definition("explode", ToolPermission::Write))));
+    tools.push(Arc::new(Panics(definition(
+        "explode",
+        ToolPermission::Write,
+    ))));
     let model = ScriptedModel::new(Script::replies([
-        Reply::tool_calls([("read_file", json!({"path": "notes.txt"})), ("no_such_tool", json!({}))])
-            .with_tool_call_raw("read_file", "{\"path\": \"notes"),
+        Reply::tool_calls([
+            ("read_file", json!({"path": "notes.txt"})),
+            ("no_such_tool", json!({})),
+        ])
+        .with_tool_call_raw("read_file", "{\"path\": \"notes"),
         Reply::tool_call("hang", json!({})).with_tool_call("explode", json!({})),
         Reply::text("all done"),
     ]));
     let h = harness(&model, tools, repo.path(), CancellationToken::new());
-    let outcome = run_agent(&h.setup, &h.services, vec![ChatMessage::user_text("go")]).await.unwrap();
+    let outcome = run_agent(&h.setup, &h.services, vec![ChatMessage::user_text("go")])
+        .await
+        .unwrap();
     assert_eq!(outcome.text, "all done");
     assert_eq!(outcome.tool_calls, 5);
     assert_eq!(outcome.failed_tool_calls, 4);
 
     let ids = call_ids(&outcome.messages);
     let answers = tool_answers(&outcome.messages);
-    assert_eq!(ids, answers.iter().map(|a| a.0.clone()).collect::<Vec<_>>(), "one answer per call id, in order");
+    assert_eq!(
+        ids,
+        answers.iter().map(|a| a.0.clone()).collect::<Vec<_>>(),
+        "one answer per call id, in order"
+    );
     assert!(answers[0].1.contains("hello from the repo") && !answers[0].2);
-    assert!(answers[1].1.contains("unknown tool") && answers[1].1.contains("read_file") && answers[1].2);
+    assert!(
+        answers[1].1.contains("unknown tool") && answers[1].1.contains("read_file") && answers[1].2
+    );
     assert!(answers[2].1.contains("invalid arguments") && answers[2].2);
-    assert!(answers[3].1.contains("did not finish") && answers[3].2, "{}", answers[3].1);
+    assert!(
+        answers[3].1.contains("did not finish") && answers[3].2,
+        "{}",
+        answers[3].1
+    );
     assert!(answers[4].1.contains("crashed") && answers[4].2);
 
     // The model saw those answers on its next turn.
@@ -193,9 +242,19 @@ async fn every_call_gets_one_answer_whatever_goes_wrong() {
 
     // Tool audit records: a start and an end for every executed call.
     let entries = h.journal.entries();
-    let summaries = entries.iter().filter(|e| matches!(e.record, Record::ToolExecutionSummary(_))).count();
-    assert_eq!(summaries, 2 * 3, "read_file, hang and explode ran; the unknown and malformed calls did not");
-    let usage = entries.iter().filter(|e| matches!(e.record, Record::TokenUsage(_))).count();
+    let summaries = entries
+        .iter()
+        .filter(|e| matches!(e.record, Record::ToolExecutionSummary(_)))
+        .count();
+    assert_eq!(
+        summaries,
+        2 * 3,
+        "read_file, hang and explode ran; the unknown and malformed calls did not"
+    );
+    let usage = entries
+        .iter()
+        .filter(|e| matches!(e.record, Record::TokenUsage(_)))
+        .count();
     assert_eq!(usage, 3, "one token_usage record per assistant message");
     let streamed: String = h
         .events
@@ -218,21 +277,38 @@ async fn reads_run_in_parallel_and_writes_one_at_a_time() {
     let peak = Arc::new(AtomicUsize::new(0));
     let tools: Vec<SharedTool> = vec![
         Arc::new(Meets(definition("meet", ToolPermission::Read), barrier)),
-        Arc::new(Counts(definition("write_thing", ToolPermission::Write), in_flight, peak.clone())),
+        Arc::new(Counts(
+            definition("write_thing", ToolPermission::Write),
+            in_flight,
+            peak.clone(),
+        )),
     ];
     let model = ScriptedModel::new(Script::replies([
         Reply::tool_calls([("meet", json!({"n": 1})), ("meet", json!({"n": 2}))]),
-        Reply::tool_calls([("write_thing", json!({"n": 1})), ("write_thing", json!({"n": 2})), ("write_thing", json!({"n": 3}))]),
+        Reply::tool_calls([
+            ("write_thing", json!({"n": 1})),
+            ("write_thing", json!({"n": 2})),
+            ("write_thing", json!({"n": 3})),
+        ]),
         Reply::text("ok"),
     ]));
     let h = harness(&model, tools, dir.path(), CancellationToken::new());
     let mut setup = h.setup.clone();
     setup.tool_timeout = Duration::from_secs(30);
-    let outcome = run_agent(&setup, &h.services, vec![ChatMessage::user_text("go")]).await.unwrap();
+    let outcome = run_agent(&setup, &h.services, vec![ChatMessage::user_text("go")])
+        .await
+        .unwrap();
     let answers = tool_answers(&outcome.messages);
     assert_eq!(answers[0].1, "met");
-    assert_eq!(answers[1].1, "met", "two read calls of one turn must run concurrently");
-    assert_eq!(peak.load(Ordering::SeqCst), 1, "writing tools must never overlap");
+    assert_eq!(
+        answers[1].1, "met",
+        "two read calls of one turn must run concurrently"
+    );
+    assert_eq!(
+        peak.load(Ordering::SeqCst),
+        1,
+        "writing tools must never overlap"
+    );
     assert_eq!(answers.len(), 5);
 }
 
@@ -240,8 +316,11 @@ async fn reads_run_in_parallel_and_writes_one_at_a_time() {
 async fn turn_limit_forces_an_answer_without_tools() {
     let dir = tempfile::tempdir().unwrap();
     let in_flight = Arc::new(AtomicUsize::new(0));
-    let tools: Vec<SharedTool> =
-        vec![Arc::new(Counts(definition("poke", ToolPermission::Read), in_flight, Arc::new(AtomicUsize::new(0))))];
+    let tools: Vec<SharedTool> = vec![Arc::new(Counts(
+        definition("poke", ToolPermission::Read),
+        in_flight,
+        Arc::new(AtomicUsize::new(0)),
+    ))];
     let model = ScriptedModel::new(Script::replies([
         Reply::tool_call("poke", json!({"i": 1})),
         Reply::tool_call("poke", json!({"i": 2})),
@@ -250,19 +329,29 @@ async fn turn_limit_forces_an_answer_without_tools() {
     let h = harness(&model, tools, dir.path(), CancellationToken::new());
     let mut setup = h.setup.clone();
     setup.max_turns = 2;
-    let outcome = run_agent(&setup, &h.services, vec![ChatMessage::user_text("go")]).await.unwrap();
+    let outcome = run_agent(&setup, &h.services, vec![ChatMessage::user_text("go")])
+        .await
+        .unwrap();
     assert!(outcome.hit_turn_limit);
     assert_eq!(outcome.text, "summary after the limit");
     let last = model.requests().pop().unwrap();
-    assert!(last.tools.is_empty(), "no tools are offered after the limit");
+    assert!(
+        last.tools.is_empty(),
+        "no tools are offered after the limit"
+    );
 }
 
 #[tokio::test]
 async fn model_errors_end_the_loop_with_a_classified_error() {
     let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::new(Script::replies([Reply::http_error(401, "{\"error\":{\"message\":\"bad key\"}}")]));
+    let model = ScriptedModel::new(Script::replies([Reply::http_error(
+        401,
+        "{\"error\":{\"message\":\"bad key\"}}",
+    )]));
     let h = harness(&model, Vec::new(), dir.path(), CancellationToken::new());
-    let err = run_agent(&h.setup, &h.services, vec![ChatMessage::user_text("go")]).await.unwrap_err();
+    let err = run_agent(&h.setup, &h.services, vec![ChatMessage::user_text("go")])
+        .await
+        .unwrap_err();
     match err {
         AgentError::Model(err) => assert_eq!(err.kind, braincode_llm::ErrorKind::Auth),
         other => panic!("expected a model error, got {other:?}"),
@@ -276,7 +365,10 @@ async fn cancellation_stops_the_loop_and_kills_the_tool_process_group() {
     let sessions = Arc::new(ExecSessions::new(ExecLimits::default()));
     let tools = builtin_tools(ToolMode::All, &ToolsConfig::default(), sessions);
     let command = format!("sleep 60 & echo $! > {}; wait", pid_file.display());
-    let model = ScriptedModel::new(Script::replies([Reply::tool_call("shell", json!({"command": command}))]));
+    let model = ScriptedModel::new(Script::replies([Reply::tool_call(
+        "shell",
+        json!({"command": command}),
+    )]));
     let cancel = CancellationToken::new();
     let h = harness(&model, tools, dir.path(), cancel.clone());
     let mut setup = h.setup.clone();
@@ -294,10 +386,15 @@ async fn cancellation_stops_the_loop_and_kills_the_tool_process_group() {
             cancel.cancel();
         })
     };
-    let err = run_agent(&setup, &h.services, vec![ChatMessage::user_text("go")]).await.unwrap_err();
+    let err = run_agent(&setup, &h.services, vec![ChatMessage::user_text("go")])
+        .await
+        .unwrap_err();
     watcher.await.unwrap();
     assert!(matches!(err, AgentError::Cancelled), "{err:?}");
-    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
     let mut alive = true;
     for _ in 0..100 {
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -308,5 +405,8 @@ async fn cancellation_stops_the_loop_and_kills_the_tool_process_group() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(!alive, "the background child of the cancelled tool survived");
+    assert!(
+        !alive,
+        "the background child of the cancelled tool survived"
+    );
 }

@@ -30,8 +30,8 @@ use tokio_util::sync::CancellationToken;
 pub use gate::{GateOutcome, GateRequest, OpenGate, ToolGate};
 pub use stats::ToolStats;
 
-use braincode_tools::summarize_json;
 use crate::sink::RunSink;
+use braincode_tools::summarize_json;
 
 /// Largest request (system prompt + messages, in bytes of JSON) sent to a provider: 88% of a
 /// 2 MiB provider limit, leaving room for tool definitions and framing.
@@ -146,8 +146,11 @@ pub async fn run_agent(
     mut messages: Vec<ChatMessage>,
 ) -> Result<AgentOutcome, AgentError> {
     let cancel = services.tool_context.cancel.clone();
-    let tools_by_name: BTreeMap<&str, &SharedTool> =
-        setup.tools.iter().map(|t| (t.definition().name.as_str(), t)).collect();
+    let tools_by_name: BTreeMap<&str, &SharedTool> = setup
+        .tools
+        .iter()
+        .map(|t| (t.definition().name.as_str(), t))
+        .collect();
     let tool_specs: Vec<ToolSpec> = setup
         .tools
         .iter()
@@ -179,12 +182,20 @@ pub async fn run_agent(
         let request = ChatRequest {
             system: Some(setup.system_prompt.clone()),
             messages: messages.clone(),
-            tools: if offer_tools { tool_specs.clone() } else { Vec::new() },
+            tools: if offer_tools {
+                tool_specs.clone()
+            } else {
+                Vec::new()
+            },
             thinking: setup.thinking,
             max_tokens: setup.max_tokens,
             temperature: setup.temperature,
             // Structured output only constrains the final answer, never a tool-calling turn.
-            response_schema: if offer_tools { None } else { setup.response_schema.clone() },
+            response_schema: if offer_tools {
+                None
+            } else {
+                setup.response_schema.clone()
+            },
         };
         guard_request_size(&request)?;
 
@@ -195,7 +206,11 @@ pub async fn run_agent(
             outcome.usage.add(&usage);
             record_usage(setup, services, usage, message_index);
         }
-        let tool_calls = if offer_tools { completion.tool_calls } else { Vec::new() };
+        let tool_calls = if offer_tools {
+            completion.tool_calls
+        } else {
+            Vec::new()
+        };
         messages.push(ChatMessage::Assistant {
             text: completion.text.clone(),
             tool_calls: tool_calls.clone(),
@@ -206,8 +221,7 @@ pub async fn run_agent(
             return Ok(outcome);
         }
         turn += 1;
-        let results =
-            execute_calls(setup, services, &tools_by_name, &tool_calls, &cancel).await?;
+        let results = execute_calls(setup, services, &tools_by_name, &tool_calls, &cancel).await?;
         for (call, output) in tool_calls.iter().zip(results) {
             outcome.tool_calls += 1;
             if output.is_error {
@@ -279,13 +293,20 @@ fn guard_request_size(request: &ChatRequest) -> Result<(), AgentError> {
                 })
                 .sum::<usize>(),
             ChatMessage::Assistant { text, tool_calls } => {
-                text.len() + tool_calls.iter().map(|c| c.raw_arguments.len() + 64).sum::<usize>()
+                text.len()
+                    + tool_calls
+                        .iter()
+                        .map(|c| c.raw_arguments.len() + 64)
+                        .sum::<usize>()
             }
             ChatMessage::Tool { content, .. } => content.len() + 64,
         };
     }
     if estimated > CONTEXT_GUARD_BYTES {
-        return Err(AgentError::ContextTooLarge { estimated, limit: CONTEXT_GUARD_BYTES });
+        return Err(AgentError::ContextTooLarge {
+            estimated,
+            limit: CONTEXT_GUARD_BYTES,
+        });
     }
     Ok(())
 }
@@ -382,7 +403,11 @@ async fn prepare_call<'a>(
         return Prepared::Done(ToolOutput::error(format!(
             "unknown tool {:?}; available tools: {}",
             call.name,
-            if available.is_empty() { "none".to_string() } else { available.join(", ") }
+            if available.is_empty() {
+                "none".to_string()
+            } else {
+                available.join(", ")
+            }
         )));
     };
     if let Some(problem) = &call.argument_error {
@@ -391,7 +416,11 @@ async fn prepare_call<'a>(
             call.name
         )));
     }
-    let request = GateRequest { call, tool: tool.definition(), origin: &setup.origin };
+    let request = GateRequest {
+        call,
+        tool: tool.definition(),
+        origin: &setup.origin,
+    };
     match services.gate.check(request).await {
         GateOutcome::Allow => Prepared::Run(tool),
         GateOutcome::Refuse(message) => Prepared::Done(ToolOutput::error(message)),
@@ -413,18 +442,23 @@ async fn run_one(
         tool_name: definition.name.clone(),
         summary: one_line(&call.arguments),
     });
-    services.sink.record(Record::ToolExecutionSummary(ToolExecutionSummary {
-        tool_call_id: call.id.clone(),
-        tool_name: definition.name.clone(),
-        stage: ToolStage::Start,
-        origin: setup.origin.clone(),
-        args_summary: Some(args_summary),
-        is_error: false,
-        result_summary: None,
-        duration_ms: None,
-    }));
+    services
+        .sink
+        .record(Record::ToolExecutionSummary(ToolExecutionSummary {
+            tool_call_id: call.id.clone(),
+            tool_name: definition.name.clone(),
+            stage: ToolStage::Start,
+            origin: setup.origin.clone(),
+            args_summary: Some(args_summary),
+            is_error: false,
+            result_summary: None,
+            duration_ms: None,
+        }));
 
-    let cached = services.cache.as_ref().map(|c| c.before_call(&definition.name, &call.arguments));
+    let cached = services
+        .cache
+        .as_ref()
+        .map(|c| c.before_call(&definition.name, &call.arguments));
     let output = match cached {
         Some(CacheLookup::Hit(output) | CacheLookup::Blocked(output)) => output,
         Some(CacheLookup::Miss) | None => {
@@ -438,16 +472,18 @@ async fn run_one(
 
     let duration_ms = started.elapsed().as_millis() as u64;
     services.stats.count(setup.origin.phase, output.is_error);
-    services.sink.record(Record::ToolExecutionSummary(ToolExecutionSummary {
-        tool_call_id: call.id.clone(),
-        tool_name: definition.name.clone(),
-        stage: ToolStage::End,
-        origin: setup.origin.clone(),
-        args_summary: None,
-        is_error: output.is_error,
-        result_summary: Some(summarize_json(&Value::String(output.content.clone()))),
-        duration_ms: Some(duration_ms),
-    }));
+    services
+        .sink
+        .record(Record::ToolExecutionSummary(ToolExecutionSummary {
+            tool_call_id: call.id.clone(),
+            tool_name: definition.name.clone(),
+            stage: ToolStage::End,
+            origin: setup.origin.clone(),
+            args_summary: None,
+            is_error: output.is_error,
+            result_summary: Some(summarize_json(&Value::String(output.content.clone()))),
+            duration_ms: Some(duration_ms),
+        }));
     services.sink.emit(RunEvent::ToolFinished {
         agent: setup.agent.clone(),
         call_id: call.id.clone(),
@@ -468,8 +504,10 @@ async fn execute_isolated(
     limit: Duration,
 ) -> ToolOutput {
     let call_cancel = services.tool_context.cancel.child_token();
-    let context =
-        ToolContext { project_root: services.tool_context.project_root.clone(), cancel: call_cancel.clone() };
+    let context = ToolContext {
+        project_root: services.tool_context.project_root.clone(),
+        cancel: call_cancel.clone(),
+    };
     let tool = Arc::clone(tool);
     let arguments = call.arguments.clone();
     let handle = tokio::spawn(async move { tool.call(arguments, &context).await });

@@ -31,7 +31,10 @@ impl ToolStats {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         };
-        guard.iter().map(|(phase, counts)| (phase.as_str().to_string(), *counts)).collect()
+        guard
+            .iter()
+            .map(|(phase, counts)| (phase.as_str().to_string(), *counts))
+            .collect()
     }
 
     /// Totals for the final report.

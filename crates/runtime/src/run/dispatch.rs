@@ -34,8 +34,19 @@ pub(crate) struct DispatchTool {
 
 impl DispatchTool {
     /// A tool with `max` dispatches for the run.
-    pub fn new(shared: Arc<RunShared>, parent: ContextId, primary_role: Role, max: u32, new_id: fn() -> String) -> Self {
-        let roles: Vec<&str> = Role::ROUTED.iter().copied().filter(|r| dispatchable(*r)).map(Role::as_str).collect();
+    pub fn new(
+        shared: Arc<RunShared>,
+        parent: ContextId,
+        primary_role: Role,
+        max: u32,
+        new_id: fn() -> String,
+    ) -> Self {
+        let roles: Vec<&str> = Role::ROUTED
+            .iter()
+            .copied()
+            .filter(|r| dispatchable(*r))
+            .map(Role::as_str)
+            .collect();
         let definition = ToolDefinition {
             name: "dispatch_specialist".into(),
             description: format!(
@@ -55,7 +66,16 @@ impl DispatchTool {
             permission: ToolPermission::Read,
             risk: ToolRisk::Low,
         };
-        Self { definition, shared, parent, primary_role, max, used: AtomicU32::new(0), new_id, runs: Mutex::new(Vec::new()) }
+        Self {
+            definition,
+            shared,
+            parent,
+            primary_role,
+            max,
+            used: AtomicU32::new(0),
+            new_id,
+            runs: Mutex::new(Vec::new()),
+        }
     }
 }
 
@@ -70,34 +90,51 @@ impl Tool for DispatchTool {
     }
 
     async fn call(&self, arguments: Value, _context: &ToolContext) -> ToolOutput {
-        let role = match arguments.get("role").and_then(Value::as_str).map(str::parse::<Role>) {
+        let role = match arguments
+            .get("role")
+            .and_then(Value::as_str)
+            .map(str::parse::<Role>)
+        {
             Some(Ok(role)) if dispatchable(role) => role,
             Some(Ok(role)) => return rejected(format!("role {role} cannot be dispatched")),
             Some(Err(err)) => return rejected(err),
             None => return rejected("missing `role`"),
         };
-        let goal = arguments.get("goal").and_then(Value::as_str).map(str::trim).unwrap_or_default();
+        let goal = arguments
+            .get("goal")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default();
         if goal.is_empty() {
             return rejected("`goal` is empty");
         }
-        let reason = arguments.get("reason").and_then(Value::as_str).map(str::to_string);
+        let reason = arguments
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         // Reserve a slot atomically so parallel calls cannot overspend the budget.
-        let reserved = self.used.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| (used < self.max).then_some(used + 1));
+        let reserved = self
+            .used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                (used < self.max).then_some(used + 1)
+            });
         let Ok(previous) = reserved else {
             return rejected(format!("the dispatch budget of {} is used up", self.max));
         };
         let number = previous + 1;
         let context_id = ContextId((self.new_id)());
-        self.shared.sink.record(Record::DynamicDispatch(DynamicDispatch {
-            phase: DispatchPhase::Request,
-            role,
-            goal: Some(goal.to_string()),
-            reason: reason.clone(),
-            context_id: context_id.to_string(),
-            primary_role: Some(self.primary_role),
-            status: None,
-            summary: None,
-        }));
+        self.shared
+            .sink
+            .record(Record::DynamicDispatch(DynamicDispatch {
+                phase: DispatchPhase::Request,
+                role,
+                goal: Some(goal.to_string()),
+                reason: reason.clone(),
+                context_id: context_id.to_string(),
+                primary_role: Some(self.primary_role),
+                status: None,
+                summary: None,
+            }));
         let policy = self.shared.brain.policy(role);
         let job = WorkerJob {
             plan: RuntimeWorkerPlan {
@@ -118,16 +155,18 @@ impl Tool for DispatchTool {
             Ok(run) => run,
             Err(err) => return ToolOutput::error(format!("dispatch_specialist stopped: {err}")),
         };
-        self.shared.sink.record(Record::DynamicDispatch(DynamicDispatch {
-            phase: DispatchPhase::Result,
-            role,
-            goal: None,
-            reason: None,
-            context_id: context_id.to_string(),
-            primary_role: Some(self.primary_role),
-            status: Some(run.status()),
-            summary: Some(braincode_context::clip_chars(&run.result.summary, 2_000)),
-        }));
+        self.shared
+            .sink
+            .record(Record::DynamicDispatch(DynamicDispatch {
+                phase: DispatchPhase::Result,
+                role,
+                goal: None,
+                reason: None,
+                context_id: context_id.to_string(),
+                primary_role: Some(self.primary_role),
+                status: Some(run.status()),
+                summary: Some(braincode_context::clip_chars(&run.result.summary, 2_000)),
+            }));
         let text = format!(
             "Specialist {role} ({}) — dispatch {number}/{} used\n{}",
             run.status().as_str(),

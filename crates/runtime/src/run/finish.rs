@@ -30,7 +30,10 @@ pub(crate) enum Stop {
 
 impl Stop {
     pub fn failed(message: impl Into<String>) -> Stop {
-        Stop::Failed { message: message.into(), recorded: false }
+        Stop::Failed {
+            message: message.into(),
+            recorded: false,
+        }
     }
 
     pub fn from_agent(err: AgentError) -> Stop {
@@ -91,7 +94,11 @@ impl Draft {
         Self {
             task: task.to_string(),
             session_id: session_id.to_string(),
-            brain: BrainRef { id: String::new(), name: String::new(), mode: Mode::Auto },
+            brain: BrainRef {
+                id: String::new(),
+                name: String::new(),
+                mode: Mode::Auto,
+            },
             plan: None,
             todos: Vec::new(),
             worker_status: BTreeMap::new(),
@@ -106,18 +113,29 @@ impl Draft {
     }
 
     pub fn set_brain(&mut self, id: &str, name: &str, mode: Mode) {
-        self.brain = BrainRef { id: id.to_string(), name: name.to_string(), mode };
+        self.brain = BrainRef {
+            id: id.to_string(),
+            name: name.to_string(),
+            mode,
+        };
     }
 
     pub fn set_plan(&mut self, plan: &RuntimePlan) {
         self.todos = plan.todos.clone();
         self.plan = Some(plan.clone());
         if let Some(reason) = &plan.fallback_reason {
-            self.warnings.push(format!("router brain not used: {reason}"));
+            self.warnings
+                .push(format!("router brain not used: {reason}"));
         }
     }
 
-    fn set_todos(&mut self, ids: &[String], status: TaskStatus, summary: Option<&str>, error: Option<&str>) {
+    fn set_todos(
+        &mut self,
+        ids: &[String],
+        status: TaskStatus,
+        summary: Option<&str>,
+        error: Option<&str>,
+    ) {
         for todo in self.todos.iter_mut().filter(|t| ids.contains(&t.id)) {
             todo.status = status;
             if let Some(summary) = summary {
@@ -139,23 +157,38 @@ impl Draft {
     }
 
     pub fn record_worker(&mut self, index: usize, run: &WorkerRun) {
-        let ids = self.plan.as_ref().map(|p| p.workers[index].todo_ids.clone()).unwrap_or_default();
+        let ids = self
+            .plan
+            .as_ref()
+            .map(|p| p.workers[index].todo_ids.clone())
+            .unwrap_or_default();
         let status = run.status();
         let error = (status != TaskStatus::Completed).then_some(run.result.summary.as_str());
         self.set_todos(&ids, status, Some(&run.result.summary), error);
-        let label = run.review.as_ref().map_or_else(|| status.as_str().to_string(), |r| r.decision.as_str().to_string());
+        let label = run.review.as_ref().map_or_else(
+            || status.as_str().to_string(),
+            |r| r.decision.as_str().to_string(),
+        );
         self.worker_status.insert(index, (label, run.model.clone()));
     }
 
     pub fn record_primary(&mut self, worker: &RuntimeWorkerPlan, answer: &str, model: &str) {
         self.set_todos(&worker.todo_ids, TaskStatus::Completed, Some(answer), None);
-        if let Some(index) = self.plan.as_ref().and_then(|p| p.workers.iter().position(|w| w.context_id == worker.context_id)) {
-            self.worker_status.insert(index, ("completed".into(), Some(model.to_string())));
+        if let Some(index) = self.plan.as_ref().and_then(|p| {
+            p.workers
+                .iter()
+                .position(|w| w.context_id == worker.context_id)
+        }) {
+            self.worker_status
+                .insert(index, ("completed".into(), Some(model.to_string())));
         }
     }
 
     pub fn record_review(&mut self, plan: &RuntimePlan, run: WorkerRun) {
-        let index = plan.workers.iter().position(|w| w.phase == WorkerPhase::Review);
+        let index = plan
+            .workers
+            .iter()
+            .position(|w| w.phase == WorkerPhase::Review);
         let decision = run.review.clone().unwrap_or_else(|| ReviewDecision {
             // A review that could not run is never an approval.
             decision: ReviewVerdict::ChangesRequested,
@@ -168,7 +201,10 @@ impl Draft {
         });
         if let Some(index) = index {
             self.record_worker(index, &run);
-            self.worker_status.insert(index, (decision.decision.as_str().to_string(), run.model.clone()));
+            self.worker_status.insert(
+                index,
+                (decision.decision.as_str().to_string(), run.model.clone()),
+            );
         } else {
             self.dispatched.push(run);
         }
@@ -182,14 +218,26 @@ impl Draft {
             .iter()
             .enumerate()
             .map(|(index, w)| {
-                let (status, model) = self.worker_status.get(&index).cloned().map_or((None, None), |(s, m)| (Some(s), m));
-                ReportWorker { role: w.role, phase: w.phase, status, model }
+                let (status, model) = self
+                    .worker_status
+                    .get(&index)
+                    .cloned()
+                    .map_or((None, None), |(s, m)| (Some(s), m));
+                ReportWorker {
+                    role: w.role,
+                    phase: w.phase,
+                    status,
+                    model,
+                }
             })
             .collect();
         workers.extend(self.dispatched.iter().map(|run| ReportWorker {
             role: run.role,
             phase: run.phase,
-            status: Some(run.review.as_ref().map_or_else(|| run.status().as_str().to_string(), |r| r.decision.as_str().to_string())),
+            status: Some(run.review.as_ref().map_or_else(
+                || run.status().as_str().to_string(),
+                |r| r.decision.as_str().to_string(),
+            )),
             model: run.model.clone(),
         }));
         Some(ReportRouting {
@@ -237,27 +285,43 @@ pub(crate) fn finish(
             });
             (status, None)
         }
-        Err(Stop::Cancelled) => (FinalStatus::Aborted, Some("the run was cancelled".to_string())),
+        Err(Stop::Cancelled) => (
+            FinalStatus::Aborted,
+            Some("the run was cancelled".to_string()),
+        ),
         Err(Stop::Failed { message, .. }) => (FinalStatus::Failed, Some(message.clone())),
         Err(Stop::Blocked(message)) => (FinalStatus::Blocked, Some(message.clone())),
     };
     let summary = match (&outcome, &draft.clarification) {
         (Ok(()), Some(clarification)) if clarification.required => clarification.question.clone(),
         (Ok(()), _) => draft.summary.clone(),
-        (Err(Stop::Cancelled), _) => "Run cancelled before it finished; nothing more will happen.".to_string(),
-        (Err(Stop::Failed { message, .. } | Stop::Blocked(message)), _) => format!("The run did not complete: {message}"),
+        (Err(Stop::Cancelled), _) => {
+            "Run cancelled before it finished; nothing more will happen.".to_string()
+        }
+        (Err(Stop::Failed { message, .. } | Stop::Blocked(message)), _) => {
+            format!("The run did not complete: {message}")
+        }
     };
-    if status == FinalStatus::Approved && draft.review.is_none() && draft.patch.as_ref().is_some_and(|p| p.has_patch_activity) {
-        draft.warnings.push("files changed without an independent review".into());
+    if status == FinalStatus::Approved
+        && draft.review.is_none()
+        && draft.patch.as_ref().is_some_and(|p| p.has_patch_activity)
+    {
+        draft
+            .warnings
+            .push("files changed without an independent review".into());
     }
     if draft.patch.as_ref().is_some_and(|p| !p.has_patch_activity) && draft.review.is_some() {
         draft.warnings.push("no patch activity detected".into());
     }
     if draft.clarification.as_ref().is_some_and(|c| c.required) {
-        draft.warnings.push("execution paused for clarification".into());
+        draft
+            .warnings
+            .push("execution paused for clarification".into());
     }
     if sink.journal_failed() {
-        draft.warnings.push("the session journal could not be fully written".into());
+        draft
+            .warnings
+            .push("the session journal could not be fully written".into());
     }
     let routing = draft.routing().unwrap_or(ReportRouting {
         source: RoutingSource::Heuristic,
@@ -289,7 +353,10 @@ pub(crate) fn finish(
     };
 
     if let Some(patch) = &draft.patch {
-        sink.record(Record::PatchSummary(PatchSummaryRecord { patch: patch.clone(), attempt: None }));
+        sink.record(Record::PatchSummary(PatchSummaryRecord {
+            patch: patch.clone(),
+            attempt: None,
+        }));
     }
     sink.record(Record::ToolCallCount(ToolCallCount {
         total: tool_counts.total,
@@ -297,7 +364,10 @@ pub(crate) fn finish(
         by_phase: stats.by_phase(),
         attempt: None,
     }));
-    sink.record(Record::FinalReport(FinalReportRecord { final_report: Box::new(report.clone()), attempt: None }));
+    sink.record(Record::FinalReport(FinalReportRecord {
+        final_report: Box::new(report.clone()),
+        attempt: None,
+    }));
     match &outcome {
         Ok(()) => sink.record(Record::RunEnd(RunEnd {
             summary,
@@ -326,6 +396,8 @@ pub(crate) fn finish(
             }));
         }
     }
-    sink.emit(RunEvent::Final { report: Box::new(report.clone()) });
+    sink.emit(RunEvent::Final {
+        report: Box::new(report.clone()),
+    });
     report
 }

@@ -29,8 +29,8 @@ use braincode_config::{
 };
 use braincode_llm::{ClientOptions, ContentPart};
 use braincode_protocol::{
-    ClarificationRequest, ContextPlan, ExecutionPlanReview, FinalReport, JournalEntry, Mode, Record,
-    RoutingRecord, SessionId, SideEffect, TaskStatus, TodoPlan, TodoUpdate, ValidationPlan,
+    ClarificationRequest, ContextPlan, ExecutionPlanReview, FinalReport, JournalEntry, Mode,
+    Record, RoutingRecord, SessionId, SideEffect, TaskStatus, TodoPlan, TodoUpdate, ValidationPlan,
     WorkerPhase,
 };
 use braincode_tools::{
@@ -119,7 +119,12 @@ impl RunServices {
 /// A fresh, sortable session id: `YYYYMMDD-HHMMSS-xxxxxx`.
 pub fn new_session_id() -> SessionId {
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
-    let suffix: String = uuid::Uuid::new_v4().simple().to_string().chars().take(6).collect();
+    let suffix: String = uuid::Uuid::new_v4()
+        .simple()
+        .to_string()
+        .chars()
+        .take(6)
+        .collect();
     // The format only produces [0-9a-f-], which is always a valid id.
     SessionId::new(format!("{stamp}-{suffix}")).unwrap_or_else(|_| fallback_session_id())
 }
@@ -155,13 +160,15 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
     let mut early_warnings = Vec::new();
     let journal: Option<Box<dyn JournalAppend>> = match &services.journal {
-        JournalTarget::Session => match JournalWriter::open(&services.home, &session_id) {
-            Ok(writer) => Some(Box::new(JournalFile(writer))),
-            Err(err) => {
-                early_warnings.push(format!("the session journal could not be opened ({err}); this run will not be saved"));
-                None
+        JournalTarget::Session => {
+            match JournalWriter::open(&services.home, &session_id) {
+                Ok(writer) => Some(Box::new(JournalFile(writer))),
+                Err(err) => {
+                    early_warnings.push(format!("the session journal could not be opened ({err}); this run will not be saved"));
+                    None
+                }
             }
-        },
+        }
         JournalTarget::Memory(memory) => Some(Box::new(memory.clone())),
         JournalTarget::Disabled => None,
     };
@@ -189,12 +196,23 @@ pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<Run
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
     let sink = RunSink::new(session_id.to_string(), None, services.subscribers.clone());
     let loaded = load_everything(&services.home, &request)?;
-    let shared = build_shared(&request, &services, &sink, &session_id, loaded, Arc::new(ToolStats::default()), String::new(), Vec::new())?;
+    let shared = build_shared(
+        &request,
+        &services,
+        &sink,
+        &session_id,
+        loaded,
+        Arc::new(ToolStats::default()),
+        String::new(),
+        Vec::new(),
+    )?;
     let mut new_id = new_context_id;
-    plan::make_plan(&shared, &request.prompt, request.routing, &mut new_id).await.map_err(|failure| match failure {
-        plan::PlanFailure::Cancelled => "cancelled".to_string(),
-        plan::PlanFailure::ImageRouting(message) => message,
-    })
+    plan::make_plan(&shared, &request.prompt, request.routing, &mut new_id)
+        .await
+        .map_err(|failure| match failure {
+            plan::PlanFailure::Cancelled => "cancelled".to_string(),
+            plan::PlanFailure::ImageRouting(message) => message,
+        })
 }
 
 struct Loaded {
@@ -210,17 +228,30 @@ struct Loaded {
 fn load_everything(home: &Home, request: &RunRequest) -> Result<Loaded, String> {
     let settings = load_settings(home).map_err(|e| e.to_string())?;
     let presets = load_brains(home).map_err(|e| e.to_string())?;
-    let brain_id = request.brain_id.clone().unwrap_or_else(|| settings.default_brain_id.clone());
+    let brain_id = request
+        .brain_id
+        .clone()
+        .unwrap_or_else(|| settings.default_brain_id.clone());
     let brain = select_brain(&presets, &brain_id).map_err(|e| e.to_string())?;
     let models = load_models(home).map_err(|e| e.to_string())?;
-    let tools = read_json_file::<ToolsConfig>(&home.tools_path()).map_err(|e| e.to_string())?.unwrap_or_default();
+    let tools = read_json_file::<ToolsConfig>(&home.tools_path())
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
     let hooks = if settings.features.hooks {
         resolve_hooks(&load_hooks(home, &request.project_root).map_err(|e| e.to_string())?)
     } else {
         Vec::new()
     };
     let mode = request.mode.unwrap_or(settings.mode);
-    Ok(Loaded { settings, brain_id, brain, mode, models, tools, hooks })
+    Ok(Loaded {
+        settings,
+        brain_id,
+        brain,
+        mode,
+        models,
+        tools,
+        hooks,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -234,7 +265,8 @@ fn build_shared(
     environment: String,
     images: Vec<ContentPart>,
 ) -> Result<RunShared, String> {
-    let policy = PermissionPolicy::new(&loaded.tools.permissions).map_err(|e| format!("tools.json: {e}"))?;
+    let policy =
+        PermissionPolicy::new(&loaded.tools.permissions).map_err(|e| format!("tools.json: {e}"))?;
     let project_root = request.project_root.clone();
     let gate = Arc::new(PolicyGate::new(
         policy,
@@ -260,7 +292,12 @@ fn build_shared(
         brain: loaded.brain,
         mode: loaded.mode,
         permission: request.permission,
-        factory: ModelFactory::new(services.home.clone(), loaded.models, services.client_options.clone(), services.client_override.clone()),
+        factory: ModelFactory::new(
+            services.home.clone(),
+            loaded.models,
+            services.client_options.clone(),
+            services.client_override.clone(),
+        ),
         gate,
         cache: Arc::new(EvidenceCache::new(EvidenceCacheConfig::default())),
         stats,
@@ -268,7 +305,10 @@ fn build_shared(
         tools_config: loaded.tools,
         hooks: loaded.hooks,
         hook_env,
-        sections: SharedSections { environment, support: support.support_section() },
+        sections: SharedSections {
+            environment,
+            support: support.support_section(),
+        },
         support_refs: support.context_refs(),
         request: request.prompt.clone(),
         images,
@@ -302,13 +342,31 @@ async fn pipeline(
     let loaded = load_everything(home, request).map_err(Stop::failed)?;
     draft.set_brain(&loaded.brain_id, &loaded.brain.name, loaded.mode);
     let continuing = session_has_runs(home, session_id);
-    let environment = environment_section(&request.project_root, &loaded.brain_id, loaded.mode).await;
-    let mut shared = build_shared(request, services, sink, session_id, loaded, stats.clone(), environment, Vec::new())
-        .map_err(Stop::failed)?;
+    let environment =
+        environment_section(&request.project_root, &loaded.brain_id, loaded.mode).await;
+    let mut shared = build_shared(
+        request,
+        services,
+        sink,
+        session_id,
+        loaded,
+        stats.clone(),
+        environment,
+        Vec::new(),
+    )
+    .map_err(Stop::failed)?;
 
     // Hooks before anything else sees the prompt.
     let source = if continuing { "resume" } else { "startup" };
-    let start = run_hooks(&shared.hooks, HookEvent::SessionStart, source, &shared.hook_env, json!({"source": source}), &shared.cancel).await;
+    let start = run_hooks(
+        &shared.hooks,
+        HookEvent::SessionStart,
+        source,
+        &shared.hook_env,
+        json!({"source": source}),
+        &shared.cancel,
+    )
+    .await;
     let submit = run_hooks(
         &shared.hooks,
         HookEvent::UserPromptSubmit,
@@ -318,7 +376,10 @@ async fn pipeline(
         &shared.cancel,
     )
     .await;
-    for (event, result, matcher) in [(HookEvent::SessionStart, &start, Some(source)), (HookEvent::UserPromptSubmit, &submit, None)] {
+    for (event, result, matcher) in [
+        (HookEvent::SessionStart, &start, Some(source)),
+        (HookEvent::UserPromptSubmit, &submit, None),
+    ] {
         if result.is_empty() {
             continue;
         }
@@ -332,20 +393,34 @@ async fn pipeline(
             draft.warnings.push(problem);
         }
         if let Some(reason) = &result.blocked_reason {
-            return Err(Stop::Blocked(format!("the {} hook blocked this run: {reason}", event.name())));
+            return Err(Stop::Blocked(format!(
+                "the {} hook blocked this run: {reason}",
+                event.name()
+            )));
         }
     }
 
     // The request as agents see it: hook context, references, continuity.
     let mut text = request.prompt.clone();
-    let hook_context: Vec<&String> = start.additional_context.iter().chain(&submit.additional_context).collect();
+    let hook_context: Vec<&String> = start
+        .additional_context
+        .iter()
+        .chain(&submit.additional_context)
+        .collect();
     if !hook_context.is_empty() {
-        let bullets: Vec<String> = hook_context.iter().map(|c| format!("- {}", c.trim())).collect();
+        let bullets: Vec<String> = hook_context
+            .iter()
+            .map(|c| format!("- {}", c.trim()))
+            .collect();
         text = format!("Hook additional context:\n{}\n\n{text}", bullets.join("\n"));
     }
     let expanded: ExpandedPrompt = expand_references(
         &text,
-        &ReferenceContext { project_root: &request.project_root, home, settings: &shared.settings },
+        &ReferenceContext {
+            project_root: &request.project_root,
+            home,
+            settings: &shared.settings,
+        },
     );
     let mut text = expanded.text;
     if continuing
@@ -358,16 +433,21 @@ async fn pipeline(
     shared.images = expanded
         .images
         .into_iter()
-        .map(|image| ContentPart::Image { mime_type: image.mime_type, data: image.data_base64 })
+        .map(|image| ContentPart::Image {
+            mime_type: image.mime_type,
+            data: image.data_base64,
+        })
         .collect();
     let shared = Arc::new(shared);
 
     // Plan.
     let mut new_id = new_context_id;
-    let plan = plan::make_plan(&shared, &shared.request, request.routing, &mut new_id).await.map_err(|f| match f {
-        plan::PlanFailure::Cancelled => Stop::Cancelled,
-        plan::PlanFailure::ImageRouting(message) => Stop::failed(message),
-    })?;
+    let plan = plan::make_plan(&shared, &shared.request, request.routing, &mut new_id)
+        .await
+        .map_err(|f| match f {
+            plan::PlanFailure::Cancelled => Stop::Cancelled,
+            plan::PlanFailure::ImageRouting(message) => Stop::failed(message),
+        })?;
     draft.set_plan(&plan);
     sink.record(Record::Routing(RoutingRecord {
         source: plan.source,
@@ -377,7 +457,9 @@ async fn pipeline(
         model: shared.brain.router_policy().chain().first().cloned(),
         fallback_reason: plan.fallback_reason.clone(),
     }));
-    sink.record(Record::ContextPlan(ContextPlan { context: serde_json::to_value(&plan.brain_context).unwrap_or_default() }));
+    sink.record(Record::ContextPlan(ContextPlan {
+        context: serde_json::to_value(&plan.brain_context).unwrap_or_default(),
+    }));
     sink.record(Record::TodoPlan(TodoPlan {
         todos: plan.todos.clone(),
         dependencies: plan.dependencies.clone(),
@@ -389,7 +471,10 @@ async fn pipeline(
 
     // Clarification gate: stop before any worker or tool.
     if plan.clarification.required {
-        sink.record(Record::ClarificationRequest(ClarificationRequest { clarification: plan.clarification.clone(), attempt: None }));
+        sink.record(Record::ClarificationRequest(ClarificationRequest {
+            clarification: plan.clarification.clone(),
+            attempt: None,
+        }));
         let todo_ids: Vec<String> = plan.todos.iter().map(|t| t.id.clone()).collect();
         draft.block_todos("waiting for clarification");
         sink.record(Record::TodoUpdate(TodoUpdate {
@@ -413,9 +498,10 @@ async fn pipeline(
 
     // Support workers.
     let limits = routing_limits(&shared.brain.routing, shared.mode);
-    let support_runs = workers::run_support_pool(&shared, &plan, limits.max_parallel_agents as usize)
-        .await
-        .map_err(Stop::from_agent)?;
+    let support_runs =
+        workers::run_support_pool(&shared, &plan, limits.max_parallel_agents as usize)
+            .await
+            .map_err(Stop::from_agent)?;
     for (index, run) in &support_runs {
         draft.record_worker(*index, run);
         sink.record(Record::TodoUpdate(TodoUpdate {
@@ -428,7 +514,10 @@ async fn pipeline(
             error: None,
         }));
     }
-    let results: Vec<ForwardedResult> = support_runs.values().map(workers::WorkerRun::forwarded).collect();
+    let results: Vec<ForwardedResult> = support_runs
+        .values()
+        .map(workers::WorkerRun::forwarded)
+        .collect();
 
     // Primary.
     let Some(primary_plan) = primary::primary_worker(&plan).cloned() else {
@@ -437,7 +526,10 @@ async fn pipeline(
     let policy = mode_policy(shared.mode);
     let dispatch = (shared.settings.features.dynamic_dispatch
         && policy.max_dynamic_dispatches > 0
-        && !matches!(primary_plan.role, braincode_protocol::Role::Review | braincode_protocol::Role::ImageMaker))
+        && !matches!(
+            primary_plan.role,
+            braincode_protocol::Role::Review | braincode_protocol::Role::ImageMaker
+        ))
     .then(|| {
         Arc::new(dispatch::DispatchTool::new(
             shared.clone(),
@@ -447,8 +539,17 @@ async fn pipeline(
             new_context_id,
         ))
     });
-    let support_summary = discover_support(home, &request.project_root).summary(&request.project_root);
-    let answer = primary::run_primary(&shared, &plan, &primary_plan, &results, dispatch.clone(), &support_summary).await;
+    let support_summary =
+        discover_support(home, &request.project_root).summary(&request.project_root);
+    let answer = primary::run_primary(
+        &shared,
+        &plan,
+        &primary_plan,
+        &results,
+        dispatch.clone(),
+        &support_summary,
+    )
+    .await;
     if let Some(dispatch) = &dispatch {
         draft.dispatched = match dispatch.runs.lock() {
             Ok(runs) => runs.clone(),
@@ -460,7 +561,10 @@ async fn pipeline(
         Err(primary::PrimaryFailure::Cancelled) => return Err(Stop::Cancelled),
         Err(primary::PrimaryFailure::Failed(message)) => {
             draft.fail_todos(&primary_plan.todo_ids, &message);
-            return Err(Stop::Failed { message, recorded: true });
+            return Err(Stop::Failed {
+                message,
+                recorded: true,
+            });
         }
     };
     draft.record_primary(&primary_plan, &answer.text, &answer.model);
@@ -475,9 +579,16 @@ async fn pipeline(
         && primary_plan.role != braincode_protocol::Role::Review;
     if review_needed {
         let worker = review::review_worker(&shared, &plan, &mut new_id);
-        let review_run = review::run_review(&shared, &plan, worker, &answer.text, &results, patch.as_ref())
-            .await
-            .map_err(Stop::from_agent)?;
+        let review_run = review::run_review(
+            &shared,
+            &plan,
+            worker,
+            &answer.text,
+            &results,
+            patch.as_ref(),
+        )
+        .await
+        .map_err(Stop::from_agent)?;
         draft.record_review(&plan, review_run);
     }
 
@@ -494,10 +605,21 @@ async fn pipeline(
     let mut summary = answer.text.trim().to_string();
     if !stop.is_empty() {
         sink.record(Record::HookStop(stop.to_record(HookEvent::Stop, None)));
-        let feedback: Vec<String> = stop.blocked_reason.iter().chain(&stop.additional_context).cloned().collect();
+        let feedback: Vec<String> = stop
+            .blocked_reason
+            .iter()
+            .chain(&stop.additional_context)
+            .cloned()
+            .collect();
         if !feedback.is_empty() {
             summary.push_str("\n\nHook feedback:\n");
-            summary.push_str(&feedback.iter().map(|f| format!("- {}", f.trim())).collect::<Vec<_>>().join("\n"));
+            summary.push_str(
+                &feedback
+                    .iter()
+                    .map(|f| format!("- {}", f.trim()))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
         }
         for problem in stop.problems() {
             draft.warnings.push(problem);
@@ -509,7 +631,11 @@ async fn pipeline(
 
 fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<ExecutionPlanReview> {
     let mut effects = Vec::new();
-    let effect = |kind: &str, target: &str, risk: &str| SideEffect { kind: kind.into(), target: target.into(), risk: risk.into() };
+    let effect = |kind: &str, target: &str, risk: &str| SideEffect {
+        kind: kind.into(),
+        target: target.into(),
+        risk: risk.into(),
+    };
     match shared.permission {
         PermissionMode::ReadOnly => {}
         PermissionMode::AllowEdits => {
@@ -519,7 +645,11 @@ fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<ExecutionPlanRe
         PermissionMode::Yes => {
             effects.push(effect("file_edit", "edit_file", "medium"));
             effects.push(effect("patch", "apply_patch", "medium"));
-            effects.push(effect("command", "shell/exec_command/write_stdin/kill_background", "high"));
+            effects.push(effect(
+                "command",
+                "shell/exec_command/write_stdin/kill_background",
+                "high",
+            ));
             effects.push(effect("script", "run_script", "high"));
         }
     }
@@ -537,12 +667,24 @@ fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<ExecutionPlanRe
     }
     Some(ExecutionPlanReview {
         plan_id: format!("{}:plan", plan.brain_context.id),
-        status: if radical { "auto_approved".into() } else { "approved".into() },
-        approver: if radical { "mode_policy".into() } else { "runtime_policy".into() },
+        status: if radical {
+            "auto_approved".into()
+        } else {
+            "approved".into()
+        },
+        approver: if radical {
+            "mode_policy".into()
+        } else {
+            "runtime_policy".into()
+        },
         required_review: plan.requires_review,
         proposed_side_effects: effects,
         validation_plan: ValidationPlan {
-            checks: if plan.requires_review { vec!["independent review worker".into()] } else { Vec::new() },
+            checks: if plan.requires_review {
+                vec!["independent review worker".into()]
+            } else {
+                Vec::new()
+            },
             evidence: vec!["patch summary (git status)".into(), "git diff".into()],
             success_criteria: plan.todos.iter().map(|t| t.title.clone()).collect(),
         },

@@ -3,9 +3,9 @@
 //! recorded with its reason and shown to the user.
 
 use braincode_brain::{
-    PlanInput, RouterPromptInput, RoutingPlan, RuntimePlan, build_router_prompt, build_runtime_plan,
-    heuristic_route, is_fast_path_eligible, normalize_router_decision, parse_router_reply,
-    role_system_prompt, router_decision_schema, routing_limits,
+    PlanInput, RouterPromptInput, RoutingPlan, RuntimePlan, build_router_prompt,
+    build_runtime_plan, heuristic_route, is_fast_path_eligible, normalize_router_decision,
+    parse_router_reply, role_system_prompt, router_decision_schema, routing_limits,
 };
 use braincode_llm::{ChatMessage, ContentPart, ResponseSchema};
 use braincode_protocol::{AgentRef, Phase, Role, RoutingSource, ToolCallOrigin};
@@ -51,7 +51,9 @@ pub(crate) async fn make_plan(
             plan.reason = "heuristic diagnostic; router brain not requested".into();
             (plan, RoutingSource::Heuristic, None)
         }
-        RoutingChoice::Auto if image_count == 0 && is_fast_path_eligible(prompt, &heuristic, image_count) => {
+        RoutingChoice::Auto
+            if image_count == 0 && is_fast_path_eligible(prompt, &heuristic, image_count) =>
+        {
             let mut plan = heuristic;
             plan.reason = "conversational fast path; router brain skipped".into();
             (plan, RoutingSource::Heuristic, None)
@@ -67,7 +69,9 @@ pub(crate) async fn make_plan(
                 }
                 let mut plan = heuristic;
                 plan.reason = "deterministic heuristic plan (router brain unavailable)".into();
-                shared.sink.warning(format!("router brain not used: {reason}; planned with the heuristic"));
+                shared.sink.warning(format!(
+                    "router brain not used: {reason}; planned with the heuristic"
+                ));
                 (plan, RoutingSource::Heuristic, Some(reason))
             }
         },
@@ -97,7 +101,9 @@ async fn route_with_brain(
     let brain = &shared.brain;
     let policy = brain.router_policy();
     let limits = routing_limits(&brain.routing, shared.mode);
-    let selection = shared.factory.candidates(&policy.chain(), !shared.images.is_empty());
+    let selection = shared
+        .factory
+        .candidates(&policy.chain(), !shared.images.is_empty());
     if selection.is_empty() {
         return Err(RouterFailure::Failed(selection.error_message("routeBrain")));
     }
@@ -112,7 +118,9 @@ async fn route_with_brain(
     let mut reasons = Vec::new();
     for (index, candidate) in selection.usable.iter().enumerate() {
         let model_id = candidate.definition.id.clone();
-        shared.sink.status(format!("routing with routeBrain on {model_id}"));
+        shared
+            .sink
+            .status(format!("routing with routeBrain on {model_id}"));
         let client = match shared.factory.client(candidate).await {
             Ok(client) => client,
             Err(err) => {
@@ -121,7 +129,12 @@ async fn route_with_brain(
             }
         };
         let setup = AgentSetup {
-            agent: AgentRef { role: Role::RouteBrain, phase: Phase::Router, context_id: String::new(), model: Some(model_id.clone()) },
+            agent: AgentRef {
+                role: Role::RouteBrain,
+                phase: Phase::Router,
+                context_id: String::new(),
+                model: Some(model_id.clone()),
+            },
             origin: ToolCallOrigin {
                 phase: Some(Phase::Router),
                 role: Some(Role::RouteBrain),
@@ -137,16 +150,29 @@ async fn route_with_brain(
             thinking: policy.thinking_level,
             max_tokens: Some(ROUTER_MAX_TOKENS),
             temperature: None,
-            response_schema: Some(ResponseSchema { name: "router_decision".into(), schema: router_decision_schema(&limits) }),
+            response_schema: Some(ResponseSchema {
+                name: "router_decision".into(),
+                schema: router_decision_schema(&limits),
+            }),
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             stream_text: false,
         };
-        let mut content = vec![ContentPart::Text { text: router_prompt.clone() }];
+        let mut content = vec![ContentPart::Text {
+            text: router_prompt.clone(),
+        }];
         content.extend(shared.images.iter().cloned());
-        match run_agent(&setup, &shared.services(client), vec![ChatMessage::User { content }]).await {
+        match run_agent(
+            &setup,
+            &shared.services(client),
+            vec![ChatMessage::User { content }],
+        )
+        .await
+        {
             Ok(outcome) => match parse_router_reply(&outcome.text) {
                 Ok(raw) => return Ok(normalize_router_decision(&raw, heuristic, &limits, brain)),
-                Err(err) => reasons.push(format!("{model_id}: the reply was not a usable plan ({err})")),
+                Err(err) => reasons.push(format!(
+                    "{model_id}: the reply was not a usable plan ({err})"
+                )),
             },
             Err(AgentError::Cancelled) => return Err(RouterFailure::Cancelled),
             Err(err) => reasons.push(format!("{model_id}: {err}")),

@@ -50,7 +50,9 @@ pub(crate) async fn run_primary(
     support: &ProjectSupportSummary,
 ) -> Result<PrimaryAnswer, PrimaryFailure> {
     let role = worker.role;
-    let selection = shared.factory.candidates(&worker.model_chain, !shared.images.is_empty());
+    let selection = shared
+        .factory
+        .candidates(&worker.model_chain, !shared.images.is_empty());
     if selection.is_empty() {
         let message = selection.error_message(role.as_str());
         shared.sink.record(Record::RunError(RunError {
@@ -73,10 +75,16 @@ pub(crate) async fn run_primary(
             model: Some(model_id.clone()),
             attempt: Some(attempt),
         }));
-        shared.sink.status(format!("primary {role} running on {model_id}"));
+        shared
+            .sink
+            .status(format!("primary {role} running on {model_id}"));
         let mut tools: Vec<SharedTool> = Vec::new();
         if candidate.definition.supports_tools {
-            tools = builtin_tools(tool_mode(shared.permission), &shared.tools_config, shared.exec_sessions.clone());
+            tools = builtin_tools(
+                tool_mode(shared.permission),
+                &shared.tools_config,
+                shared.exec_sessions.clone(),
+            );
             if let Some(dispatch) = &dispatch {
                 tools.push(dispatch.clone());
             }
@@ -85,11 +93,22 @@ pub(crate) async fn run_primary(
         let dispatch_note = dispatch.as_ref().filter(|_| !tools.is_empty()).map(|_| {
             "Use dispatch_specialist only when a focused specialist answer would change what you do."
         });
-        let prompt = primary_prompt(&shared.sections, &shared.request, &tool_names, results, dispatch_note);
+        let prompt = primary_prompt(
+            &shared.sections,
+            &shared.request,
+            &tool_names,
+            results,
+            dispatch_note,
+        );
         let mut content = vec![ContentPart::Text { text: prompt }];
         content.extend(shared.images.iter().cloned());
         let setup = AgentSetup {
-            agent: AgentRef { role, phase: Phase::Primary, context_id: worker.context_id.to_string(), model: Some(model_id.clone()) },
+            agent: AgentRef {
+                role,
+                phase: Phase::Primary,
+                context_id: worker.context_id.to_string(),
+                model: Some(model_id.clone()),
+            },
             origin: ToolCallOrigin {
                 phase: Some(Phase::Primary),
                 role: Some(role),
@@ -112,17 +131,30 @@ pub(crate) async fn run_primary(
             stream_text: true,
         };
         let outcome = match shared.factory.client(candidate).await {
-            Ok(client) => run_agent(&setup, &shared.services(client), vec![ChatMessage::User { content }]).await,
+            Ok(client) => {
+                run_agent(
+                    &setup,
+                    &shared.services(client),
+                    vec![ChatMessage::User { content }],
+                )
+                .await
+            }
             Err(err) => Err(AgentError::Model(err)),
         };
         let error = match outcome {
             Ok(outcome) if !outcome.text.trim().is_empty() => {
-                return Ok(PrimaryAnswer { text: outcome.text, model: model_id });
+                return Ok(PrimaryAnswer {
+                    text: outcome.text,
+                    model: model_id,
+                });
             }
             Ok(_) => AgentError::Model(
                 ModelError::new(
                     ErrorKind::EmptyReply,
-                    format!("{model_id} returned an empty answer via {}", candidate.definition.api.as_str()),
+                    format!(
+                        "{model_id} returned an empty answer via {}",
+                        candidate.definition.api.as_str()
+                    ),
                 )
                 .with_model(model_id.clone()),
             ),
@@ -156,7 +188,9 @@ pub(crate) async fn run_primary(
         }));
         errors.push(text);
         if will_fallback {
-            shared.sink.warning(format!("primary: {model_id} failed; trying the next model"));
+            shared
+                .sink
+                .warning(format!("primary: {model_id} failed; trying the next model"));
         } else {
             break;
         }
@@ -166,5 +200,7 @@ pub(crate) async fn run_primary(
 
 /// The primary worker of a plan.
 pub(crate) fn primary_worker(plan: &RuntimePlan) -> Option<&RuntimeWorkerPlan> {
-    plan.workers.iter().find(|w| w.phase == WorkerPhase::Primary)
+    plan.workers
+        .iter()
+        .find(|w| w.phase == WorkerPhase::Primary)
 }

@@ -31,9 +31,16 @@ pub fn format_results(results: &[ForwardedResult]) -> String {
     let mut out = String::new();
     for forwarded in results {
         let result = &forwarded.result;
-        let status = forwarded.verdict.clone().unwrap_or_else(|| result.progress.status.as_str().to_string());
+        let status = forwarded
+            .verdict
+            .clone()
+            .unwrap_or_else(|| result.progress.status.as_str().to_string());
         let _ = writeln!(out, "### {} ({status})", forwarded.role);
-        let _ = writeln!(out, "{}", clip_chars(result.summary.trim(), FORWARDED_SUMMARY_CHARS));
+        let _ = writeln!(
+            out,
+            "{}",
+            clip_chars(result.summary.trim(), FORWARDED_SUMMARY_CHARS)
+        );
         let list = |out: &mut String, label: &str, items: &[String]| {
             if !items.is_empty() {
                 let _ = writeln!(out, "{label}:");
@@ -71,7 +78,11 @@ impl SharedSections {
     fn write(&self, out: &mut String) {
         let _ = writeln!(out, "## Environment\n{}", self.environment.trim());
         if !self.support.trim().is_empty() {
-            let _ = writeln!(out, "\n## Project and user support\n{}", self.support.trim());
+            let _ = writeln!(
+                out,
+                "\n## Project and user support\n{}",
+                self.support.trim()
+            );
         }
     }
 }
@@ -96,7 +107,11 @@ pub fn worker_prompt(
     shared.write(&mut out);
     let _ = writeln!(out, "\n## Original request\n{}", request.trim());
     if !upstream.is_empty() {
-        let _ = writeln!(out, "\n## Results of the workers this task depends on\n{}", format_results(upstream).trim_end());
+        let _ = writeln!(
+            out,
+            "\n## Results of the workers this task depends on\n{}",
+            format_results(upstream).trim_end()
+        );
     }
     if !hook_context.is_empty() {
         let _ = writeln!(out, "\n## Hook additional context");
@@ -123,7 +138,10 @@ pub fn primary_prompt(
     shared.write(&mut out);
     let _ = writeln!(out, "\n## Tools");
     if tool_names.is_empty() {
-        let _ = writeln!(out, "No tools are available in this run: answer from the request and the worker results.");
+        let _ = writeln!(
+            out,
+            "No tools are available in this run: answer from the request and the worker results."
+        );
     } else {
         let _ = writeln!(out, "Available: {}.", tool_names.join(", "));
         let _ = writeln!(
@@ -140,7 +158,11 @@ pub fn primary_prompt(
     );
     let _ = writeln!(out, "\n## Request\n{}", request.trim());
     if !results.is_empty() {
-        let _ = writeln!(out, "\n## Results from specialist workers\n{}", format_results(results).trim_end());
+        let _ = writeln!(
+            out,
+            "\n## Results from specialist workers\n{}",
+            format_results(results).trim_end()
+        );
         let _ = writeln!(
             out,
             "\nThe worker results are advisory: check them against the code, and resolve any conflict between them explicitly."
@@ -166,9 +188,17 @@ pub fn review_prompt(
     );
     shared.write(&mut out);
     let _ = writeln!(out, "\n## Original request\n{}", request.trim());
-    let _ = writeln!(out, "\n## Primary agent's answer\n{}", clip_chars(primary_answer.trim(), 8_000));
+    let _ = writeln!(
+        out,
+        "\n## Primary agent's answer\n{}",
+        clip_chars(primary_answer.trim(), 8_000)
+    );
     if !results.is_empty() {
-        let _ = writeln!(out, "\n## Worker results\n{}", format_results(results).trim_end());
+        let _ = writeln!(
+            out,
+            "\n## Worker results\n{}",
+            format_results(results).trim_end()
+        );
     }
     let _ = writeln!(out, "\n## Changes");
     match patch {
@@ -180,14 +210,20 @@ pub fn review_prompt(
                 let _ = writeln!(out, "```diff\n{}\n```", diff.trim_end());
             }
             if diff_truncated {
-                let _ = writeln!(out, "(the diff was truncated: treat what you could not see as a residual risk)");
+                let _ = writeln!(
+                    out,
+                    "(the diff was truncated: treat what you could not see as a residual risk)"
+                );
             }
         }
         Some(_) => {
             let _ = writeln!(out, "No file changed in this run.");
         }
         None => {
-            let _ = writeln!(out, "The project is not a git repository: changes could not be collected (a residual risk).");
+            let _ = writeln!(
+                out,
+                "The project is not a git repository: changes could not be collected (a residual risk)."
+            );
         }
     }
     let handoff_json = serde_json::to_string_pretty(handoff).unwrap_or_else(|_| "{}".into());

@@ -52,13 +52,19 @@ impl RunShared {
             gate: self.gate.clone(),
             cache: Some(self.cache.clone()),
             sink: self.sink.clone(),
-            tool_context: ToolContext { project_root: self.project_root.clone(), cancel: self.cancel.clone() },
+            tool_context: ToolContext {
+                project_root: self.project_root.clone(),
+                cancel: self.cancel.clone(),
+            },
             stats: self.stats.clone(),
         }
     }
 
     /// Base origin fields for records.
     pub fn origin(&self) -> ToolCallOrigin {
-        ToolCallOrigin { brain_id: Some(self.brain_id.clone()), ..ToolCallOrigin::default() }
+        ToolCallOrigin {
+            brain_id: Some(self.brain_id.clone()),
+            ..ToolCallOrigin::default()
+        }
     }
 }

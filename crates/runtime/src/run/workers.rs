@@ -4,10 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use braincode_brain::{RuntimePlan, RuntimeWorkerPlan, is_read_only_support_role, role_system_prompt};
+use braincode_brain::{
+    RuntimePlan, RuntimeWorkerPlan, is_read_only_support_role, role_system_prompt,
+};
 use braincode_context::{
-    HandoffPacket, WorkerResult, handoff_message, normalize_review_decision, normalize_worker_result,
-    result_message, review_result_schema, worker_result_schema,
+    HandoffPacket, WorkerResult, handoff_message, normalize_review_decision,
+    normalize_worker_result, result_message, review_result_schema, worker_result_schema,
 };
 use braincode_llm::{ChatMessage, ContentPart, ResponseSchema};
 use braincode_protocol::{
@@ -47,10 +49,16 @@ impl WorkerRun {
         ForwardedResult {
             role: self.role,
             result: self.result.clone(),
-            verdict: self.review.as_ref().map(|r| r.decision.as_str().to_string()),
+            verdict: self
+                .review
+                .as_ref()
+                .map(|r| r.decision.as_str().to_string()),
         }
     }
 }
+
+/// Builds a whole prompt from the worker's handoff (the reviewer's prompt).
+pub(crate) type PromptBuilder = Box<dyn Fn(&HandoffPacket) -> String + Send + Sync>;
 
 /// How a worker is asked: its plan entry, its upstream results and extra prompt parts.
 pub(crate) struct WorkerJob {
@@ -59,7 +67,7 @@ pub(crate) struct WorkerJob {
     pub parent: ContextId,
     pub upstream: Vec<ForwardedResult>,
     /// For the reviewer: a fully built prompt replaces the worker prompt.
-    pub prompt_override: Option<Box<dyn Fn(&HandoffPacket) -> String + Send + Sync>>,
+    pub prompt_override: Option<PromptBuilder>,
 }
 
 fn blocked_result(handoff: &HandoffPacket, reason: &str) -> WorkerResult {
@@ -70,21 +78,34 @@ fn blocked_result(handoff: &HandoffPacket, reason: &str) -> WorkerResult {
 
 fn worker_tools(shared: &RunShared, role: Role, supports_tools: bool) -> (Vec<SharedTool>, String) {
     if !supports_tools {
-        return (Vec::new(), "No tools: answer from the handoff and the results above.".into());
+        return (
+            Vec::new(),
+            "No tools: answer from the handoff and the results above.".into(),
+        );
     }
     if is_read_only_support_role(role) {
-        let tools = builtin_tools(ToolMode::ReadOnly, &shared.tools_config, shared.exec_sessions.clone());
+        let tools = builtin_tools(
+            ToolMode::ReadOnly,
+            &shared.tools_config,
+            shared.exec_sessions.clone(),
+        );
         return (
             tools,
             "Read-only tools (list_files, read_file, search_files, git_diff, get_changed_files). You cannot change files or run commands.".into(),
         );
     }
-    (Vec::new(), "No local tools for this role: reason from the handoff and the results above.".into())
+    (
+        Vec::new(),
+        "No local tools for this role: reason from the handoff and the results above.".into(),
+    )
 }
 
 /// Runs one worker, trying each model candidate in turn. Never fails: every failure becomes a
 /// failed (or blocked) result, except cancellation.
-pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<WorkerRun, AgentError> {
+pub(crate) async fn run_worker(
+    shared: &RunShared,
+    job: WorkerJob,
+) -> Result<WorkerRun, AgentError> {
     let plan = &job.plan;
     let role = plan.role;
     let phase = plan.phase;
@@ -102,17 +123,23 @@ pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<Wor
         message: handoff_message(&handoff),
         attempt: None,
     }));
-    let done = |result: WorkerResult, review: Option<ReviewDecision>, model: Option<String>| WorkerRun {
-        role,
-        phase,
-        result,
-        review,
-        model,
-    };
+    let done =
+        |result: WorkerResult, review: Option<ReviewDecision>, model: Option<String>| WorkerRun {
+            role,
+            phase,
+            result,
+            review,
+            model,
+        };
 
-    let selection = shared.factory.candidates(&plan.model_chain, !shared.images.is_empty());
+    let selection = shared
+        .factory
+        .candidates(&plan.model_chain, !shared.images.is_empty());
     if selection.is_empty() {
-        let message = format!("{role} worker failed: {}", selection.error_message(role.as_str()));
+        let message = format!(
+            "{role} worker failed: {}",
+            selection.error_message(role.as_str())
+        );
         shared.sink.record(Record::WorkerError(WorkerError {
             phase,
             worker: role,
@@ -135,7 +162,9 @@ pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<Wor
     )
     .await;
     if !start.is_empty() {
-        shared.sink.record(Record::HookSubagentStart(start.to_record(HookEvent::SubagentStart, Some(role.as_str()))));
+        shared.sink.record(Record::HookSubagentStart(
+            start.to_record(HookEvent::SubagentStart, Some(role.as_str())),
+        ));
         for problem in start.problems() {
             shared.sink.warning(problem);
         }
@@ -167,11 +196,14 @@ pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<Wor
             agent_session_id: Some(agent_session_id.clone()),
             attempt: Some(attempt),
         }));
-        shared.sink.status(format!("{role} ({}) running on {model_id}", phase.as_str()));
+        shared
+            .sink
+            .status(format!("{role} ({}) running on {model_id}", phase.as_str()));
 
         let outcome = match shared.factory.client(candidate).await {
             Ok(client) => {
-                let (tools, tool_note) = worker_tools(shared, role, candidate.definition.supports_tools);
+                let (tools, tool_note) =
+                    worker_tools(shared, role, candidate.definition.supports_tools);
                 let prompt = match &job.prompt_override {
                     Some(build) => build(&handoff),
                     None => worker_prompt(
@@ -185,7 +217,11 @@ pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<Wor
                 };
                 let mut content = vec![ContentPart::Text { text: prompt }];
                 content.extend(shared.images.iter().cloned());
-                let schema = if phase == WorkerPhase::Review { review_result_schema() } else { worker_result_schema() };
+                let schema = if phase == WorkerPhase::Review {
+                    review_result_schema()
+                } else {
+                    worker_result_schema()
+                };
                 let setup = AgentSetup {
                     agent: AgentRef {
                         role,
@@ -211,13 +247,22 @@ pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<Wor
                     max_tokens: Some(WORKER_MAX_TOKENS),
                     temperature: None,
                     response_schema: Some(ResponseSchema {
-                        name: if phase == WorkerPhase::Review { "review_result".into() } else { "worker_result".into() },
+                        name: if phase == WorkerPhase::Review {
+                            "review_result".into()
+                        } else {
+                            "worker_result".into()
+                        },
                         schema,
                     }),
                     tool_timeout: DEFAULT_TOOL_TIMEOUT,
                     stream_text: false,
                 };
-                run_agent(&setup, &shared.services(client), vec![ChatMessage::User { content }]).await
+                run_agent(
+                    &setup,
+                    &shared.services(client),
+                    vec![ChatMessage::User { content }],
+                )
+                .await
             }
             Err(err) => Err(AgentError::Model(err)),
         };
@@ -258,7 +303,9 @@ pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<Wor
                 )
                 .await;
                 if !stop.is_empty() {
-                    shared.sink.record(Record::HookSubagentStop(stop.to_record(HookEvent::SubagentStop, Some(role.as_str()))));
+                    shared.sink.record(Record::HookSubagentStop(
+                        stop.to_record(HookEvent::SubagentStop, Some(role.as_str())),
+                    ));
                 }
                 return Ok(done(result, review, Some(model_id)));
             }
@@ -275,7 +322,9 @@ pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<Wor
                     will_fallback: Some(will_fallback),
                 }));
                 if will_fallback {
-                    shared.sink.warning(format!("{role} worker: {model_id} failed ({last_error}); trying the next model"));
+                    shared.sink.warning(format!(
+                        "{role} worker: {model_id} failed ({last_error}); trying the next model"
+                    ));
                 } else {
                     break;
                 }
@@ -289,8 +338,16 @@ pub(crate) async fn run_worker(shared: &RunShared, job: WorkerJob) -> Result<Wor
 /// The support workers' upstream workers: the owners of every todo that one of the worker's
 /// todos depends on.
 fn upstream_of(plan: &RuntimePlan, worker: usize) -> BTreeSet<usize> {
-    let mine: BTreeSet<&str> = plan.workers[worker].todo_ids.iter().map(String::as_str).collect();
-    let owner = |todo: &str| plan.workers.iter().position(|w| w.todo_ids.iter().any(|t| t == todo));
+    let mine: BTreeSet<&str> = plan.workers[worker]
+        .todo_ids
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let owner = |todo: &str| {
+        plan.workers
+            .iter()
+            .position(|w| w.todo_ids.iter().any(|t| t == todo))
+    };
     plan.dependencies
         .iter()
         .filter(|edge| mine.contains(edge.to.as_str()))
@@ -322,11 +379,15 @@ pub(crate) async fn run_support_pool(
         let mut still_pending = Vec::new();
         for index in pending {
             let upstream = upstream_of(plan, index);
-            let support_upstream: Vec<usize> = upstream.into_iter().filter(|u| support.contains(u)).collect();
-            if let Some(bad) = support_upstream
-                .iter()
-                .find(|u| finished.get(u).is_some_and(|r| r.status() != TaskStatus::Completed))
-            {
+            let support_upstream: Vec<usize> = upstream
+                .into_iter()
+                .filter(|u| support.contains(u))
+                .collect();
+            if let Some(bad) = support_upstream.iter().find(|u| {
+                finished
+                    .get(u)
+                    .is_some_and(|r| r.status() != TaskStatus::Completed)
+            }) {
                 let upstream_role = plan.workers[*bad].role;
                 let reason = format!("blocked: upstream {upstream_role} worker did not complete");
                 finished.insert(index, blocked_run(shared, plan, index, &reason));
@@ -337,7 +398,11 @@ pub(crate) async fn run_support_pool(
                 let job = WorkerJob {
                     plan: plan.workers[index].clone(),
                     parent: plan.brain_context.id.clone(),
-                    upstream: support_upstream.iter().filter_map(|u| finished.get(u)).map(WorkerRun::forwarded).collect(),
+                    upstream: support_upstream
+                        .iter()
+                        .filter_map(|u| finished.get(u))
+                        .map(WorkerRun::forwarded)
+                        .collect(),
                     prompt_override: None,
                 };
                 let shared = Arc::clone(shared);
@@ -395,5 +460,11 @@ fn blocked_run(shared: &RunShared, plan: &RuntimePlan, index: usize, reason: &st
         result: serde_json::to_value(&result).ok(),
         attempt: None,
     }));
-    WorkerRun { role: worker.role, phase: worker.phase, result, review: None, model: None }
+    WorkerRun {
+        role: worker.role,
+        phase: worker.phase,
+        result,
+        review: None,
+        model: None,
+    }
 }

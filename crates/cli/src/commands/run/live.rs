@@ -1,0 +1,87 @@
+//! Live output of a running task: progress lines on a terminal, or JSON event lines.
+
+use std::io::Write;
+
+use braincode_protocol::{Record, RunEvent};
+use braincode_runtime::EventSubscriber;
+
+/// `--events`: every event as one JSON object per line on stdout.
+pub struct JsonLines;
+
+impl EventSubscriber for JsonLines {
+    fn on_event(&self, event: &RunEvent) {
+        if let Ok(line) = serde_json::to_string(event) {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// Human progress on stderr: which worker runs on which model, tool calls, warnings.
+pub struct Progress {
+    enabled: bool,
+}
+
+impl Progress {
+    /// A printer; when disabled only warnings are shown.
+    pub fn new(enabled: bool) -> Self {
+        Self { enabled }
+    }
+}
+
+impl EventSubscriber for Progress {
+    fn on_event(&self, event: &RunEvent) {
+        let line = match event {
+            RunEvent::Warning { message } => Some(format!("! {message}")),
+            _ if !self.enabled => None,
+            RunEvent::Status { message } => Some(format!("· {message}")),
+            RunEvent::ToolStarted {
+                agent,
+                tool_name,
+                summary,
+                ..
+            } => Some(format!("  {} → {tool_name} {summary}", agent.role)),
+            RunEvent::ToolFinished {
+                agent,
+                tool_name,
+                is_error: true,
+                duration_ms,
+                ..
+            } => Some(format!(
+                "  {} ✗ {tool_name} failed ({duration_ms} ms)",
+                agent.role
+            )),
+            RunEvent::Record { entry, .. } => match &entry.record {
+                Record::WorkerEnd(end) => {
+                    let status = end
+                        .result
+                        .as_ref()
+                        .and_then(|r| r.pointer("/progress/status"))
+                        .and_then(|s| s.as_str())
+                        .unwrap_or("done");
+                    Some(format!(
+                        "· {} ({}) {status}",
+                        end.worker,
+                        end.phase.as_str()
+                    ))
+                }
+                Record::Routing(routing) => Some(format!(
+                    "· plan: {} → primary {}{}",
+                    routing.source.as_str(),
+                    routing.primary_role,
+                    routing
+                        .confidence
+                        .map(|c| format!(" · confidence {:.0}%", c * 100.0))
+                        .unwrap_or_default()
+                )),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(line) = line {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{line}");
+        }
+    }
+}

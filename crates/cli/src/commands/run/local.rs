@@ -1,0 +1,42 @@
+//! Making sure the embedded model is on disk before a run that needs it.
+
+use braincode_brain::select_brain;
+use braincode_config::{Home, load_brains, load_models, load_settings};
+use braincode_llm_local::{PullProgress, ensure_default_model};
+use braincode_protocol::Role;
+
+/// Pulls the default local model when the selected brain uses it and it is missing.
+/// Configuration errors are left for the run itself to report (with file and line).
+pub fn ensure_local_models(home: &Home, brain_id: Option<&str>) -> anyhow::Result<()> {
+    let (Ok(settings), Ok(presets), Ok(models)) =
+        (load_settings(home), load_brains(home), load_models(home))
+    else {
+        return Ok(());
+    };
+    let id = brain_id.map_or(settings.default_brain_id.clone(), str::to_string);
+    let Ok(brain) = select_brain(&presets, &id) else {
+        return Ok(());
+    };
+    let mut chains: Vec<String> = brain.router_policy().chain();
+    for role in Role::ALL {
+        chains.extend(brain.policy(role).chain());
+    }
+    let needs_default = models
+        .iter()
+        .any(|m| m.is_local() && m.path.is_none() && chains.contains(&m.id));
+    if !needs_default {
+        return Ok(());
+    }
+    let mut announced = false;
+    ensure_default_model(&home.models_dir(), &mut |event| {
+        if !announced {
+            eprintln!("the embedded local model is not installed yet: fetching it (98 MB, once)");
+            announced = true;
+        }
+        if let PullProgress::Finished { path, .. } = &event {
+            eprintln!("installed {}", path.display());
+        }
+    })
+    .map_err(|err| anyhow::anyhow!("{err}"))?;
+    Ok(())
+}
