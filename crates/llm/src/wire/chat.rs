@@ -320,15 +320,16 @@ impl StreamDecoder for ChatDecoder {
         }
         for choice in chunk.choices.into_iter().flatten() {
             if let Some(delta) = choice.delta {
-                for reasoning in [&delta.reasoning_content, &delta.reasoning]
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(text) = reasoning.as_str() {
-                        out.push_back(ModelEvent::ReasoningDelta {
-                            text: text.to_string(),
-                        });
-                    }
+                // Servers send one of the two names; if both come, they carry the same text.
+                let reasoning = delta
+                    .reasoning_content
+                    .as_ref()
+                    .and_then(LenientText::as_str)
+                    .or_else(|| delta.reasoning.as_ref().and_then(LenientText::as_str));
+                if let Some(text) = reasoning {
+                    out.push_back(ModelEvent::ReasoningDelta {
+                        text: text.to_string(),
+                    });
                 }
                 if let Some(text) = delta.content.as_ref().and_then(LenientText::as_str) {
                     out.push_back(ModelEvent::TextDelta {
@@ -519,6 +520,7 @@ mod tests {
             &[
                 r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#,
                 r#"{"choices":[{"delta":{"reasoning":"more","reasoning_details":[{"type":"x"}]}}]}"#,
+                r#"{"choices":[{"delta":{"reasoning":"same","reasoning_content":"same"}}]}"#,
                 r#"{"choices":[{"delta":{"reasoning":{"unexpected":"object"},"content":"hi"}}]}"#,
                 r#"{"choices":null,"usage":null}"#,
             ],
@@ -531,6 +533,9 @@ mod tests {
                 },
                 ModelEvent::ReasoningDelta {
                     text: "more".into()
+                },
+                ModelEvent::ReasoningDelta {
+                    text: "same".into()
                 },
                 ModelEvent::TextDelta { text: "hi".into() },
             ]
