@@ -277,18 +277,32 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// The message of an error and all its sources, joined with `: `.
+/// HTTP-stack wrappers that repeat the URL or say nothing the cause does not.
+const NOISE_PREFIXES: &[&str] = &["error sending request for url", "client error ("];
+
 pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(inner) = source {
-        let next = inner.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&dyn std::error::Error> = Some(err);
+    while let Some(inner) = current {
+        let text = inner.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
         }
-        source = inner.source();
+        current = inner.source();
     }
-    text
+    let useful: Vec<&String> = parts
+        .iter()
+        .filter(|p| !NOISE_PREFIXES.iter().any(|n| p.starts_with(n)))
+        .collect();
+    if useful.is_empty() {
+        parts.join(": ")
+    } else {
+        useful
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(": ")
+    }
 }
 
 /// Awaits `fut` unless the token fires or no progress is made within the idle timeout or
