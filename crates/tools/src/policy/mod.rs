@@ -15,6 +15,7 @@
 //!   Makefile recipe text behind it.
 
 pub mod approval;
+mod normalize;
 pub mod rules;
 pub mod shell;
 pub mod targets;
