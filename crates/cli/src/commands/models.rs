@@ -2,6 +2,15 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
+use braincode_config::{Home, KeySource};
+use braincode_llm::{
+    ClientOptions, ConnectionTestResult, DiscoveredModel, ErrorKind, WireClient, is_keyless,
+    test_connection,
+};
+use braincode_protocol::{ModelApi, ModelDefinition, ThinkingLevel};
+use serde_json::{Value, json};
+
 use super::models_pull;
 
 /// `braincode models` subcommands.
@@ -30,6 +39,9 @@ pub struct ListArgs {
 pub struct TestArgs {
     /// Catalogue id of the model.
     pub id: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `braincode models discover`.
@@ -37,14 +49,305 @@ pub struct TestArgs {
 pub struct DiscoverArgs {
     /// Endpoint base URL.
     pub base_url: String,
+    /// Wire protocol of the endpoint: openai-completions (default) or anthropic-messages.
+    #[arg(long, default_value = "openai-completions")]
+    pub api: String,
+    /// Provider name: its credential is used, and it prefixes the suggested ids.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs the command.
 pub fn execute(command: ModelsCommand) -> anyhow::Result<ExitCode> {
     match command {
         ModelsCommand::Pull(args) => models_pull::execute(args),
-        ModelsCommand::List(_) | ModelsCommand::Test(_) | ModelsCommand::Discover(_) => {
-            anyhow::bail!("this `braincode models` command is not available in this build yet")
+        ModelsCommand::List(args) => list(&args),
+        ModelsCommand::Test(args) => test(&args),
+        ModelsCommand::Discover(args) => discover(&args),
+    }
+}
+
+fn home_and_catalog() -> anyhow::Result<(Home, Vec<ModelDefinition>)> {
+    let home = Home::from_env().context("cannot locate the Braincode home")?;
+    let models = braincode_config::load_models(&home)?;
+    Ok((home, models))
+}
+
+/// How a model gets its credential, without the secret.
+fn credential_status(home: &Home, model: &ModelDefinition) -> String {
+    if model.is_local() {
+        return "embedded".to_string();
+    }
+    let found = braincode_config::resolve_api_key_with_source(
+        home,
+        &model.provider,
+        model.api_key_env.as_deref(),
+    );
+    match found {
+        Ok(Some(resolved)) => match resolved.source {
+            KeySource::AuthFile => "auth.json".to_string(),
+            KeySource::Env(name) => format!("env {name}"),
+        },
+        Ok(None) if is_keyless(model) => "not needed (local endpoint)".to_string(),
+        Ok(None) => "missing".to_string(),
+        Err(err) => format!("unreadable auth.json: {err}"),
+    }
+}
+
+fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let (home, models) = home_and_catalog()?;
+    let rows: Vec<(ModelDefinition, String)> = models
+        .into_iter()
+        .map(|m| {
+            let credential = credential_status(&home, &m);
+            (m, credential)
+        })
+        .collect();
+    if args.json {
+        let entries: Vec<Value> = rows
+            .iter()
+            .map(|(m, credential)| {
+                json!({
+                    "id": m.id, "provider": m.provider, "modelId": m.model_id, "name": m.name,
+                    "api": m.api.as_str(), "baseUrl": m.base_url, "contextWindow": m.context_window,
+                    "maxTokens": m.max_tokens, "supportsTools": m.supports_tools,
+                    "supportsVision": m.supports_vision,
+                    "defaultThinkingLevel": m.default_thinking_level.map(ThinkingLevel::as_str),
+                    "local": m.is_local(), "keyless": is_keyless(m),
+                    "credential": credential,
+                    "usable": credential != "missing" && !credential.starts_with("unreadable"),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "models": entries }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        println!("No models. Add some to {}.", home.models_path().display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let id_width = rows
+        .iter()
+        .map(|(m, _)| m.id.len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    let api_width = rows
+        .iter()
+        .map(|(m, _)| m.api.as_str().len())
+        .max()
+        .unwrap_or(3);
+    println!(
+        "{:id_width$}  {:api_width$}  {:>9}  CREDENTIAL",
+        "ID", "API", "CONTEXT"
+    );
+    for (m, credential) in &rows {
+        let mut extras = Vec::new();
+        if m.supports_vision {
+            extras.push("vision");
+        }
+        if !m.supports_tools {
+            extras.push("no tools");
+        }
+        let extras = if extras.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", extras.join(", "))
+        };
+        println!(
+            "{:id_width$}  {:api_width$}  {:>9}  {credential}{extras}",
+            m.id,
+            m.api.as_str(),
+            m.context_window
+        );
+    }
+    let missing = rows.iter().filter(|(_, c)| c == "missing").count();
+    if missing > 0 {
+        println!(
+            "\n{missing} model(s) have no API key: add one with `braincode auth set <provider>` or the provider's environment variable."
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_test_result(id: &str, result: &ConnectionTestResult, as_json: bool) -> anyhow::Result<()> {
+    if as_json {
+        let failure = result.failure.as_ref().map(|f| {
+            json!({"kind": f.kind.as_str(), "explanation": f.explanation, "hint": f.kind.hint()})
+        });
+        let out = json!({"id": id, "ok": result.ok, "latencyMs": result.latency_ms,
+            "reply": result.reply, "failure": failure});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    match &result.failure {
+        None => println!(
+            "ok  {id} answered in {} ms: {:?}",
+            result.latency_ms, result.reply
+        ),
+        Some(failure) => {
+            println!("FAIL  {id}: {} — {}", failure.kind, failure.explanation);
+            println!("hint: {}", failure.kind.hint());
         }
     }
+    Ok(())
+}
+
+fn test(args: &TestArgs) -> anyhow::Result<ExitCode> {
+    let (home, models) = home_and_catalog()?;
+    let Some(model) = models.iter().find(|m| m.id == args.id) else {
+        let known: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
+        anyhow::bail!(
+            "no model {:?} in the catalogue; known ids: {} (add it to {})",
+            args.id,
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            },
+            home.models_path().display()
+        );
+    };
+    if model.is_local() {
+        let message = format!(
+            "{} is the embedded model: it runs in-process, not over the network. Check it with `braincode bench local`; fetch its weights with `braincode models pull`.",
+            model.id
+        );
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &json!({"id": model.id, "embedded": true, "message": message})
+                )?
+            );
+        } else {
+            println!("{message}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let key =
+        braincode_config::resolve_api_key(&home, &model.provider, model.api_key_env.as_deref())
+            .map(|k| k.expose().to_string());
+    let result = if key.is_none() && !is_keyless(model) {
+        ConnectionTestResult::failed(
+            ErrorKind::MissingApiKey,
+            format!(
+                "no API key for provider '{}' (auth.json, {}{})",
+                model.provider,
+                model
+                    .api_key_env
+                    .as_deref()
+                    .map(|v| format!("${v}, "))
+                    .unwrap_or_default(),
+                format_args!("${}", braincode_config::provider_env_var(&model.provider))
+            ),
+        )
+    } else {
+        match WireClient::new(model, key, ClientOptions::for_connection_test()) {
+            Err(err) => ConnectionTestResult::failed(err.kind, err.message),
+            Ok(client) => super::tokio_runtime()?.block_on(test_connection(
+                &client,
+                braincode_llm::CONNECTION_TEST_TIMEOUT,
+            )),
+        }
+    };
+    print_test_result(&model.id, &result, args.json)?;
+    Ok(if result.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn parse_api(text: &str) -> anyhow::Result<ModelApi> {
+    let api: ModelApi = serde_json::from_value(json!(text.trim())).map_err(|_| {
+        anyhow::anyhow!("unknown --api {text:?}; use openai-completions or anthropic-messages")
+    })?;
+    match api {
+        ModelApi::Local => {
+            anyhow::bail!("--api local has no endpoint; use `braincode models pull`")
+        }
+        other => Ok(other),
+    }
+}
+
+/// The models.json entry suggested for a discovered model.
+fn suggested_entry(
+    provider: &str,
+    base_url: &str,
+    api: ModelApi,
+    model: &DiscoveredModel,
+) -> Value {
+    let thinking = match api {
+        ModelApi::AnthropicMessages => "medium",
+        _ => "off",
+    };
+    json!({"id": format!("{provider}/{}", model.id), "provider": provider, "modelId": model.id,
+        "api": api.as_str(), "baseUrl": base_url, "contextWindow": model.context_window_guess,
+        "supportsVision": false, "defaultThinkingLevel": thinking})
+}
+
+fn discover(args: &DiscoverArgs) -> anyhow::Result<ExitCode> {
+    let api = parse_api(&args.api)?;
+    let key = match args.provider.as_deref() {
+        Some(provider) => {
+            let home = Home::from_env().context("cannot locate the Braincode home")?;
+            braincode_config::resolve_api_key(&home, provider, None).map(|k| k.expose().to_string())
+        }
+        None => None,
+    };
+    let provider = args
+        .provider
+        .clone()
+        .unwrap_or_else(|| "custom".to_string());
+    let result = super::tokio_runtime()?.block_on(braincode_llm::discover_models(
+        &args.base_url,
+        api,
+        key.as_deref(),
+    ));
+    let models = match result {
+        Ok(models) => models,
+        Err(err) => {
+            if args.json {
+                let out = json!({"baseUrl": args.base_url, "ok": false, "failure": {
+                    "kind": err.kind.as_str(), "explanation": err.message, "hint": err.kind.hint()}});
+                println!("{}", serde_json::to_string_pretty(&out)?);
+            } else {
+                println!("FAIL  {}: {} — {}", args.base_url, err.kind, err.message);
+                println!("hint: {}", err.kind.hint());
+            }
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let entries: Vec<Value> = models
+        .iter()
+        .map(|m| suggested_entry(&provider, &args.base_url, api, m))
+        .collect();
+    if args.json {
+        let listed: Vec<Value> = models
+            .iter()
+            .map(|m| json!({"id": m.id, "contextWindow": m.context_window_guess}))
+            .collect();
+        let out = json!({"baseUrl": args.base_url, "api": api.as_str(), "ok": true,
+            "models": listed, "entries": entries});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{} model(s) at {}:", models.len(), args.base_url);
+    for model in &models {
+        println!("  {}  (context ≈ {})", model.id, model.context_window_guess);
+    }
+    if let Some(first) = entries.first() {
+        println!(
+            "\nTo use one, add an entry like this to the \"models\" array of models.json:\n{}",
+            serde_json::to_string_pretty(first)?
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
