@@ -362,7 +362,8 @@ impl PermissionPolicy {
                 // A command writing outside the project (a log in /tmp) is asked, not denied:
                 // the shell is not confined the way file tools are.
                 action = PolicyDecision::Ask;
-                reason = format!("{reason} without confirmation (shell redirection)");
+                reason = "the command writes outside the project (shell redirection): confirm it"
+                    .to_string();
             }
             if action == PolicyDecision::Allow {
                 allowed = true;
