@@ -1,13 +1,9 @@
-//! Public budgets of what the config crate puts into prompts. Each is documented where it is
-//! defined and listed in the README.
+//! Public budgets of what the config crate puts into prompts. The snapshot and `@file`
+//! budgets are the `context` crate's; the others are owned here.
 
-/// A whole `@@id` session snapshot, in characters.
-pub const SESSION_SNAPSHOT_MAX_CHARS: usize = 24_576;
-/// One long field of a snapshot (initial prompt, latest summary, handoff summary), in
-/// characters.
-pub const SNAPSHOT_FIELD_MAX_CHARS: usize = 6_144;
-/// A text file inlined by an `@path` reference, in bytes.
-pub const AT_FILE_MAX_BYTES: usize = 65_536;
+pub use braincode_context::{
+    AT_FILE_MAX_BYTES, SESSION_SNAPSHOT_MAX_CHARS, SNAPSHOT_FIELD_MAX_CHARS,
+};
 /// An image attached by an `@path` reference, in bytes (20 MiB; providers refuse larger
 /// images and base64 makes them a third bigger).
 pub const AT_IMAGE_MAX_BYTES: u64 = 20 * 1024 * 1024;

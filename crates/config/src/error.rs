@@ -62,7 +62,7 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Line and column.
-        location: JsonLocation,
+        location: Box<JsonLocation>,
         /// What the parser saw and expected.
         message: String,
     },
@@ -78,7 +78,7 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Line, column and field path.
-        location: JsonLocation,
+        location: Box<JsonLocation>,
         /// What is wrong.
         message: String,
     },
@@ -92,7 +92,7 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Where, when known.
-        location: JsonLocation,
+        location: Box<JsonLocation>,
         /// What is wrong.
         message: String,
         /// What to do.
@@ -181,7 +181,9 @@ pub enum JournalError {
 #[derive(Debug, thiserror::Error)]
 pub enum LookupError {
     /// Nothing matches.
-    #[error("no session matches {query:?}; run `braincode sessions list --all` to see the session ids")]
+    #[error(
+        "no session matches {query:?}; run `braincode sessions list --all` to see the session ids"
+    )]
     NotFound {
         /// What the user typed.
         query: String,

@@ -88,11 +88,11 @@ pub(crate) fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
             let (line, column) = line_column(err.as_bytes(), valid);
             Err(ConfigError::Invalid {
                 path: path.to_path_buf(),
-                location: JsonLocation {
+                location: Box::new(JsonLocation {
                     line: Some(line),
                     column: Some(column),
                     field: None,
-                },
+                }),
                 message: "the file is not UTF-8 text".into(),
                 hint: "save it as UTF-8".into(),
             })
@@ -109,7 +109,10 @@ pub(crate) fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
         .iter()
         .rposition(|b| *b == b'\n')
         .map_or(0, |i| i + 1);
-    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
     (line, column)
 }
 
@@ -126,30 +129,110 @@ pub fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, Con
 pub fn parse_json_text<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, ConfigError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut deserializer)
-        .map_err(|err| from_path_error(path, err))?;
+        .map_err(|err| from_path_error(path, text, err))?;
     deserializer
         .end()
         .map_err(|err| json_error(path, err, None))?;
     Ok(value)
 }
 
-fn from_path_error(path: &Path, err: serde_path_to_error::Error<serde_json::Error>) -> ConfigError {
-    let field = err.path().to_string();
-    let field = (field != ".").then_some(field);
-    json_error(path, err.into_inner(), field)
+fn from_path_error(
+    path: &Path,
+    text: &str,
+    err: serde_path_to_error::Error<serde_json::Error>,
+) -> ConfigError {
+    let segments: Vec<Option<FieldSegment>> = err
+        .path()
+        .iter()
+        .map(|segment| match segment {
+            serde_path_to_error::Segment::Seq { index } => Some(FieldSegment::Index(*index)),
+            serde_path_to_error::Segment::Map { key } => Some(FieldSegment::Key(key.clone())),
+            serde_path_to_error::Segment::Enum { variant } => {
+                Some(FieldSegment::Key(variant.clone()))
+            }
+            serde_path_to_error::Segment::Unknown => None,
+        })
+        .collect();
+    let inner = err.into_inner();
+    let offset = byte_offset(text, inner.line(), inner.column());
+    let field = (!segments.is_empty()).then(|| name_segments(text, &segments, offset));
+    json_error(path, inner, field)
+}
+
+/// Byte offset of a 1-based line and column (serde_json counts columns in bytes).
+fn byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (line_start + column.saturating_sub(1)).min(text.len())
+}
+
+/// Renders a field path. Map keys that serde could not name (non-string keys such as role
+/// names parsed into an enum) are recovered from the text: the key whose value contains the
+/// error position.
+fn name_segments(text: &str, segments: &[Option<FieldSegment>], offset: usize) -> String {
+    let bytes = text.as_bytes();
+    let mut pos = Some(skip_ws(bytes, 0));
+    let mut named = Vec::with_capacity(segments.len());
+    for segment in segments {
+        let resolved = match segment {
+            Some(segment) => Some(segment.clone()),
+            None => pos
+                .and_then(|p| key_containing(bytes, p, offset))
+                .map(FieldSegment::Key),
+        };
+        pos = match (&resolved, pos) {
+            (Some(FieldSegment::Key(key)), Some(p)) => find_key(bytes, p, key),
+            (Some(FieldSegment::Index(index)), Some(p)) => find_index(bytes, p, *index),
+            _ => None,
+        };
+        named.push(resolved.unwrap_or_else(|| FieldSegment::Key("?".into())));
+    }
+    FieldPath(named).to_string()
+}
+
+/// In the object at `pos`, the key whose value spans `offset`.
+fn key_containing(bytes: &[u8], pos: usize, offset: usize) -> Option<String> {
+    if bytes.get(pos) != Some(&b'{') {
+        return None;
+    }
+    let mut i = skip_ws(bytes, pos + 1);
+    while i < bytes.len() && bytes[i] == b'"' {
+        let key_end = skip_string(bytes, i)?;
+        let key: String = serde_json::from_slice(&bytes[i..key_end]).ok()?;
+        let colon = skip_ws(bytes, key_end);
+        let value = skip_ws(bytes, colon + 1);
+        // A value cut short by the error still "contains" the offset.
+        let end = skip_value(bytes, value).unwrap_or(bytes.len());
+        if (i..=end).contains(&offset) {
+            return Some(key);
+        }
+        let after = skip_ws(bytes, end);
+        if bytes.get(after) != Some(&b',') {
+            return None;
+        }
+        i = skip_ws(bytes, after + 1);
+    }
+    None
 }
 
 /// Turns a serde_json error into a located [`ConfigError`].
-pub(crate) fn json_error(path: &Path, err: serde_json::Error, field: Option<String>) -> ConfigError {
+pub(crate) fn json_error(
+    path: &Path,
+    err: serde_json::Error,
+    field: Option<String>,
+) -> ConfigError {
     let (line, column) = (err.line(), err.column());
     let full = err.to_string();
     let suffix = format!(" at line {line} column {column}");
     let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
-    let location = JsonLocation {
+    let location = Box::new(JsonLocation {
         line: (line > 0).then_some(line),
         column: (line > 0).then_some(column),
         field,
-    };
+    });
     match err.classify() {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
             ConfigError::Syntax {
@@ -181,11 +264,11 @@ pub(crate) fn invalid_field(
     let position = text.and_then(|text| locate_field(text, field));
     ConfigError::Invalid {
         path: path.to_path_buf(),
-        location: JsonLocation {
+        location: Box::new(JsonLocation {
             line: position.map(|p| p.0),
             column: position.map(|p| p.1),
             field: (!field.0.is_empty()).then(|| field.to_string()),
-        },
+        }),
         message: message.into(),
         hint: hint.into(),
     }
@@ -252,7 +335,9 @@ fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
         }
         _ => {
             let mut i = pos;
-            while i < bytes.len() && !matches!(bytes[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+            while i < bytes.len()
+                && !matches!(bytes[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+            {
                 i += 1;
             }
             Some(i)
@@ -445,6 +530,27 @@ mod tests {
     }
 
     #[test]
+    fn non_string_map_keys_are_named_from_the_text() {
+        #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+        #[serde(rename_all = "lowercase")]
+        enum RoleKey {
+            Low,
+            High,
+        }
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Roles {
+            roles: std::collections::BTreeMap<RoleKey, Item>,
+        }
+        let (_d, path) = temp_file(
+            "{\"roles\": {\"low\": {\"name\": \"a\", \"level\": \"low\"},\n  \"high\": {\"name\": \"b\", \"level\": \"hgh\"}}}",
+        );
+        let err = read_json_file::<Roles>(&path).unwrap_err().to_string();
+        assert!(err.contains("roles.high.level"), "{err}");
+        assert!(err.contains("doc.json:2:"), "{err}");
+    }
+
+    #[test]
     fn trailing_garbage_is_a_syntax_error() {
         let (_d, path) = temp_file("{\"items\": []} x");
         let err = read_json_file::<Doc>(&path).unwrap_err();
@@ -466,7 +572,10 @@ mod tests {
         let at = |p: FieldPath| locate_field(text, &p);
         let models = FieldPath::root().key("models");
         assert_eq!(at(models.index(1).key("id")), Some((4, 12)));
-        assert_eq!(at(models.index(1).key("x").index(1).key("y")), Some((4, 32)));
+        assert_eq!(
+            at(models.index(1).key("x").index(1).key("y")),
+            Some((4, 32))
+        );
         assert_eq!(at(models.index(2)), None);
         assert_eq!(models.index(1).key("id").to_string(), "models[1].id");
     }

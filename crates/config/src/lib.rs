@@ -6,13 +6,15 @@
 //! line, the column and the field when there is one, and says what to do.
 
 mod auth;
+mod brains;
 pub mod budgets;
 mod error;
-mod hooks;
 mod home;
-mod json_io;
+mod hooks;
 pub mod journal;
+mod json_io;
 mod mcp;
+mod models;
 mod references;
 mod settings;
 mod support;
@@ -22,28 +24,29 @@ pub use auth::{
     ApiKey, AuthStatus, AuthStore, CredentialKind, KeySource, ProviderAuth, ResolvedKey,
     env_api_key, provider_env_var, resolve_api_key, resolve_api_key_with_source,
 };
+pub use brains::{load_brains, read_brains_file, save_brains};
 pub use error::{ConfigError, JournalError, JsonLocation, LookupError};
+pub use home::Home;
 pub use hooks::{
     HOOK_EVENTS, HookEvents, HookGroup, HookHandler, HookSource, HooksFile, Scope, load_hooks,
     project_hooks_path, read_hooks_file,
 };
-pub use home::Home;
 pub use journal::{
     JournalRead, JournalWriter, ListOptions, SessionInfo, SessionSnapshot, SessionStatus,
     SkippedLine, SnapshotEntry, SnapshotOptions, continuity_block, list_sessions, read_journal,
     resolve_session, scan_journal, session_has_runs, session_snapshot,
 };
 pub use json_io::{
-    FieldPath, FieldSegment, parse_json_text, read_json_file, write_bytes_atomic,
-    write_json_atomic,
+    FieldPath, FieldSegment, parse_json_text, read_json_file, write_bytes_atomic, write_json_atomic,
 };
 pub use mcp::{McpServerConfig, McpTransport, load_mcp_servers, project_mcp_path, read_mcp_file};
-pub use settings::{
-    ConfigServer, DEFAULT_BRAIN_ID_FALLBACK, Features, ReferenceSettings, Settings, load_settings,
-    save_settings,
-};
+pub use models::{ModelsDocument, load_models, merge_models, read_models_file, save_models};
 pub use references::{
     ExpandedPrompt, ImageAttachment, ReferenceContext, ReferenceKind, ReferenceOutcome,
     ReferenceToken, ResolvedReference, expand_references, tokenize_references,
+};
+pub use settings::{
+    ConfigServer, DEFAULT_BRAIN_ID_FALLBACK, Features, ReferenceSettings, Settings, load_settings,
+    save_settings,
 };
 pub use support::{Skill, SupportBundle, SupportFile, discover_skills, discover_support};

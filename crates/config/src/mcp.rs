@@ -114,11 +114,14 @@ pub fn read_mcp_file(path: &Path, scope: Scope) -> (Vec<McpServerConfig>, Vec<St
     let servers = entries
         .into_iter()
         .map(|(name, entry)| {
-            let transport = entry.transport.unwrap_or(if entry.command.is_none() && entry.url.is_some() {
-                McpTransport::Http
-            } else {
-                McpTransport::Stdio
-            });
+            let transport =
+                entry
+                    .transport
+                    .unwrap_or(if entry.command.is_none() && entry.url.is_some() {
+                        McpTransport::Http
+                    } else {
+                        McpTransport::Stdio
+                    });
             McpServerConfig {
                 name,
                 scope,

@@ -81,7 +81,10 @@ pub fn read_models_file(home: &Home) -> Result<Option<ModelsDocument>, ConfigErr
 }
 
 /// Merges `user` entries over `builtin` by id: same id replaces in place, new ids append.
-pub fn merge_models(builtin: Vec<ModelDefinition>, user: Vec<ModelDefinition>) -> Vec<ModelDefinition> {
+pub fn merge_models(
+    builtin: Vec<ModelDefinition>,
+    user: Vec<ModelDefinition>,
+) -> Vec<ModelDefinition> {
     let mut merged = builtin;
     for model in user {
         match merged.iter_mut().find(|m| m.id == model.id) {
@@ -95,7 +98,9 @@ pub fn merge_models(builtin: Vec<ModelDefinition>, user: Vec<ModelDefinition>) -
 /// The model catalogue: built-in models merged with `models.json` by id. A malformed file is
 /// an error with its line, column and field.
 pub fn load_models(home: &Home) -> Result<Vec<ModelDefinition>, ConfigError> {
-    let user = read_models_file(home)?.map(|doc| doc.models).unwrap_or_default();
+    let user = read_models_file(home)?
+        .map(|doc| doc.models)
+        .unwrap_or_default();
     Ok(merge_models(builtin_models(), user))
 }
 

@@ -205,7 +205,11 @@ fn is_allowed(path: &Path, ctx: &ReferenceContext<'_>) -> bool {
         .references
         .allowed_paths
         .iter()
-        .filter_map(|entry| expand_path(entry.trim(), ctx.project_root).canonicalize().ok())
+        .filter_map(|entry| {
+            expand_path(entry.trim(), ctx.project_root)
+                .canonicalize()
+                .ok()
+        })
         .any(|allowed| path.starts_with(allowed))
 }
 
@@ -217,10 +221,14 @@ enum FileContent {
     Mention { mime: &'static str },
 }
 
-fn read_reference(target: &str, ctx: &ReferenceContext<'_>) -> Result<(PathBuf, FileContent), String> {
+fn read_reference(
+    target: &str,
+    ctx: &ReferenceContext<'_>,
+) -> Result<(PathBuf, FileContent), String> {
     let mut candidate = expand_path(target, ctx.project_root);
     if !candidate.exists() {
-        let trimmed = target.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}', '"', '\'']);
+        let trimmed =
+            target.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}', '"', '\'']);
         if !trimmed.is_empty() && trimmed != target {
             let shorter = expand_path(trimmed, ctx.project_root);
             if shorter.exists() {
@@ -234,7 +242,8 @@ fn read_reference(target: &str, ctx: &ReferenceContext<'_>) -> Result<(PathBuf, 
     if !is_allowed(&canonical, ctx) {
         return Err(OUTSIDE_PROJECT.to_string());
     }
-    let meta = std::fs::metadata(&canonical).map_err(|err| format!("cannot read the file: {err}"))?;
+    let meta =
+        std::fs::metadata(&canonical).map_err(|err| format!("cannot read the file: {err}"))?;
     if meta.is_dir() {
         return Err("it is a directory; reference a file, or ask the agent to list it".into());
     }
@@ -250,7 +259,8 @@ fn read_reference(target: &str, ctx: &ReferenceContext<'_>) -> Result<(PathBuf, 
                 meta.len()
             ));
         }
-        let bytes = std::fs::read(&canonical).map_err(|err| format!("cannot read the file: {err}"))?;
+        let bytes =
+            std::fs::read(&canonical).map_err(|err| format!("cannot read the file: {err}"))?;
         let image = ImageAttachment {
             path: canonical.clone(),
             mime_type: (*mime).to_string(),
@@ -380,7 +390,10 @@ pub fn expand_references(prompt: &str, ctx: &ReferenceContext<'_>) -> ExpandedPr
     }
 }
 
-fn expand_session(token: &ReferenceToken, ctx: &ReferenceContext<'_>) -> (String, ReferenceOutcome) {
+fn expand_session(
+    token: &ReferenceToken,
+    ctx: &ReferenceContext<'_>,
+) -> (String, ReferenceOutcome) {
     let failed = |reason: String| {
         (
             format!("{}: could not be inlined: {reason}", token.token),

@@ -236,7 +236,10 @@ mod tests {
         )
         .unwrap();
         let err = load_settings(&home).unwrap_err().to_string();
-        assert!(err.contains("settings.json:3:13: configServer.port"), "{err}");
+        assert!(
+            err.contains("settings.json:3:13: configServer.port"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use braincode_protocol::{ContextRef, ContextRefKind, ProjectSupportSummary};
 use serde::Serialize;
 
+use crate::Home;
 use crate::budgets::{
     AGENTS_MD_MAX_CHARS, MAX_INLINED_SKILLS, SKILL_MAX_CHARS, SUPPORT_SECTION_MAX_CHARS,
 };
 use crate::hooks::{Scope, load_hooks};
 use crate::mcp::{McpServerConfig, load_mcp_servers, project_mcp_path};
 use crate::text::clip;
-use crate::Home;
 
 /// An instructions file that was found (non-empty).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -143,8 +143,11 @@ pub fn discover_skills(dir: &Path, scope: Scope, warnings: &mut Vec<String>) -> 
     // `<id>/SKILL.md` and `<id>.md` may both exist; directory order is arbitrary, so make
     // the winner deterministic: the directory form sorts first.
     skills.sort_by(|a, b| {
-        a.id.cmp(&b.id)
-            .then_with(|| b.path.ends_with("SKILL.md").cmp(&a.path.ends_with("SKILL.md")))
+        a.id.cmp(&b.id).then_with(|| {
+            b.path
+                .ends_with("SKILL.md")
+                .cmp(&a.path.ends_with("SKILL.md"))
+        })
     });
     let mut unique: Vec<Skill> = Vec::with_capacity(skills.len());
     for skill in skills {

@@ -1,23 +1,7 @@
 //! Small text helpers shared by snapshots, references and the support section.
 
 /// Clips `text` to at most `max` characters; a clipped text ends with `…` (counted).
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    if max == 0 {
-        return String::new();
-    }
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some(_) => {
-            let cut = text
-                .char_indices()
-                .nth(max - 1)
-                .map_or(text.len(), |(i, _)| i);
-            let mut clipped = text[..cut].to_string();
-            clipped.push('…');
-            clipped
-        }
-    }
-}
+pub(crate) use braincode_context::clip_chars as clip;
 
 /// Collapses every run of whitespace to one space and trims, for one-line previews.
 pub(crate) fn one_line(text: &str) -> String {

@@ -10,8 +10,8 @@ use std::process::Command;
 
 use braincode_config::journal::{SnapshotOptions, session_snapshot};
 use braincode_config::{
-    Home, JournalWriter, ListOptions, LookupError, SessionStatus, continuity_block,
-    list_sessions, read_journal, resolve_session, session_has_runs,
+    Home, JournalWriter, ListOptions, LookupError, SessionStatus, continuity_block, list_sessions,
+    read_journal, resolve_session, session_has_runs,
 };
 use braincode_protocol::{JournalEntry, Record, SessionId};
 use common::*;
@@ -79,8 +79,11 @@ fn bad_lines_are_skipped_with_line_numbers_and_unknown_types_kept() {
     assert!(read.entries[2].record.is_malformed_known());
     assert_eq!(read.malformed.len(), 1);
     assert_eq!(read.malformed[0].line, 5);
-    assert!(read.malformed[0].reason.contains("summary") || read.malformed[0].reason.contains("string"),
-        "{}", read.malformed[0].reason);
+    assert!(
+        read.malformed[0].reason.contains("summary") || read.malformed[0].reason.contains("string"),
+        "{}",
+        read.malformed[0].reason
+    );
     let lines: Vec<usize> = read.skipped.iter().map(|s| s.line).collect();
     assert_eq!(lines, [2, 6]);
     assert!(!read.torn_tail);
@@ -130,7 +133,11 @@ fn two_processes_appending_never_interleave_lines() {
     }
     let home = Home::at(dir.path());
     let read = read_journal(&home.session_path(&SessionId::new("shared").unwrap())).unwrap();
-    assert!(read.skipped.is_empty(), "{:?}", &read.skipped[..read.skipped.len().min(3)]);
+    assert!(
+        read.skipped.is_empty(),
+        "{:?}",
+        &read.skipped[..read.skipped.len().min(3)]
+    );
     assert!(!read.torn_tail);
     assert_eq!(read.entries.len(), 2 * RECORDS_PER_CHILD);
     for tag in ["a", "b"] {
@@ -162,7 +169,11 @@ fn durability_points_are_written_before_append_returns() {
     assert_eq!(read.entries, vec![entry]);
     let mode = {
         use std::os::unix::fs::PermissionsExt;
-        fs::metadata(home.session_path(&id)).unwrap().permissions().mode() & 0o777
+        fs::metadata(home.session_path(&id))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
     };
     assert_eq!(mode, 0o600);
 }
@@ -196,15 +207,28 @@ fn listing_is_newest_first_with_status_preview_and_project_filter() {
     let root_a = project_a.to_str().unwrap();
     let root_b = project_b.to_str().unwrap();
     let long = format!("fix the login bug {}", "please ".repeat(40));
-    write_session(&home, "s-done", &[run_start(&long, root_a), run_end("fixed")]);
-    write_session(&home, "s-failed", &[run_start("b task", root_b), run_error("boom", false)]);
+    write_session(
+        &home,
+        "s-done",
+        &[run_start(&long, root_a), run_end("fixed")],
+    );
+    write_session(
+        &home,
+        "s-failed",
+        &[run_start("b task", root_b), run_error("boom", false)],
+    );
     write_session(
         &home,
         "s-running",
         &[run_start("a again", root_a), run_error("retry", true)],
     );
     write_session(&home, "s-empty", &[]);
-    for (name, age) in [("s-done", 30), ("s-failed", 20), ("s-running", 10), ("s-empty", 40)] {
+    for (name, age) in [
+        ("s-done", 30),
+        ("s-failed", 20),
+        ("s-running", 10),
+        ("s-empty", 40),
+    ] {
         set_mtime(&home.sessions_dir().join(format!("{name}.jsonl")), age);
     }
 
@@ -263,7 +287,11 @@ fn listing_is_newest_first_with_status_preview_and_project_filter() {
 fn missing_sessions_dir_lists_nothing_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let home = Home::at(dir.path().join("home"));
-    assert!(list_sessions(&home, &ListOptions::default()).unwrap().is_empty());
+    assert!(
+        list_sessions(&home, &ListOptions::default())
+            .unwrap()
+            .is_empty()
+    );
     assert!(!home.root().exists());
 }
 
@@ -316,13 +344,25 @@ fn snapshot_has_header_prompt_summary_and_records() {
     let id = SessionId::new("snap").unwrap();
     let snapshot = session_snapshot(&home, &id, &SnapshotOptions::default()).unwrap();
     let text = &snapshot.text;
-    assert!(text.starts_with("Session snap · status completed · updated "), "{text}");
+    assert!(
+        text.starts_with("Session snap · status completed · updated "),
+        "{text}"
+    );
     assert!(text.contains("compact session context only"), "{text}");
     assert!(text.contains("Initial prompt:\nbuild the parser"), "{text}");
-    assert!(text.contains("Latest summary:\nparser built; tests added"), "{text}");
-    assert!(text.contains("worker backend (support) completed: parser designed"), "{text}");
+    assert!(
+        text.contains("Latest summary:\nparser built; tests added"),
+        "{text}"
+    );
+    assert!(
+        text.contains("worker backend (support) completed: parser designed"),
+        "{text}"
+    );
     assert!(text.contains("checks failed: unit tests failed"), "{text}");
-    assert!(text.contains("review changes_requested: missing tests"), "{text}");
+    assert!(
+        text.contains("review changes_requested: missing tests"),
+        "{text}"
+    );
     assert!(!snapshot.truncated);
     assert_eq!(snapshot.entries, 5);
     assert!(!text.contains("earlier records omitted"));
@@ -354,7 +394,12 @@ fn snapshot_respects_whole_and_field_caps() {
             "run_start" => 600 + 40,
             _ => 6_144 + 440,
         };
-        assert!(record.text.chars().count() <= limit, "{}: {}", record.record_type, record.text.len());
+        assert!(
+            record.text.chars().count() <= limit,
+            "{}: {}",
+            record.record_type,
+            record.text.len()
+        );
     }
     let prompt_section = snapshot
         .text
@@ -379,7 +424,10 @@ fn snapshot_of_a_big_journal_reads_only_the_tail() {
     // fail a full parse, then a normal recent tail.
     let line = |record: Record| serde_json::to_string(&JournalEntry::new(1, record)).unwrap();
     writeln!(file, "{}", line(run_start("the very first prompt", "/p"))).unwrap();
-    let garbage = format!("{{\"timestamp\":1,\"type\":\"run_end\",\"summary\": BROKEN {}\n", "#".repeat(1000));
+    let garbage = format!(
+        "{{\"timestamp\":1,\"type\":\"run_end\",\"summary\": BROKEN {}\n",
+        "#".repeat(1000)
+    );
     for _ in 0..8_000 {
         file.write_all(garbage.as_bytes()).unwrap();
     }
@@ -393,8 +441,15 @@ fn snapshot_of_a_big_journal_reads_only_the_tail() {
     let snapshot = session_snapshot(&home, &id, &SnapshotOptions::default()).unwrap();
     assert!(snapshot.truncated);
     assert_eq!(snapshot.entries, 24);
-    assert!(snapshot.skipped.is_empty(), "garbage is outside the tail window");
-    assert!(snapshot.text.contains("Initial prompt:\nthe very first prompt"));
+    assert!(
+        snapshot.skipped.is_empty(),
+        "garbage is outside the tail window"
+    );
+    assert!(
+        snapshot
+            .text
+            .contains("Initial prompt:\nthe very first prompt")
+    );
     assert!(snapshot.text.contains("recent 39"));
     assert!(!snapshot.text.contains("recent 10 "));
     let size = fs::metadata(&path).unwrap().len();
@@ -412,7 +467,11 @@ fn continuity_block_only_for_sessions_with_runs() {
     let dir = tempfile::tempdir().unwrap();
     let home = Home::at(dir.path());
     write_session(&home, "new", &[token_usage()]);
-    write_session(&home, "old", &[run_start("earlier", "/p"), run_end("earlier answer")]);
+    write_session(
+        &home,
+        "old",
+        &[run_start("earlier", "/p"), run_end("earlier answer")],
+    );
     let new = SessionId::new("new").unwrap();
     let old = SessionId::new("old").unwrap();
     let missing = SessionId::new("missing").unwrap();

@@ -1,15 +1,231 @@
-//! `braincode sessions`.
+//! `braincode sessions`: list session journals and show one session's snapshot.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::Context;
+use braincode_config::journal::{SnapshotOptions, session_snapshot};
+use braincode_config::{
+    Home, ListOptions, SessionInfo, list_sessions, resolve_session, scan_journal,
+};
+use chrono::{DateTime, Local, Utc};
 
 /// `braincode sessions` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum SessionsCommand {
-    /// List sessions, newest first.
-    List,
+    /// List sessions, newest first (default: sessions of the current project).
+    List(ListArgs),
+    /// Show the compact snapshot of one session (what `@@id` inlines).
+    Show(ShowArgs),
+}
+
+/// Arguments of `braincode sessions list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Sessions of every project, not only the current one.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// At most this many sessions.
+    #[arg(long, default_value_t = 25)]
+    pub limit: usize,
+    /// Project directory whose sessions to list (default: the current directory's project).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+}
+
+/// Arguments of `braincode sessions show`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// Session id, or a unique prefix of one.
+    pub id: String,
+    /// Print JSON (snapshot text, distilled records and the skipped-line report).
+    #[arg(long)]
+    pub json: bool,
+    /// Keep at most this many distilled records.
+    #[arg(long, default_value_t = 24)]
+    pub max_entries: usize,
+    /// Also read the whole journal and report every unreadable line by line number.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// Runs the command.
-pub fn execute(_args: SessionsCommand) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`braincode sessions` is not available in this build yet")
+pub fn execute(command: SessionsCommand) -> anyhow::Result<ExitCode> {
+    let home = Home::from_env()?;
+    match command {
+        SessionsCommand::List(args) => list(&home, args),
+        SessionsCommand::Show(args) => show(&home, args),
+    }
+}
+
+/// The project root a directory belongs to: the nearest ancestor with `.git`, else the
+/// directory itself.
+pub fn project_root_of(dir: &Path) -> PathBuf {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map_or_else(|| dir.clone(), Path::to_path_buf)
+}
+
+fn local_time(ms: i64) -> String {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .map(|t| t.with_timezone(&Local).format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+fn iso(ms: i64) -> String {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
+fn list(home: &Home, args: ListArgs) -> anyhow::Result<ExitCode> {
+    let project = match (&args.project, args.all) {
+        (_, true) => None,
+        (Some(dir), false) => Some(project_root_of(dir)),
+        (None, false) => Some(project_root_of(
+            &std::env::current_dir().context("cannot read the current directory")?,
+        )),
+    };
+    let options = ListOptions {
+        limit: args.limit,
+        project: project.clone(),
+        all: args.all,
+    };
+    let sessions = list_sessions(home, &options)?;
+    if args.json {
+        let rows: Vec<serde_json::Value> = sessions.iter().map(session_json).collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if sessions.is_empty() {
+        match &project {
+            Some(root) => println!(
+                "No sessions for {} yet (use --all to list every project).",
+                root.display()
+            ),
+            None => println!("No sessions yet in {}.", home.sessions_dir().display()),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let id_width = sessions
+        .iter()
+        .map(|s| s.id.as_str().len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    println!(
+        "{:<id_width$}  {:<10}  {:<16}  {:>4}  PROMPT",
+        "ID", "STATUS", "UPDATED", "RUNS"
+    );
+    for info in &sessions {
+        let runs = if info.runs_exact {
+            info.runs.to_string()
+        } else {
+            format!("{}+", info.runs)
+        };
+        let mut prompt = info.prompt_preview.clone().unwrap_or_else(|| "-".into());
+        if args.all
+            && let Some(root) = &info.project_root
+        {
+            prompt = format!("{prompt}  [{root}]");
+        }
+        println!(
+            "{:<id_width$}  {:<10}  {:<16}  {:>4}  {prompt}",
+            info.id.as_str(),
+            info.status.as_str(),
+            local_time(info.updated_at),
+            runs
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn session_json(info: &SessionInfo) -> serde_json::Value {
+    let mut value = serde_json::to_value(info).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.insert("updatedAtIso".into(), iso(info.updated_at).into());
+        if let Some(started) = info.started_at {
+            map.insert("startedAtIso".into(), iso(started).into());
+        }
+    }
+    value
+}
+
+fn show(home: &Home, args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let id = resolve_session(home, &args.id)?;
+    let snapshot = session_snapshot(
+        home,
+        &id,
+        &SnapshotOptions {
+            max_entries: args.max_entries.max(1),
+        },
+    )?;
+    let verify = if args.verify {
+        Some(scan_journal(&home.session_path(&id), |_, _| {
+            std::ops::ControlFlow::Continue(())
+        })?)
+    } else {
+        None
+    };
+    if args.json {
+        let mut value = serde_json::to_value(&snapshot)?;
+        if let (Some(map), Some(report)) = (value.as_object_mut(), &verify) {
+            map.insert(
+                "verify".into(),
+                serde_json::json!({
+                    "lines": report.lines,
+                    "skippedCount": report.skipped_count,
+                    "skipped": report.skipped,
+                    "malformedCount": report.malformed_count,
+                    "malformed": report.malformed,
+                    "tornTail": report.torn_tail,
+                }),
+            );
+        }
+        if let Some(map) = value.as_object_mut() {
+            map.insert(
+                "path".into(),
+                home.session_path(&id).display().to_string().into(),
+            );
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", snapshot.text);
+    if !snapshot.text.ends_with('\n') {
+        println!();
+    }
+    if snapshot.torn_tail {
+        eprintln!(
+            "note: the last line of the journal is cut off (a writer stopped mid-line); it was skipped"
+        );
+    }
+    if !snapshot.skipped.is_empty() {
+        eprintln!(
+            "note: {} unreadable line(s) near the end of the journal were skipped (run with --verify for line numbers)",
+            snapshot.skipped.len()
+        );
+    }
+    if let Some(report) = verify {
+        println!();
+        println!(
+            "Journal check ({}): {} lines, {} unreadable, {} malformed records kept as-is, torn tail: {}",
+            home.session_path(&id).display(),
+            report.lines,
+            report.skipped_count,
+            report.malformed_count,
+            if report.torn_tail { "yes" } else { "no" }
+        );
+        for line in report.skipped.iter().take(20) {
+            println!("  line {}: {}", line.line, line.reason);
+        }
+        for line in report.malformed.iter().take(20) {
+            println!("  line {}: {}", line.line, line.reason);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

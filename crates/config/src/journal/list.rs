@@ -32,7 +32,8 @@ pub const PROMPT_PREVIEW_CHARS: usize = 80;
 pub struct ListOptions {
     /// At most this many sessions (default 25).
     pub limit: usize,
-    /// Only sessions whose first run was in this project root.
+    /// Only sessions whose first run's project root is this directory or one of its
+    /// ancestors.
     pub project: Option<PathBuf>,
     /// Every project (ignores `project`).
     pub all: bool,
@@ -203,13 +204,18 @@ fn session_files(home: &Home) -> Result<Vec<(SessionId, PathBuf, i64, u64)>, Loo
     Ok(files)
 }
 
-fn same_root(recorded: &str, wanted: &Path) -> bool {
+/// Whether a session recorded with project root `recorded` belongs to directory `wanted`:
+/// the root is `wanted` itself or one of its ancestors (symlinks resolved when possible).
+fn root_covers(recorded: &str, wanted: &Path) -> bool {
     let recorded = Path::new(recorded);
-    if recorded == wanted {
+    if !recorded.is_absolute() {
+        return false;
+    }
+    if wanted.starts_with(recorded) {
         return true;
     }
     match (recorded.canonicalize(), wanted.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
+        (Ok(root), Ok(dir)) => dir.starts_with(root),
         _ => false,
     }
 }
@@ -227,12 +233,8 @@ pub(crate) fn session_info(
         source,
     };
     let exact = bytes <= EXACT_RUN_COUNT_BYTES;
-    let head = scan_head(
-        &path,
-        if exact { u64::MAX } else { HEAD_SCAN_BYTES },
-        exact,
-    )
-    .map_err(io_err)?;
+    let head =
+        scan_head(&path, if exact { u64::MAX } else { HEAD_SCAN_BYTES }, exact).map_err(io_err)?;
     let (status, tail_runs, tail_reached_start) =
         scan_tail_status(&path, LIST_TAIL_SCAN_BYTES).map_err(io_err)?;
     let runs = if exact {
@@ -263,7 +265,7 @@ pub(crate) fn session_info(
 }
 
 /// Sessions, newest first (by file modification time). Without `all`, only sessions whose
-/// first run happened in `project` (when given).
+/// first run's project root is `project` or an ancestor of it (when `project` is given).
 pub fn list_sessions(home: &Home, options: &ListOptions) -> Result<Vec<SessionInfo>, JournalError> {
     let files = session_files(home).map_err(|err| match err {
         LookupError::Io { path, source } => JournalError::Io {
@@ -295,7 +297,7 @@ pub fn list_sessions(home: &Home, options: &ListOptions) -> Result<Vec<SessionIn
             && !info
                 .project_root
                 .as_deref()
-                .is_some_and(|root| same_root(root, project))
+                .is_some_and(|root| root_covers(root, project))
         {
             continue;
         }

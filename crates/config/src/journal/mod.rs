@@ -22,7 +22,7 @@ pub use reader::{
 };
 pub use scan::{MAX_LINE_BYTES, TAIL_BLOCK_BYTES};
 pub use snapshot::{
-    CONTINUITY_HEADER, EntryKind, OffsetProblem, SnapshotEntry, SnapshotOptions, SessionSnapshot,
+    CONTINUITY_HEADER, EntryKind, OffsetProblem, SessionSnapshot, SnapshotEntry, SnapshotOptions,
     continuity_block, session_has_runs, session_snapshot,
 };
 pub use writer::{JournalWriter, now_ms};

@@ -101,7 +101,11 @@ pub fn scan_journal(
         report.lines += 1;
         let line_no = report.lines;
         let complete = buf.last() == Some(&b'\n');
-        let line = if complete { &buf[..buf.len() - 1] } else { &buf[..] };
+        let line = if complete {
+            &buf[..buf.len() - 1]
+        } else {
+            &buf[..]
+        };
         let parsed = if cut {
             Err(format!("line longer than {MAX_LINE_BYTES} bytes"))
         } else {
@@ -143,7 +147,8 @@ pub(crate) fn malformed_reason(record: &Record) -> String {
     let Record::Unknown(map) = record else {
         return String::new();
     };
-    let detail = typed_error(map).unwrap_or_else(|| "its fields do not match the record type".into());
+    let detail =
+        typed_error(map).unwrap_or_else(|| "its fields do not match the record type".into());
     clip_reason(format!(
         "{} record kept verbatim: {detail}",
         record.type_name()

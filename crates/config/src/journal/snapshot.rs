@@ -161,7 +161,10 @@ pub struct SessionSnapshot {
 }
 
 fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
 }
 
 /// Distills one record; `None` for records a snapshot does not show. `latest_summary` marks
@@ -242,7 +245,14 @@ fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<SnapshotEntr
             let titles: Vec<String> = plan
                 .todos
                 .iter()
-                .map(|t| format!("{} [{}] {}", t.id, t.role, clip(&one_line(&t.title), TODO_TITLE_CHARS)))
+                .map(|t| {
+                    format!(
+                        "{} [{}] {}",
+                        t.id,
+                        t.role,
+                        clip(&one_line(&t.title), TODO_TITLE_CHARS)
+                    )
+                })
                 .collect();
             (
                 EntryKind::Todo,
@@ -308,7 +318,11 @@ fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<SnapshotEntr
         Record::ReviewDecision(review) => {
             let decision = &review.decision;
             let mut text = format!("review {}", decision.decision.as_str());
-            if let Some(rationale) = decision.rationale.as_deref().filter(|s| !s.trim().is_empty()) {
+            if let Some(rationale) = decision
+                .rationale
+                .as_deref()
+                .filter(|s| !s.trim().is_empty())
+            {
                 text.push_str(&format!(": {}", clip(rationale.trim(), REVIEW_CHARS)));
             }
             if !decision.required_changes.is_empty() {

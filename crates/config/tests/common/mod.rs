@@ -11,7 +11,9 @@ pub fn record(value: Value) -> Record {
 }
 
 pub fn run_start(prompt: &str, root: &str) -> Record {
-    record(json!({"type": "run_start", "prompt": prompt, "projectSupport": {"root": root}, "attempt": 1}))
+    record(
+        json!({"type": "run_start", "prompt": prompt, "projectSupport": {"root": root}, "attempt": 1}),
+    )
 }
 
 pub fn run_end(summary: &str) -> Record {
@@ -23,19 +25,25 @@ pub fn run_error(error: &str, will_fallback: bool) -> Record {
 }
 
 pub fn worker_end(role: &str, summary: &str) -> Record {
-    record(json!({"type": "worker_end", "phase": "support", "worker": role,
-        "result": {"summary": summary, "progress": {"status": "completed"}}}))
+    record(
+        json!({"type": "worker_end", "phase": "support", "worker": role,
+        "result": {"summary": summary, "progress": {"status": "completed"}}}),
+    )
 }
 
 pub fn check_summary(status: &str, reason: &str) -> Record {
-    record(json!({"type": "check_summary", "status": status, "reason": reason, "results": [
-        {"name": "test", "command": "cargo test", "passed": false, "exitCode": 101, "durationMs": 5}
-    ]}))
+    record(
+        json!({"type": "check_summary", "status": status, "reason": reason, "results": [
+            {"name": "test", "command": "cargo test", "passed": false, "exitCode": 101, "durationMs": 5}
+        ]}),
+    )
 }
 
 pub fn review(decision: &str, rationale: &str) -> Record {
-    record(json!({"type": "review_decision", "decision": decision, "rationale": rationale,
-        "requiredChanges": ["add tests"]}))
+    record(
+        json!({"type": "review_decision", "decision": decision, "rationale": rationale,
+        "requiredChanges": ["add tests"]}),
+    )
 }
 
 pub fn handoff(summary: &str, focus: &str) -> Record {
@@ -43,6 +51,8 @@ pub fn handoff(summary: &str, focus: &str) -> Record {
 }
 
 pub fn token_usage() -> Record {
-    record(json!({"type": "token_usage", "role": "backend", "phase": "primary",
-        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "total": 15}}))
+    record(
+        json!({"type": "token_usage", "role": "backend", "phase": "primary",
+        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "total": 15}}),
+    )
 }

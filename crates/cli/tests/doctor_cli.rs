@@ -1,0 +1,165 @@
+//! End-to-end tests of `braincode doctor`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn doctor(home: &Path, project: &Path, json: bool) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_braincode"));
+    command
+        .arg("doctor")
+        .arg("--project")
+        .arg(project)
+        .env("BRAINCODE_HOME", home)
+        .env("HOME", home)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY");
+    if json {
+        command.arg("--json");
+    }
+    command.output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    (dir, home, project)
+}
+
+#[test]
+fn fresh_home_has_no_errors() {
+    let (_dir, home, project) = setup();
+    let out = doctor(&home, &project, false);
+    let output = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{output}");
+    assert!(output.starts_with("Braincode Doctor"), "{output}");
+    assert!(output.contains("✓ settings"), "{output}");
+    assert!(
+        output.contains("default brain \"brain\" resolves"),
+        "{output}"
+    );
+    assert!(output.contains("Result: "), "{output}");
+    assert!(!output.contains('✗'), "{output}");
+    // The project is not a git repository: a warning with a fix.
+    assert!(output.contains("not a git repository"), "{output}");
+    assert!(output.contains("→ git init"), "{output}");
+    // Reading never created anything in the home.
+    assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0);
+}
+
+#[test]
+fn malformed_settings_is_an_error_with_location_and_fix() {
+    let (_dir, home, project) = setup();
+    std::fs::write(home.join("settings.json"), "{\n  \"mode\": \"turbo\"\n}\n").unwrap();
+    let out = doctor(&home, &project, false);
+    let output = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{output}");
+    assert!(output.contains("✗ settings"), "{output}");
+    assert!(output.contains("settings.json:2:"), "{output}");
+    assert!(output.contains("unknown variant `turbo`"), "{output}");
+    assert!(output.contains("→ edit "), "{output}");
+    assert!(output.contains("(field mode)"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(home.join("settings.json")).unwrap(),
+        "{\n  \"mode\": \"turbo\"\n}\n",
+        "doctor never rewrites a file"
+    );
+}
+
+#[test]
+fn brain_typo_names_the_field_path() {
+    let (_dir, home, project) = setup();
+    std::fs::write(
+        home.join("brains.json"),
+        "{\"brains\": [\n  {\"id\": \"mine\", \"extends\": \"brain\"},\n  {\"id\": \"x\", \"extends\": \"brain\", \"roles\": {\"backend\": {\"modelId\": \"local/smollm2\", \"thinkingLevel\": \"hgh\"}}}\n]}",
+    )
+    .unwrap();
+    let out = doctor(&home, &project, true);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["status"], "error");
+    let brains = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "brains")
+        .unwrap();
+    let message = brains["message"].as_str().unwrap();
+    assert!(message.contains("brains.json:3:"), "{message}");
+    assert!(
+        message.contains("brains[1].roles.backend.thinkingLevel"),
+        "{message}"
+    );
+    assert!(message.contains("hgh"), "{message}");
+}
+
+#[test]
+fn unknown_default_brain_and_insecure_auth_are_errors() {
+    let (_dir, home, project) = setup();
+    std::fs::write(home.join("settings.json"), "{\"defaultBrainId\": \"nope\"}").unwrap();
+    std::fs::write(home.join("auth.json"), "{\"providers\": {}}").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        home.join("auth.json"),
+        std::fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
+    let out = doctor(&home, &project, false);
+    let output = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{output}");
+    assert!(output.contains("✗ brain"), "{output}");
+    assert!(output.contains("nope"), "{output}");
+    assert!(output.contains("✗ auth"), "{output}");
+    assert!(
+        output.contains(&format!("→ chmod 600 {}", home.join("auth.json").display())),
+        "{output}"
+    );
+}
+
+#[test]
+fn remote_brain_without_keys_warns_per_model_with_the_fix() {
+    let (_dir, home, project) = setup();
+    std::fs::write(
+        home.join("settings.json"),
+        "{\"defaultBrainId\": \"openai\"}",
+    )
+    .unwrap();
+    let out = doctor(&home, &project, true);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = report["checks"].as_array().unwrap();
+    let openai = checks
+        .iter()
+        .find(|c| {
+            c["id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("model:openai/"))
+        })
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(openai["status"], "warning");
+    assert!(
+        openai["fix"]
+            .as_str()
+            .unwrap()
+            .contains("braincode auth set openai"),
+        "{openai}"
+    );
+    assert!(
+        openai["fix"].as_str().unwrap().contains("OPENAI_API_KEY"),
+        "{openai}"
+    );
+    // Every role still falls back to the local model, so nothing is an error.
+    assert_ne!(report["status"], "error", "{report:#}");
+}

@@ -1,0 +1,378 @@
+//! Stores: auth.json safety, malformed files of every kind, support discovery.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use braincode_config::{
+    AuthStore, ConfigError, CredentialKind, Home, KeySource, Scope, discover_support, load_hooks,
+    load_mcp_servers, load_settings, read_json_file, resolve_api_key, resolve_api_key_with_source,
+};
+
+fn mode(path: &std::path::Path) -> u32 {
+    fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn auth_file_is_created_0600_and_status_has_no_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    let store = AuthStore::new(&home);
+    store
+        .set_api_key("openrouter", "  sk-or-SECRET-1  ")
+        .unwrap();
+    store.set_api_key("anthropic", "sk-ant-SECRET-2").unwrap();
+    assert_eq!(mode(&home.auth_path()), 0o600);
+    let status = store.status().unwrap();
+    let kinds: Vec<(String, CredentialKind)> = status
+        .providers
+        .iter()
+        .map(|p| (p.provider.clone(), p.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("anthropic".to_string(), CredentialKind::ApiKey),
+            ("openrouter".to_string(), CredentialKind::ApiKey)
+        ]
+    );
+    let printed = format!("{status:?} {}", serde_json::to_string(&status).unwrap());
+    assert!(!printed.contains("SECRET"), "{printed}");
+    let key = store.api_key("openrouter").unwrap().unwrap();
+    assert_eq!(key.expose(), "sk-or-SECRET-1", "trimmed");
+    assert!(!format!("{key:?} {key}").contains("SECRET"));
+
+    assert!(store.remove("openrouter").unwrap());
+    assert!(!store.remove("openrouter").unwrap());
+    assert_eq!(store.status().unwrap().providers.len(), 1);
+    assert_eq!(mode(&home.auth_path()), 0o600);
+}
+
+#[test]
+fn empty_key_is_an_error_not_a_silent_no_op() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path());
+    let store = AuthStore::new(&home);
+    let err = store.set_api_key("openai", "   ").unwrap_err().to_string();
+    assert!(err.contains("empty"), "{err}");
+    assert!(err.contains("braincode auth remove openai"), "{err}");
+    assert!(!home.auth_path().exists());
+    assert!(store.set_api_key("", "k").is_err());
+}
+
+#[test]
+fn group_readable_auth_file_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path());
+    fs::write(
+        home.auth_path(),
+        r#"{"providers": {"openai": "sk-SECRET"}}"#,
+    )
+    .unwrap();
+    fs::set_permissions(home.auth_path(), fs::Permissions::from_mode(0o644)).unwrap();
+    let store = AuthStore::new(&home);
+    let err = store.status().unwrap_err();
+    assert!(matches!(
+        err,
+        ConfigError::InsecurePermissions { mode: 0o644, .. }
+    ));
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("chmod 600 {}", home.auth_path().display())),
+        "{text}"
+    );
+    assert!(!text.contains("SECRET"));
+    // Writing through the store is refused too, and the file is left as it was.
+    assert!(store.set_api_key("anthropic", "k").is_err());
+    assert_eq!(mode(&home.auth_path()), 0o644);
+    // The lenient resolver does not read the insecure file.
+    assert!(resolve_api_key(&home, "openai", Some("BC_TEST_UNSET_VAR_1")).is_none());
+}
+
+#[test]
+fn oauth_and_object_entries_are_classified() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path());
+    fs::write(
+        home.auth_path(),
+        r#"{"providers": {"a": {"apiKey": "k1"}, "b": {"oauth": {"access": "t", "refresh": "r", "expires": 1}}, "c": 7}}"#,
+    )
+    .unwrap();
+    fs::set_permissions(home.auth_path(), fs::Permissions::from_mode(0o600)).unwrap();
+    let store = AuthStore::new(&home);
+    let kinds: Vec<CredentialKind> = store
+        .status()
+        .unwrap()
+        .providers
+        .iter()
+        .map(|p| p.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            CredentialKind::ApiKey,
+            CredentialKind::Oauth,
+            CredentialKind::Unknown
+        ]
+    );
+    assert_eq!(store.api_key("a").unwrap().unwrap().expose(), "k1");
+    assert!(store.api_key("b").unwrap().is_none());
+    // Rewriting keeps entries this version does not understand.
+    store.set_api_key("d", "k4").unwrap();
+    let text = fs::read_to_string(home.auth_path()).unwrap();
+    assert!(
+        text.contains("\"refresh\"") && text.contains("\"c\": 7"),
+        "{text}"
+    );
+}
+
+#[test]
+#[allow(unsafe_code)]
+fn key_resolution_order_is_auth_file_then_model_env_then_provider_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path());
+    // Variable names unique to this test: no other test reads them.
+    // SAFETY: no other thread of this test binary reads or writes these variables.
+    unsafe {
+        std::env::set_var("BC_ORDER_LAB_API_KEY", "from-provider-env");
+        std::env::set_var("BC_ORDER_MODEL_KEY", "from-model-env");
+        std::env::set_var("BC_ORDER_EMPTY", "  ");
+    }
+    let resolved = resolve_api_key_with_source(&home, "bc-order-lab", None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        resolved.source,
+        KeySource::Env("BC_ORDER_LAB_API_KEY".into())
+    );
+    let resolved = resolve_api_key_with_source(&home, "bc-order-lab", Some("BC_ORDER_MODEL_KEY"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(resolved.key.expose(), "from-model-env");
+    let resolved = resolve_api_key_with_source(&home, "bc-order-lab", Some("BC_ORDER_EMPTY"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        resolved.key.expose(),
+        "from-provider-env",
+        "empty values are skipped"
+    );
+    AuthStore::new(&home)
+        .set_api_key("bc-order-lab", "from-file")
+        .unwrap();
+    let resolved = resolve_api_key_with_source(&home, "bc-order-lab", Some("BC_ORDER_MODEL_KEY"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(resolved.source, KeySource::AuthFile);
+    assert_eq!(
+        resolve_api_key(&home, "bc-order-lab", None)
+            .unwrap()
+            .expose(),
+        "from-file"
+    );
+    assert!(resolve_api_key(&home, "bc-order-nobody", None).is_none());
+}
+
+#[test]
+fn malformed_settings_hooks_and_auth_name_line_column_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    let project = dir.path().join("project");
+    fs::create_dir_all(home.root()).unwrap();
+    fs::create_dir_all(project.join(".agents")).unwrap();
+
+    fs::write(
+        home.settings_path(),
+        "{\n  \"features\": {\"hooks\": \"yes\"}\n}",
+    )
+    .unwrap();
+    let err = load_settings(&home).unwrap_err().to_string();
+    assert!(err.contains("settings.json:2:"), "{err}");
+    assert!(err.contains("features.hooks"), "{err}");
+    assert!(err.contains("expected a boolean"), "{err}");
+
+    fs::write(home.settings_path(), "{\n  \"mode\": \"auto\",\n}").unwrap();
+    let err = load_settings(&home).unwrap_err().to_string();
+    assert!(err.contains("settings.json:3:1"), "{err}");
+    assert!(err.contains("trailing comma"), "{err}");
+
+    fs::write(
+        project.join(".agents/hooks.json"),
+        "{\"hooks\": {\"Stop\": [\n  {\"hooks\": [{\"command\": [\"not\", \"a\", \"string\"]}]}]}}",
+    )
+    .unwrap();
+    let err = load_hooks(&home, &project).unwrap_err().to_string();
+    assert!(err.contains(".agents/hooks.json:2:"), "{err}");
+    assert!(err.contains("hooks.Stop[0].hooks[0].command"), "{err}");
+
+    fs::write(home.auth_path(), "{\"providers\": ").unwrap();
+    fs::set_permissions(home.auth_path(), fs::Permissions::from_mode(0o600)).unwrap();
+    let err = AuthStore::new(&home).status().unwrap_err().to_string();
+    assert!(err.contains("auth.json:1:"), "{err}");
+    assert!(err.contains("EOF"), "{err}");
+
+    fs::write(home.tools_path(), "[1, 2").unwrap();
+    let err = read_json_file::<serde_json::Map<String, serde_json::Value>>(&home.tools_path())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("tools.json:1:"), "{err}");
+}
+
+#[test]
+fn malformed_mcp_and_skills_are_skipped_with_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    let project = dir.path().join("project");
+    fs::create_dir_all(home.skills_dir()).unwrap();
+    fs::create_dir_all(project.join(".agents/skills/deploy")).unwrap();
+    fs::write(
+        home.mcp_path(),
+        "{\"mcpServers\": {\"x\": {\"command\": 5}}}",
+    )
+    .unwrap();
+    fs::write(
+        project.join(".mcp.json"),
+        "{\"mcpServers\": {\"fs\": {\"command\": \"mcp-fs\"}}}",
+    )
+    .unwrap();
+    fs::write(
+        project.join(".agents/skills/deploy/SKILL.md"),
+        "Deploy carefully.",
+    )
+    .unwrap();
+    fs::write(project.join(".agents/skills/bad.md"), b"\xff\xfe not utf8").unwrap();
+    fs::write(project.join(".agents/skills/.hidden.md"), "hidden").unwrap();
+    fs::write(project.join(".agents/skills/empty.md"), "  \n").unwrap();
+    fs::write(
+        home.skills_dir().join("deploy.md"),
+        "user deploy (shadowed)",
+    )
+    .unwrap();
+    fs::write(home.skills_dir().join("review.md"), "Review well.").unwrap();
+    fs::write(project.join("AGENTS.md"), "Project rules.").unwrap();
+    fs::write(home.agents_md_path(), "User rules.").unwrap();
+
+    let (servers, warnings) = load_mcp_servers(&home, &project);
+    assert_eq!(servers.len(), 1);
+    assert!(warnings[0].contains("mcp.json:1:"), "{warnings:?}");
+
+    let bundle = discover_support(&home, &project);
+    let skills: Vec<(String, Scope)> = bundle
+        .skills
+        .iter()
+        .map(|s| (s.id.clone(), s.scope))
+        .collect();
+    assert_eq!(
+        skills,
+        [
+            ("deploy".to_string(), Scope::Project),
+            ("review".to_string(), Scope::User)
+        ]
+    );
+    assert!(
+        bundle
+            .warnings
+            .iter()
+            .any(|w| w.contains("\"bad\"") && w.contains("UTF-8")),
+        "{:?}",
+        bundle.warnings
+    );
+    assert!(
+        bundle
+            .warnings
+            .iter()
+            .any(|w| w.contains("MCP config skipped"))
+    );
+
+    let section = bundle.support_section();
+    let project_at = section.find("Project rules.").unwrap();
+    let user_at = section.find("User rules.").unwrap();
+    assert!(project_at < user_at);
+    assert!(section.contains("take precedence"));
+    assert!(section.contains("Skill deploy (project"));
+    assert!(!section.contains("shadowed"));
+    assert!(section.contains("MCP servers configured: fs (project)"));
+
+    let labels: Vec<String> = bundle
+        .context_refs()
+        .into_iter()
+        .map(|r| r.label.unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "AGENTS.md",
+            ".mcp.json",
+            "skill:deploy",
+            "user AGENTS.md",
+            "user mcp.json",
+            "user-skill:review"
+        ]
+    );
+    let summary = bundle.summary(&project);
+    assert!(summary.agents_md && summary.user_agents_md);
+    assert_eq!(summary.skills, ["deploy", "review"]);
+    assert_eq!(summary.mcp_servers, ["fs"]);
+}
+
+#[test]
+fn support_section_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    let project = dir.path().join("project");
+    fs::create_dir_all(project.join(".agents/skills")).unwrap();
+    fs::create_dir_all(home.root()).unwrap();
+    fs::write(project.join("AGENTS.md"), "p".repeat(40_000)).unwrap();
+    fs::write(home.agents_md_path(), "u".repeat(40_000)).unwrap();
+    for i in 0..15 {
+        fs::write(
+            project.join(format!(".agents/skills/skill{i:02}.md")),
+            "s".repeat(9_000),
+        )
+        .unwrap();
+    }
+    let section = discover_support(&home, &project).support_section();
+    assert!(
+        section.chars().count() <= 64_000,
+        "{}",
+        section.chars().count()
+    );
+    assert!(section.contains("AGENTS.md clipped at 32000 characters"));
+    assert!(section.contains("support section clipped at 64000 characters"));
+    assert!(section.contains("with your tools"));
+
+    // Fewer, smaller files: skills capped at 12 with an omitted note.
+    fs::write(project.join("AGENTS.md"), "short").unwrap();
+    fs::write(home.agents_md_path(), "").unwrap();
+    for i in 0..15 {
+        fs::write(
+            project.join(format!(".agents/skills/skill{i:02}.md")),
+            format!("skill body {i} {}", "s".repeat(100)),
+        )
+        .unwrap();
+    }
+    let bundle = discover_support(&home, &project);
+    assert!(
+        bundle.user_agents_md.is_none(),
+        "empty AGENTS.md is skipped"
+    );
+    let section = bundle.support_section();
+    assert!(section.contains("skill body 11"));
+    assert!(!section.contains("skill body 12"));
+    assert!(section.contains("3 more skills omitted: skill12, skill13, skill14"));
+}
+
+#[test]
+fn reading_never_creates_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    let project = dir.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    load_settings(&home).unwrap();
+    load_hooks(&home, &project).unwrap();
+    let _ = load_mcp_servers(&home, &project);
+    let _ = discover_support(&home, &project);
+    AuthStore::new(&home).status().unwrap();
+    assert!(!home.root().exists());
+    assert_eq!(fs::read_dir(&project).unwrap().count(), 0);
+}
