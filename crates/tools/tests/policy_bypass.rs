@@ -124,6 +124,20 @@ const DENIED_COMMANDS: &[&str] = &[
     "git push (",
     "alias p='git push'",
     "/bin/sh -c 'cd repo && git push'",
+    "rm --rec --force build",
+    "script -qc 'git push' /dev/null",
+    "busybox sh -c 'git push'",
+    "/usr/bin/env git push",
+    "doas git push",
+    "ionice -c3 git push",
+    "xargs -I{} git push",
+    "yarn npm publish",
+    "pnpm -r publish",
+    "git pu\\sh",
+    "git pu''sh",
+    "\"git\" \"push\"",
+    "PATH=/tmp:$PATH git push",
+    "nohup sh -c 'git push' &",
 ];
 
 #[test]

@@ -44,8 +44,10 @@ pub(super) fn rm_variant(form: &[Word]) -> Option<Vec<Word>> {
         if text == "--" {
             options_done = true;
         } else if let Some(long) = text.strip_prefix("--") {
-            recursive |= long.eq_ignore_ascii_case("recursive");
-            force |= long.eq_ignore_ascii_case("force");
+            // GNU rm accepts any unambiguous prefix of a long option (`--rec`, `--f`).
+            let long = long.to_ascii_lowercase();
+            recursive |= !long.is_empty() && "recursive".starts_with(&long);
+            force |= !long.is_empty() && "force".starts_with(&long);
         } else {
             recursive |= text.contains(['r', 'R']);
             force |= text.contains('f');

@@ -315,8 +315,14 @@ impl CompiledCommandRule {
                         if word.dynamic {
                             strength = MatchStrength::Possible;
                             !anchored
+                        } else if word.text.to_lowercase() == *expected {
+                            true
+                        } else if word.glob && glob_word_matches(&word.text, expected) {
+                            // `git pus?` runs `git push` when a file named push exists.
+                            strength = MatchStrength::Possible;
+                            !anchored
                         } else {
-                            word.text.to_lowercase() == *expected
+                            false
                         }
                     });
                     if all {
@@ -351,6 +357,14 @@ impl CommandRule {
     fn action_or_policy(&self) -> PolicyDecision {
         self.policy
     }
+}
+
+/// Whether an unquoted glob word could expand to `expected`.
+fn glob_word_matches(word: &str, expected: &str) -> bool {
+    GlobBuilder::new(&word.to_lowercase())
+        .literal_separator(true)
+        .build()
+        .is_ok_and(|glob| glob.compile_matcher().is_match(expected))
 }
 
 /// Text with quotes, escapes and shell punctuation replaced by spaces, lower-cased and

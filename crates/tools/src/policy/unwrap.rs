@@ -163,6 +163,36 @@ fn unwrap_into(words: &[Word], out: &mut Unwrapped, depth: usize) {
             "flock" => flock(&rest, out),
             "npx" | "bunx" | "pnpx" => npx(&rest, out),
             "npm" | "pnpm" | "yarn" | "bun" => package_manager(&name, &rest, out),
+            "git" => {
+                if rest.windows(2).any(|pair| {
+                    pair[0].text == "-c" && pair[1].text.to_lowercase().starts_with("alias.")
+                }) {
+                    out.uncertain
+                        .push("git is given an alias on the command line".to_string());
+                }
+                None
+            }
+            "script" => {
+                if let Some(position) = rest
+                    .iter()
+                    .position(|w| matches!(w.text.as_str(), "-c" | "--command"))
+                {
+                    nested_from_words(
+                        rest.get(position + 1..position + 2).unwrap_or_default(),
+                        "script -c",
+                        out,
+                    );
+                } else if let Some(position) = rest.iter().position(|w| {
+                    w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('c')
+                }) {
+                    nested_from_words(
+                        rest.get(position + 1..position + 2).unwrap_or_default(),
+                        "script -c",
+                        out,
+                    );
+                }
+                None
+            }
             "find" => {
                 find_exec(&rest, out, depth);
                 None
