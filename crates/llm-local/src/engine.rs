@@ -1,0 +1,333 @@
+//! The token loop: one llama.cpp context per call, prompt decode, sampling, streaming.
+//!
+//! Runs on a blocking thread. Between prompt batches and between generated tokens it checks the
+//! cancellation token and whether anyone still listens, so a cancelled or dropped call stops
+//! within one decode step.
+
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant};
+
+use braincode_llm::{ErrorKind, ModelError, StopReason};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::backend;
+
+/// How the next token is chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Sampling {
+    /// Always the most likely token.
+    Greedy,
+    /// Top-k 40, top-p 0.95, then a seeded draw at this temperature.
+    Temperature {
+        /// Temperature (> 0).
+        temperature: f32,
+        /// Seed of the draw.
+        seed: u32,
+    },
+}
+
+/// Everything one generation needs besides the model and the prompt.
+#[derive(Debug, Clone)]
+pub(crate) struct GenerateParams {
+    pub threads: u32,
+    pub batch_size: u32,
+    pub n_ctx: u32,
+    pub max_output: u32,
+    pub sampling: Sampling,
+    pub grammar: Option<String>,
+    /// Keep generating through end-of-generation tokens (benchmarks only).
+    pub ignore_eos: bool,
+}
+
+/// What a finished generation reports.
+#[derive(Debug, Clone)]
+pub(crate) struct GenerateStats {
+    pub prompt_tokens: u32,
+    pub output_tokens: u32,
+    pub stop: StopReason,
+    pub context_time: Duration,
+    pub prompt_time: Duration,
+    pub generation_time: Duration,
+}
+
+/// Whether the consumer wants more text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    Continue,
+    Stop,
+}
+
+fn decode_error(err: impl std::fmt::Display) -> ModelError {
+    ModelError::new(
+        ErrorKind::InvalidResponse,
+        format!("the local model failed to evaluate tokens: {err}"),
+    )
+}
+
+/// Accumulates token bytes and releases only complete UTF-8 text (a character may span tokens).
+#[derive(Default)]
+struct Utf8Buffer {
+    pending: Vec<u8>,
+}
+
+impl Utf8Buffer {
+    fn push(&mut self, bytes: &[u8]) -> Option<String> {
+        self.pending.extend_from_slice(bytes);
+        match std::str::from_utf8(&self.pending) {
+            Ok(text) => {
+                let text = text.to_string();
+                self.pending.clear();
+                (!text.is_empty()).then_some(text)
+            }
+            Err(err) if err.error_len().is_none() && self.pending.len() - err.valid_up_to() < 4 => {
+                // An incomplete character at the end: release what is complete, keep the rest.
+                let valid = err.valid_up_to();
+                let text = String::from_utf8_lossy(&self.pending[..valid]).into_owned();
+                self.pending.drain(..valid);
+                (!text.is_empty()).then_some(text)
+            }
+            Err(_) => self.flush(),
+        }
+    }
+
+    fn flush(&mut self) -> Option<String> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        Some(text)
+    }
+}
+
+/// Token selection: a sampler chain (greedy, or top-k/top-p/temperature/seeded draw) and an
+/// optional grammar kept apart from it.
+///
+/// With a grammar, the chain first picks from the raw logits and the grammar checks only that
+/// one token; the full vocabulary is filtered through the grammar only when the pick is
+/// rejected. Filtering ~49k tokens through the grammar on every step is what makes naive
+/// constrained sampling slow, and the model usually agrees with the grammar anyway.
+struct Selector {
+    chain: LlamaSampler,
+    grammar: Option<LlamaSampler>,
+    candidates: Vec<LlamaTokenData>,
+}
+
+impl Selector {
+    fn new(model: &LlamaModel, params: &GenerateParams) -> Result<Self, ModelError> {
+        let grammar = match &params.grammar {
+            Some(grammar) => Some(LlamaSampler::grammar(model, grammar, "root").map_err(
+                |err| {
+                    ModelError::new(
+                        ErrorKind::BadRequest,
+                        format!("the response schema's grammar was rejected by llama.cpp: {err}"),
+                    )
+                },
+            )?),
+            None => None,
+        };
+        let chain = match params.sampling {
+            Sampling::Greedy => LlamaSampler::greedy(),
+            Sampling::Temperature { temperature, seed } => LlamaSampler::chain_simple([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::temp(temperature),
+                LlamaSampler::dist(seed),
+            ]),
+        };
+        Ok(Self {
+            chain,
+            grammar,
+            candidates: Vec::new(),
+        })
+    }
+
+    fn candidates(&mut self, context: &LlamaContext<'_>, index: i32) -> LlamaTokenDataArray {
+        let mut data = std::mem::take(&mut self.candidates);
+        data.clear();
+        data.extend(
+            (0i32..)
+                .zip(context.get_logits_ith(index))
+                .map(|(id, logit)| LlamaTokenData::new(LlamaToken::new(id), *logit, 0.0)),
+        );
+        LlamaTokenDataArray::new(data, false)
+    }
+
+    /// Picks the next token and records it in every sampler's state exactly once.
+    fn next(&mut self, context: &LlamaContext<'_>, index: i32) -> Result<LlamaToken, ModelError> {
+        let Some(mut grammar) = self.grammar.take() else {
+            // `sample` also accepts the token into the chain; never accept it again.
+            return Ok(self.chain.sample(context, index));
+        };
+        let result = self.next_constrained(&mut grammar, context, index);
+        self.grammar = Some(grammar);
+        result
+    }
+
+    fn next_constrained(
+        &mut self,
+        grammar: &mut LlamaSampler,
+        context: &LlamaContext<'_>,
+        index: i32,
+    ) -> Result<LlamaToken, ModelError> {
+        let mut array = self.candidates(context, index);
+        array.apply_sampler(&mut self.chain);
+        let mut token = array
+            .selected_token()
+            .filter(|token| grammar_allows(grammar, *token));
+        if token.is_none() {
+            let data = std::mem::take(&mut array.data);
+            self.candidates = data;
+            array = self.candidates(context, index);
+            array.apply_sampler(grammar);
+            array.apply_sampler(&mut self.chain);
+            token = array.selected_token().filter(|token| {
+                array
+                    .data
+                    .iter()
+                    .any(|d| d.id() == *token && d.logit().is_finite())
+            });
+        }
+        self.candidates = std::mem::take(&mut array.data);
+        // Accepting a token the grammar forbids aborts llama.cpp, so a dead end (which a
+        // well-formed grammar never reaches) is an error instead.
+        let token = token.ok_or_else(|| {
+            ModelError::new(
+                ErrorKind::InvalidResponse,
+                "the response grammar allows no next token",
+            )
+        })?;
+        // `apply` does not record the choice: accept it once into each sampler.
+        grammar.accept(token);
+        self.chain.accept(token);
+        Ok(token)
+    }
+}
+
+/// Whether the grammar, in its current state, allows `token` next.
+fn grammar_allows(grammar: &mut LlamaSampler, token: LlamaToken) -> bool {
+    let mut single = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 0.0)], false);
+    single.apply_sampler(grammar);
+    single.data.first().is_some_and(|d| d.logit().is_finite())
+}
+
+/// Runs one generation. `on_text` receives the answer text as it is produced; returning
+/// [`Flow::Stop`] (nobody listens any more) ends the call as cancelled.
+pub(crate) fn generate(
+    model: &LlamaModel,
+    prompt: &[LlamaToken],
+    params: &GenerateParams,
+    cancel: &CancellationToken,
+    on_text: &mut dyn FnMut(&str) -> Flow,
+) -> Result<GenerateStats, ModelError> {
+    let backend = backend()?;
+    let started = Instant::now();
+    let batch_size = params.batch_size.max(1);
+    let context_params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(params.n_ctx))
+        .with_n_batch(batch_size)
+        .with_n_ubatch(batch_size)
+        .with_n_seq_max(1)
+        .with_n_threads(i32::try_from(params.threads).unwrap_or(2))
+        .with_n_threads_batch(i32::try_from(params.threads).unwrap_or(2));
+    let mut context = model.new_context(backend, context_params).map_err(|err| {
+        ModelError::new(
+            ErrorKind::Config,
+            format!(
+                "could not create a llama.cpp context of {} tokens ({err}); the machine may be out of memory",
+                params.n_ctx
+            ),
+        )
+    })?;
+    let mut selector = Selector::new(model, params)?;
+    let context_time = started.elapsed();
+
+    let prompt_started = Instant::now();
+    let mut batch = LlamaBatch::new(batch_size as usize, 1);
+    let last = prompt.len().saturating_sub(1);
+    let mut position: i32 = 0;
+    for (chunk_index, chunk) in prompt.chunks(batch_size as usize).enumerate() {
+        if cancel.is_cancelled() {
+            return Err(ModelError::cancelled());
+        }
+        batch.clear();
+        for (offset, token) in chunk.iter().enumerate() {
+            let index = chunk_index * batch_size as usize + offset;
+            batch
+                .add(*token, position, &[0], index == last)
+                .map_err(decode_error)?;
+            position += 1;
+        }
+        context.decode(&mut batch).map_err(decode_error)?;
+    }
+    let prompt_time = prompt_started.elapsed();
+
+    let generation_started = Instant::now();
+    let vocab = model.vocab();
+    let mut text = Utf8Buffer::default();
+    let mut output_tokens = 0u32;
+    let mut piece = Vec::with_capacity(32);
+    let stop = loop {
+        if cancel.is_cancelled() {
+            return Err(ModelError::cancelled());
+        }
+        let token = selector.next(&context, batch.n_tokens() - 1)?;
+        if vocab.is_eog(token) && !params.ignore_eos {
+            break StopReason::EndTurn;
+        }
+        output_tokens += 1;
+        piece.clear();
+        vocab.token_to_piece_into(token, &mut piece, false, None);
+        if let Some(chunk) = text.push(&piece)
+            && on_text(&chunk) == Flow::Stop
+        {
+            return Err(ModelError::cancelled());
+        }
+        if output_tokens >= params.max_output {
+            break StopReason::MaxTokens;
+        }
+        batch.clear();
+        batch
+            .add(token, position, &[0], true)
+            .map_err(decode_error)?;
+        position += 1;
+        context.decode(&mut batch).map_err(decode_error)?;
+    };
+    if let Some(chunk) = text.flush()
+        && on_text(&chunk) == Flow::Stop
+    {
+        return Err(ModelError::cancelled());
+    }
+    Ok(GenerateStats {
+        prompt_tokens: u32::try_from(prompt.len()).unwrap_or(u32::MAX),
+        output_tokens,
+        stop,
+        context_time,
+        prompt_time,
+        generation_time: generation_started.elapsed(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_split_across_tokens_is_held_back() {
+        let mut buf = Utf8Buffer::default();
+        let snowman = "☃".as_bytes();
+        assert_eq!(buf.push(b"a"), Some("a".into()));
+        assert_eq!(buf.push(&snowman[..1]), None);
+        assert_eq!(buf.push(&snowman[1..]), Some("☃".into()));
+        assert_eq!(buf.push(&[0xff]), Some("\u{fffd}".into()));
+        assert_eq!(buf.flush(), None);
+    }
+}
