@@ -19,7 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use crate::process::terminate_group;
+use braincode_tools::exec::process::terminate_group;
 
 /// Default hook timeout.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -189,6 +189,12 @@ impl HookResult {
                 )
             })
             .collect()
+    }
+}
+
+async fn kill_group(pid: Option<u32>) {
+    if let Some(pgid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) {
+        terminate_group(pgid).await;
     }
 }
 
@@ -382,7 +388,7 @@ async fn run_handler(
         finished = tokio::time::timeout(handler.timeout, waited) => match finished {
             Ok(done) => done,
             Err(_) => {
-                terminate_group(pid).await;
+                kill_group(pid).await;
                 let secs = handler.timeout.as_secs();
                 return HandlerOutcome {
                     run: run(HookOutcome::TimedOut, None, Some(format!("timed out after {secs}s"))),
@@ -391,7 +397,7 @@ async fn run_handler(
             }
         },
         () = cancel.cancelled() => {
-            terminate_group(pid).await;
+            kill_group(pid).await;
             return HandlerOutcome {
                 run: run(HookOutcome::Crashed, None, Some("cancelled with the run".into())),
                 context: Vec::new(),

@@ -6,7 +6,6 @@ pub mod approval;
 pub mod git;
 pub mod hooks;
 pub mod models;
-pub mod process;
 pub mod report;
 pub mod run;
 pub mod sink;
