@@ -135,7 +135,8 @@ impl PatchBaseline {
     /// the run when its content differs from the baseline (so runs in a dirty tree still see
     /// their own edits).
     pub async fn summarize(&self, root: &Path) -> Option<PatchSummary> {
-        let entries = dirty_entries(root).await?;
+        let (entries, diff_stats) = tokio::join!(dirty_entries(root), diff_stats(root));
+        let entries = entries?;
         let paths: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
         let hashes = content_hashes(root, &paths).await;
         let mut changed = Vec::new();
@@ -164,7 +165,6 @@ impl PatchBaseline {
                 });
             }
         }
-        let diff_stats = diff_stats(root).await;
         Some(PatchSummary {
             has_patch_activity: !changed.is_empty(),
             changed_files: changed,

@@ -310,6 +310,7 @@ fn build_shared(
             support: support.support_section(),
         },
         support_refs: support.context_refs(),
+        support_summary: support.summary(&request.project_root),
         request: request.prompt.clone(),
         images,
         settings: loaded.settings,
@@ -342,8 +343,7 @@ async fn pipeline(
     let loaded = load_everything(home, request).map_err(Stop::failed)?;
     draft.set_brain(&loaded.brain_id, &loaded.brain.name, loaded.mode);
     let continuing = session_has_runs(home, session_id);
-    let environment =
-        environment_section(&request.project_root, &loaded.brain_id, loaded.mode).await;
+    let (brain_id, mode) = (loaded.brain_id.clone(), loaded.mode);
     let mut shared = build_shared(
         request,
         services,
@@ -351,31 +351,39 @@ async fn pipeline(
         session_id,
         loaded,
         stats.clone(),
-        environment,
+        String::new(),
         Vec::new(),
     )
     .map_err(Stop::failed)?;
 
-    // Hooks before anything else sees the prompt.
+    // Hooks before anything else sees the prompt; the read-only environment probe overlaps them.
     let source = if continuing { "resume" } else { "startup" };
-    let start = run_hooks(
-        &shared.hooks,
-        HookEvent::SessionStart,
-        source,
-        &shared.hook_env,
-        json!({"source": source}),
-        &shared.cancel,
-    )
-    .await;
-    let submit = run_hooks(
-        &shared.hooks,
-        HookEvent::UserPromptSubmit,
-        "",
-        &shared.hook_env,
-        json!({"prompt": request.prompt}),
-        &shared.cancel,
-    )
-    .await;
+    let hooks = async {
+        let start = run_hooks(
+            &shared.hooks,
+            HookEvent::SessionStart,
+            source,
+            &shared.hook_env,
+            json!({"source": source}),
+            &shared.cancel,
+        )
+        .await;
+        let submit = run_hooks(
+            &shared.hooks,
+            HookEvent::UserPromptSubmit,
+            "",
+            &shared.hook_env,
+            json!({"prompt": request.prompt}),
+            &shared.cancel,
+        )
+        .await;
+        (start, submit)
+    };
+    let ((start, submit), environment) = tokio::join!(
+        hooks,
+        environment_section(&request.project_root, &brain_id, mode)
+    );
+    shared.sections.environment = environment;
     for (event, result, matcher) in [
         (HookEvent::SessionStart, &start, Some(source)),
         (HookEvent::UserPromptSubmit, &submit, None),
@@ -440,14 +448,16 @@ async fn pipeline(
         .collect();
     let shared = Arc::new(shared);
 
-    // Plan.
+    // Plan; the patch baseline (git) is taken meanwhile, before any agent can act.
     let mut new_id = new_context_id;
-    let plan = plan::make_plan(&shared, &shared.request, request.routing, &mut new_id)
-        .await
-        .map_err(|f| match f {
-            plan::PlanFailure::Cancelled => Stop::Cancelled,
-            plan::PlanFailure::ImageRouting(message) => Stop::failed(message),
-        })?;
+    let (plan, baseline) = tokio::join!(
+        plan::make_plan(&shared, &shared.request, request.routing, &mut new_id),
+        PatchBaseline::capture(&request.project_root)
+    );
+    let plan = plan.map_err(|f| match f {
+        plan::PlanFailure::Cancelled => Stop::Cancelled,
+        plan::PlanFailure::ImageRouting(message) => Stop::failed(message),
+    })?;
     draft.set_plan(&plan);
     sink.record(Record::Routing(RoutingRecord {
         source: plan.source,
@@ -490,7 +500,6 @@ async fn pipeline(
         return Ok(());
     }
 
-    let baseline = PatchBaseline::capture(&request.project_root).await;
     if let Some(review) = plan_review(&shared, &plan) {
         draft.plan_review = Some(finish::plan_review_for_report(&review));
         sink.record(Record::ExecutionPlanReview(review));
@@ -539,15 +548,13 @@ async fn pipeline(
             new_context_id,
         ))
     });
-    let support_summary =
-        discover_support(home, &request.project_root).summary(&request.project_root);
     let answer = primary::run_primary(
         &shared,
         &plan,
         &primary_plan,
         &results,
         dispatch.clone(),
-        &support_summary,
+        &shared.support_summary,
     )
     .await;
     if let Some(dispatch) = &dispatch {

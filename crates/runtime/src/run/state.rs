@@ -6,7 +6,7 @@ use std::sync::Arc;
 use braincode_brain::BrainModel;
 use braincode_config::Settings;
 use braincode_llm::ContentPart;
-use braincode_protocol::{ContextRef, Mode, SessionId, ToolCallOrigin};
+use braincode_protocol::{ContextRef, Mode, ProjectSupportSummary, SessionId, ToolCallOrigin};
 use braincode_tools::{EvidenceCache, ExecSessions, ToolContext, ToolsConfig};
 use tokio_util::sync::CancellationToken;
 
@@ -38,6 +38,7 @@ pub(crate) struct RunShared {
     pub hook_env: HookEnvironment,
     pub sections: SharedSections,
     pub support_refs: Vec<ContextRef>,
+    pub support_summary: ProjectSupportSummary,
     /// The request as agents see it (hook context, references and continuity applied).
     pub request: String,
     /// Images attached to the request.

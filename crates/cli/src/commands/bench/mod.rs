@@ -26,3 +26,22 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Snapshot(args) => snapshot::execute(args),
     }
 }
+
+/// A field of `/proc/self/status` in KiB (`VmHWM:` = peak RSS, `VmRSS:` = current RSS): the
+/// counters `getrusage` reports, read from procfs so the binary needs no FFI. `None` off Linux.
+pub(crate) fn proc_status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Median of `values` (sorted in place); 0 when empty.
+pub(crate) fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}

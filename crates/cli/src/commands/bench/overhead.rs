@@ -1,16 +1,480 @@
-//! `braincode bench overhead`.
+//! `braincode bench overhead`: what orchestration itself costs.
+//!
+//! A model that answers instantly (or after a fixed delay) stands in for every role, so the
+//! figures are Braincode's own work: planning, packets, the worker pool, tools, hooks, the
+//! journal and the report. Three measurements:
+//! 1. a full run (router + 4 support workers + primary + review) with an instant model;
+//! 2. the same with 100 ms per model call, to show independent workers overlap;
+//! 3. peak RSS of a real `braincode run` process talking to an OpenAI-compatible endpoint
+//!    (a loopback server started by this command), i.e. the wire client path.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use async_trait::async_trait;
+use axum::Json;
+use axum::response::IntoResponse;
+use braincode_config::Home;
+use braincode_llm::{
+    ChatMessage, ChatRequest, ContentPart, ModelClient, ModelError, ModelEvent, ModelStream,
+    StopReason,
+};
+use braincode_protocol::{ModelDefinition, Record, Usage, WorkerPhase};
+use braincode_runtime::models::ClientOverride;
+use braincode_runtime::{
+    JournalTarget, MemoryJournal, PermissionMode, RoutingChoice, RunRequest, RunServices, run,
+};
+use futures::stream;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{median, proc_status_kib};
 
 /// Arguments of `braincode bench overhead`.
 #[derive(Debug, clap::Args)]
 pub struct OverheadBenchArgs {
+    /// Timed runs per measurement (after 3 warm-up runs).
+    #[arg(long, default_value_t = 30)]
+    pub runs: usize,
+    /// Model latency for the parallelism measurement, in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    pub delay_ms: u64,
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Internal: run once against this endpoint and print this process's peak RSS.
+    #[arg(long, hide = true, value_name = "BASE_URL")]
+    pub rss_child: Option<String>,
+}
+
+const PROMPT: &str = "Fix the session token validation in the backend and add a regression test";
+
+/// Who is asking, told apart by the structured-output schema the runtime requests and by
+/// how the runtime's prompts begin (workers and reviewers may be on a tool turn, which carries
+/// no schema).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asker {
+    Router,
+    Worker,
+    Reviewer,
+    Primary,
+}
+
+fn asker(schema_name: Option<&str>, first_user_text: &str) -> Asker {
+    match schema_name {
+        Some("router_decision") => Asker::Router,
+        Some("review_result") => Asker::Reviewer,
+        Some(_) => Asker::Worker,
+        None if first_user_text.starts_with("Review this result independently") => Asker::Reviewer,
+        None if first_user_text.starts_with("Run this isolated worker handoff") => Asker::Worker,
+        None => Asker::Primary,
+    }
+}
+
+/// What an instant model answers.
+fn reply_for(asker: Asker) -> String {
+    match asker {
+        Asker::Router => json!({
+            "role": "backend",
+            "workers": [
+                {"role": "librarian", "goal": "Map the token code", "reason": "orientation"},
+                {"role": "security", "goal": "Assess token checks", "reason": "auth"},
+                {"role": "qa", "goal": "Plan the regression test", "reason": "tests"},
+                {"role": "dba", "goal": "Check the session table", "reason": "storage"},
+                {"role": "backend", "goal": "Fix the validation", "reason": "backend"}
+            ],
+            "todos": [
+                {"id": "map", "title": "Map", "role": "librarian"},
+                {"id": "assess", "title": "Assess", "role": "security"},
+                {"id": "plan-test", "title": "Plan test", "role": "qa"},
+                {"id": "check-db", "title": "Check table", "role": "dba"},
+                {"id": "fix", "title": "Fix", "role": "backend"}
+            ],
+            "dependencies": [],
+            "clarification": {"required": false, "reason": "", "question": "", "missing": [], "options": []},
+            "confidence": 0.9,
+            "reason": "backend fix with security and test support"
+        })
+        .to_string(),
+        Asker::Reviewer => json!({
+            "taskId": "t", "parentId": "p", "progress": {"status": "completed", "summary": "ok"},
+            "summary": "Looks right.", "artifacts": [], "risks": [], "nextQuestions": [],
+            "decision": "approved", "confidence": 0.9, "rationale": "minimal change", "findings": [],
+            "requiredChanges": [], "blockingIssues": [], "residualRisks": []
+        })
+        .to_string(),
+        Asker::Worker => json!({
+            "taskId": "t", "parentId": "p", "progress": {"status": "completed", "summary": "done"},
+            "summary": "Token checks live in src/token.rs; empty tokens pass.",
+            "artifacts": [{"kind": "file", "uri": "src/token.rs"}], "risks": ["empty tokens"], "nextQuestions": []
+        })
+        .to_string(),
+        Asker::Primary => "Validation now rejects empty tokens; a regression test covers it.".to_string(),
+    }
+}
+
+/// A model that answers every request after a fixed delay.
+struct InstantModel {
+    delay: Duration,
+}
+
+#[async_trait]
+impl ModelClient for InstantModel {
+    async fn stream(
+        &self,
+        request: ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<ModelStream, ModelError> {
+        if !self.delay.is_zero() {
+            tokio::select! {
+                () = tokio::time::sleep(self.delay) => {}
+                () = cancel.cancelled() => return Err(ModelError::cancelled()),
+            }
+        }
+        let first_user = request
+            .messages
+            .iter()
+            .find_map(|m| match m {
+                ChatMessage::User { content } => content.iter().find_map(|part| match part {
+                    ContentPart::Text { text } => Some(text.as_str()),
+                    ContentPart::Image { .. } => None,
+                }),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let text = reply_for(asker(
+            request.response_schema.as_ref().map(|s| s.name.as_str()),
+            first_user,
+        ));
+        let events = vec![
+            Ok(ModelEvent::TextDelta { text }),
+            Ok(ModelEvent::Usage {
+                usage: Usage::new(100, 20, 0, 0),
+            }),
+            Ok(ModelEvent::Stop {
+                reason: StopReason::EndTurn,
+            }),
+        ];
+        Ok(Box::pin(stream::iter(events)))
+    }
+}
+
+struct InstantClients(Arc<InstantModel>);
+
+impl ClientOverride for InstantClients {
+    fn client(&self, _definition: &ModelDefinition) -> Option<Arc<dyn ModelClient>> {
+        Some(self.0.clone())
+    }
+}
+
+/// A temp home whose `bench` brain sends every role to `bench/instant` at `base_url`, and a
+/// small git repository to run in.
+fn fixture(base_url: &str) -> anyhow::Result<(tempfile::TempDir, PathBuf, PathBuf)> {
+    let dir = tempfile::Builder::new()
+        .prefix("braincode-bench-")
+        .tempdir()?;
+    let home = dir.path().join("home");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&home)?;
+    std::fs::create_dir_all(repo.join("src"))?;
+    std::fs::write(
+        repo.join("src/token.rs"),
+        "pub fn valid(t: &str) -> bool { !t.is_empty() }\n",
+    )?;
+    for args in [
+        &["init", "-q"][..],
+        &["add", "."],
+        &[
+            "-c",
+            "user.email=b@b",
+            "-c",
+            "user.name=b",
+            "commit",
+            "-qm",
+            "init",
+        ],
+    ] {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .output()?;
+        anyhow::ensure!(
+            status.status.success(),
+            "git {args:?} failed in the bench fixture"
+        );
+    }
+    let model = json!({
+        "id": "bench/instant", "provider": "bench", "modelId": "instant", "api": "openai-completions",
+        "baseUrl": base_url, "contextWindow": 128000, "supportsTools": true
+    });
+    std::fs::write(
+        home.join("models.json"),
+        json!({"models": [model]}).to_string(),
+    )?;
+    let policy = json!({"modelId": "bench/instant", "fallbackModelIds": []});
+    let roles: serde_json::Map<String, Value> = braincode_protocol::Role::ALL
+        .iter()
+        .map(|r| (r.as_str().to_string(), policy.clone()))
+        .collect();
+    let brain = json!({"id": "bench", "extends": "brain", "name": "Bench", "planner": policy, "roles": roles,
+        "routing": {"maxParallelAgents": 5}});
+    std::fs::write(
+        home.join("brains.json"),
+        json!({"brains": [brain]}).to_string(),
+    )?;
+    std::fs::write(
+        home.join("settings.json"),
+        json!({"version": 1, "defaultBrainId": "bench"}).to_string(),
+    )?;
+    Ok((dir, home, repo))
+}
+
+fn request(repo: &Path) -> RunRequest {
+    RunRequest {
+        prompt: PROMPT.into(),
+        project_root: repo.to_path_buf(),
+        session_id: None,
+        brain_id: None,
+        mode: None,
+        permission: PermissionMode::ReadOnly,
+        routing: RoutingChoice::Auto,
+    }
+}
+
+struct Timed {
+    wall_ms: f64,
+    support_ms: f64,
+    model_calls: usize,
+    workers: usize,
+}
+
+async fn timed_run(
+    home: &Path,
+    repo: &Path,
+    delay: Duration,
+    journal: JournalTarget,
+) -> anyhow::Result<Timed> {
+    let memory = MemoryJournal::default();
+    let mut services = RunServices::new(Home::at(home));
+    services.client_override = Some(Arc::new(InstantClients(Arc::new(InstantModel { delay }))));
+    services.journal = match journal {
+        JournalTarget::Session => JournalTarget::Session,
+        _ => JournalTarget::Memory(memory.clone()),
+    };
+    let started = Instant::now();
+    let report = run(request(repo), services).await;
+    let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+    anyhow::ensure!(
+        report.status == braincode_protocol::FinalStatus::Approved,
+        "the bench run ended {}: {}",
+        report.status.as_str(),
+        report.error.unwrap_or_default()
+    );
+    let entries = memory.entries();
+    let support: Vec<i64> = entries
+        .iter()
+        .filter(|e| match &e.record {
+            Record::WorkerStart(s) => s.phase == WorkerPhase::Support,
+            Record::WorkerEnd(s) => s.phase == WorkerPhase::Support,
+            _ => false,
+        })
+        .map(|e| e.timestamp)
+        .collect();
+    let support_ms = match (support.iter().min(), support.iter().max()) {
+        (Some(a), Some(b)) => (b - a) as f64,
+        _ => 0.0,
+    };
+    Ok(Timed {
+        wall_ms,
+        support_ms,
+        model_calls: report
+            .metrics
+            .as_ref()
+            .map_or(0, |m| m.tokens.calls as usize),
+        workers: report.routing.workers.len(),
+    })
+}
+
+#[derive(Serialize)]
+struct Figures {
+    runs: usize,
+    instant_median_ms: f64,
+    instant_p90_ms: f64,
+    instant_with_session_journal_median_ms: f64,
+    model_calls_per_run: usize,
+    workers_per_run: usize,
+    delay_ms: u64,
+    delayed_median_ms: f64,
+    delayed_support_phase_median_ms: f64,
+    support_workers: usize,
+    run_process_peak_rss_kib: Option<u64>,
 }
 
 /// Runs the benchmark.
-pub fn execute(_args: OverheadBenchArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`braincode bench overhead` is not available in this build yet")
+pub fn execute(args: OverheadBenchArgs) -> anyhow::Result<ExitCode> {
+    let runtime = super::super::tokio_runtime()?;
+    if let Some(base_url) = args.rss_child {
+        return runtime.block_on(rss_child(&base_url));
+    }
+    runtime.block_on(bench(args))
+}
+
+async fn bench(args: OverheadBenchArgs) -> anyhow::Result<ExitCode> {
+    let runs = args.runs.max(1);
+    let (_dir, home, repo) = fixture("http://127.0.0.1:9/v1")?;
+    for _ in 0..3 {
+        timed_run(&home, &repo, Duration::ZERO, JournalTarget::Disabled).await?;
+    }
+    let mut instant = Vec::new();
+    let mut calls = 0;
+    let mut workers = 0;
+    for _ in 0..runs {
+        let t = timed_run(&home, &repo, Duration::ZERO, JournalTarget::Disabled).await?;
+        instant.push(t.wall_ms);
+        calls = t.model_calls;
+        workers = t.workers;
+    }
+    let mut with_journal = Vec::new();
+    for _ in 0..runs {
+        with_journal.push(
+            timed_run(&home, &repo, Duration::ZERO, JournalTarget::Session)
+                .await?
+                .wall_ms,
+        );
+    }
+    let delay = Duration::from_millis(args.delay_ms);
+    let mut delayed = Vec::new();
+    let mut support = Vec::new();
+    for _ in 0..runs.min(10) {
+        let t = timed_run(&home, &repo, delay, JournalTarget::Disabled).await?;
+        delayed.push(t.wall_ms);
+        support.push(t.support_ms);
+    }
+    let rss = rss_of_child_run().await.unwrap_or_else(|err| {
+        eprintln!("peak RSS measurement skipped: {err:#}");
+        None
+    });
+    let mut sorted = instant.clone();
+    sorted.sort_by(f64::total_cmp);
+    let p90 = sorted[(sorted.len() * 9 / 10).min(sorted.len() - 1)];
+    let figures = Figures {
+        runs,
+        instant_median_ms: median(&mut instant),
+        instant_p90_ms: p90,
+        instant_with_session_journal_median_ms: median(&mut with_journal),
+        model_calls_per_run: calls,
+        workers_per_run: workers,
+        delay_ms: args.delay_ms,
+        delayed_median_ms: median(&mut delayed),
+        delayed_support_phase_median_ms: median(&mut support),
+        support_workers: 4,
+        run_process_peak_rss_kib: rss,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&figures)?);
+    } else {
+        println!(
+            "braincode bench overhead — router + 4 support workers + primary + review, {runs} runs"
+        );
+        println!(
+            "  instant model, median:            {:.2} ms (p90 {:.2} ms; {} model calls, {} workers)",
+            figures.instant_median_ms, figures.instant_p90_ms, calls, workers
+        );
+        println!(
+            "  … with the session journal (fsync): {:.2} ms",
+            figures.instant_with_session_journal_median_ms
+        );
+        println!(
+            "  {} ms per model call, median run:  {:.0} ms",
+            args.delay_ms, figures.delayed_median_ms
+        );
+        println!(
+            "  … support phase (4 independent):  {:.0} ms ({:.1}× one call)",
+            figures.delayed_support_phase_median_ms,
+            figures.delayed_support_phase_median_ms / args.delay_ms.max(1) as f64
+        );
+        match rss {
+            Some(kib) => println!(
+                "  peak RSS of a `braincode run` process via the HTTP client: {:.1} MB",
+                kib as f64 / 1024.0
+            ),
+            None => println!("  peak RSS: not measured"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves the instant replies as an OpenAI Chat Completions SSE endpoint on loopback.
+async fn serve_instant() -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
+    async fn chat(Json(body): Json<Value>) -> impl IntoResponse {
+        let name = body
+            .pointer("/response_format/json_schema/name")
+            .and_then(Value::as_str);
+        let first_user = body["messages"]
+            .as_array()
+            .and_then(|messages| messages.iter().find(|m| m["role"] == "user"))
+            .and_then(|m| match &m["content"] {
+                Value::String(text) => Some(text.as_str()),
+                Value::Array(parts) => parts.iter().find_map(|p| p["text"].as_str()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let text = reply_for(asker(name, first_user));
+        let chunk = |delta: Value, finish: Value| {
+            json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "instant",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        };
+        let usage = json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "instant", "choices": [],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}});
+        let sse = format!(
+            "data: {}\n\ndata: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+            chunk(json!({"role": "assistant", "content": text}), Value::Null),
+            chunk(json!({}), json!("stop")),
+            usage
+        );
+        (
+            [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+            sse,
+        )
+    }
+    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(chat));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let handle = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok((format!("http://{addr}/v1"), handle))
+}
+
+async fn rss_of_child_run() -> anyhow::Result<Option<u64>> {
+    let (base_url, server) = serve_instant().await?;
+    let exe = std::env::current_exe().context("cannot find the braincode executable")?;
+    let output = tokio::process::Command::new(exe)
+        .args(["bench", "overhead", "--rss-child", &base_url])
+        .output()
+        .await?;
+    server.abort();
+    anyhow::ensure!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(String::from_utf8_lossy(&output.stdout).trim().parse().ok())
+}
+
+async fn rss_child(base_url: &str) -> anyhow::Result<ExitCode> {
+    let (_dir, home, repo) = fixture(base_url)?;
+    let report = run(request(&repo), RunServices::new(Home::at(&home))).await;
+    anyhow::ensure!(
+        report.status == braincode_protocol::FinalStatus::Approved,
+        "the measured run ended {}: {}",
+        report.status.as_str(),
+        report.error.unwrap_or_default()
+    );
+    println!("{}", proc_status_kib("VmHWM:").unwrap_or(0));
+    Ok(ExitCode::SUCCESS)
 }
