@@ -210,12 +210,12 @@ fn run_tokenizer_fuzz(cases: u32) -> usize {
 
 #[test]
 fn journal_reader_survives_arbitrary_lines() {
-    run_journal_fuzz(300);
+    run_journal_fuzz(150);
 }
 
 #[test]
 fn tokenizer_matches_the_grammar() {
-    run_tokenizer_fuzz(2_000);
+    run_tokenizer_fuzz(1_000);
 }
 
 #[test]

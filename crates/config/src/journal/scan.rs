@@ -37,6 +37,8 @@ pub(crate) struct ReverseLines {
     /// Dropping the bytes of an oversized line while looking for its start.
     skipping: bool,
     finished: bool,
+    /// Longest line kept in memory.
+    max_line: usize,
     /// Bytes read from the file so far.
     pub bytes_read: u64,
 }
@@ -51,6 +53,7 @@ impl ReverseLines {
             next_unterminated: false,
             skipping: false,
             finished: len == 0,
+            max_line: MAX_LINE_BYTES,
             bytes_read: 0,
         };
         if len > 0 {
@@ -102,7 +105,7 @@ impl ReverseLines {
                 self.finished = true;
                 return Ok(Some(self.emit(0, bytes)));
             }
-            if self.buf.len() > MAX_LINE_BYTES {
+            if self.buf.len() > self.max_line {
                 self.skipping = true;
                 self.buf = Vec::new();
             }
@@ -255,6 +258,79 @@ mod tests {
         content.push(b'\n');
         expected.reverse();
         assert_eq!(lines_backwards(&content), expected);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Backward reading yields exactly the forward lines, reversed, whatever the block
+        /// boundaries cut through.
+        #[test]
+        fn reverse_lines_match_forward_split(
+            lengths in proptest::collection::vec(
+                proptest::prop_oneof![0usize..4, 0usize..300, 0usize..(TAIL_BLOCK_BYTES * 2)],
+                0..12,
+            ),
+            trailing_newline in proptest::prelude::any::<bool>(),
+            seed in proptest::prelude::any::<u8>(),
+        ) {
+            let mut content = Vec::new();
+            for (n, len) in lengths.iter().enumerate() {
+                content.extend((0..*len).map(|i| match (i + n + seed as usize) % 97 {
+                    0 => b'\r',
+                    1 => 0xff,
+                    k => b'a' + (k % 26) as u8,
+                }));
+                content.push(b'\n');
+            }
+            if !trailing_newline && !content.is_empty() {
+                content.pop();
+            }
+            let mut expected: Vec<(u64, Vec<u8>)> = Vec::new();
+            let mut start = 0usize;
+            for (i, byte) in content.iter().enumerate() {
+                if *byte == b'\n' {
+                    expected.push((start as u64, content[start..i].to_vec()));
+                    start = i + 1;
+                }
+            }
+            if start < content.len() {
+                expected.push((start as u64, content[start..].to_vec()));
+            }
+            expected.reverse();
+            let mut file = tempfile::tempfile().unwrap();
+            file.write_all(&content).unwrap();
+            let mut reader = ReverseLines::new(file).unwrap();
+            let mut got = Vec::new();
+            while let Some(line) = reader.next_line().unwrap() {
+                got.push((line.offset, line.bytes));
+            }
+            proptest::prop_assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    fn oversized_lines_are_reported_not_held() {
+        let mut content = b"a\n".to_vec();
+        content.extend(std::iter::repeat_n(b'x', TAIL_BLOCK_BYTES * 4 + 5));
+        content.extend_from_slice(b"\nb\n");
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&content).unwrap();
+        let mut reader = ReverseLines::new(file).unwrap();
+        reader.max_line = 1000;
+        let b = reader.next_line().unwrap().unwrap();
+        assert_eq!(
+            (b.offset, b.bytes.as_slice(), b.oversized),
+            (content.len() as u64 - 2, &b"b"[..], false)
+        );
+        let big = reader.next_line().unwrap().unwrap();
+        assert!(big.oversized && big.bytes.is_empty());
+        assert_eq!(big.offset, 2);
+        let a = reader.next_line().unwrap().unwrap();
+        assert_eq!(
+            (a.offset, a.bytes.as_slice(), a.oversized),
+            (0, &b"a"[..], false)
+        );
+        assert!(reader.next_line().unwrap().is_none());
     }
 
     #[test]
