@@ -13,6 +13,7 @@ mod home;
 mod hooks;
 pub mod journal;
 mod json_io;
+mod json_locate;
 mod mcp;
 mod models;
 mod references;

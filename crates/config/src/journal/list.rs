@@ -130,7 +130,10 @@ pub(crate) fn scan_head(path: &Path, budget: u64, count_runs: bool) -> std::io::
 }
 
 /// Status of the latest run and the run starts seen, reading back at most `budget` bytes.
-fn scan_tail_status(path: &Path, budget: u64) -> std::io::Result<(SessionStatus, usize, bool)> {
+pub(crate) fn scan_tail_status(
+    path: &Path,
+    budget: u64,
+) -> std::io::Result<(SessionStatus, usize, bool)> {
     let mut lines = ReverseLines::new(File::open(path)?)?;
     let mut status = None;
     let mut runs = 0;

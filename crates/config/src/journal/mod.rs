@@ -7,6 +7,7 @@
 //! * [`session_snapshot`] distills the end of a journal for `@@id` references and session
 //!   continuity, reading backwards from the end so its cost does not grow with the file.
 
+mod distill;
 mod list;
 mod reader;
 pub(crate) mod scan;
