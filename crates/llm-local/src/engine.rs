@@ -114,7 +114,8 @@ impl Utf8Buffer {
 /// With a grammar, the chain first picks from the raw logits and the grammar checks only that
 /// one token; the full vocabulary is filtered through the grammar only when the pick is
 /// rejected. Filtering ~49k tokens through the grammar on every step is what makes naive
-/// constrained sampling slow, and the model usually agrees with the grammar anyway.
+/// constrained sampling slow, and the model usually agrees with the grammar anyway. (The
+/// temperature chain's `dist` draws again on the slow path; runs stay repeatable.)
 struct Selector {
     chain: LlamaSampler,
     grammar: Option<LlamaSampler>,
@@ -178,36 +179,34 @@ impl Selector {
         context: &LlamaContext<'_>,
         index: i32,
     ) -> Result<LlamaToken, ModelError> {
-        let mut array = self.candidates(context, index);
-        array.apply_sampler(&mut self.chain);
-        let mut token = array
-            .selected_token()
-            .filter(|token| grammar_allows(grammar, *token));
-        if token.is_none() {
-            let data = std::mem::take(&mut array.data);
-            self.candidates = data;
-            array = self.candidates(context, index);
+        // Fast path, all in C: the chain picks from the raw logits and the grammar checks only
+        // that token. (`sample` records the pick in the chain; none of its samplers keeps
+        // state across tokens, so a pick that the grammar then rejects leaves no trace.)
+        let picked = self.chain.sample(context, index);
+        let token = if grammar_allows(grammar, picked) {
+            picked
+        } else {
+            let mut array = self.candidates(context, index);
             array.apply_sampler(grammar);
             array.apply_sampler(&mut self.chain);
-            token = array.selected_token().filter(|token| {
+            let token = array.selected_token().filter(|token| {
                 array
                     .data
                     .iter()
                     .any(|d| d.id() == *token && d.logit().is_finite())
             });
-        }
-        self.candidates = std::mem::take(&mut array.data);
-        // Accepting a token the grammar forbids aborts llama.cpp, so a dead end (which a
-        // well-formed grammar never reaches) is an error instead.
-        let token = token.ok_or_else(|| {
-            ModelError::new(
-                ErrorKind::InvalidResponse,
-                "the response grammar allows no next token",
-            )
-        })?;
-        // `apply` does not record the choice: accept it once into each sampler.
+            self.candidates = std::mem::take(&mut array.data);
+            // Accepting a token the grammar forbids aborts llama.cpp, so a dead end (which a
+            // well-formed grammar never reaches) is an error instead.
+            token.ok_or_else(|| {
+                ModelError::new(
+                    ErrorKind::InvalidResponse,
+                    "the response grammar allows no next token",
+                )
+            })?
+        };
+        // The grammar only filtered (`apply`): record the choice in it exactly once.
         grammar.accept(token);
-        self.chain.accept(token);
         Ok(token)
     }
 }
