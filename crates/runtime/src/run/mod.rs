@@ -209,6 +209,7 @@ pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<Run
     let mut new_id = new_context_id;
     plan::make_plan(&shared, &request.prompt, request.routing, &mut new_id)
         .await
+        .map(|planned| planned.plan)
         .map_err(|failure| match failure {
             plan::PlanFailure::Cancelled => "cancelled".to_string(),
             plan::PlanFailure::ImageRouting(message) => message,
@@ -454,7 +455,7 @@ async fn pipeline(
         plan::make_plan(&shared, &shared.request, request.routing, &mut new_id),
         PatchBaseline::capture(&request.project_root)
     );
-    let plan = plan.map_err(|f| match f {
+    let plan::Planned { plan, router_model } = plan.map_err(|f| match f {
         plan::PlanFailure::Cancelled => Stop::Cancelled,
         plan::PlanFailure::ImageRouting(message) => Stop::failed(message),
     })?;
@@ -464,7 +465,7 @@ async fn pipeline(
         primary_role: plan.primary,
         reason: plan.reason.clone(),
         confidence: plan.confidence,
-        model: shared.brain.router_policy().chain().first().cloned(),
+        model: router_model,
         fallback_reason: plan.fallback_reason.clone(),
     }));
     sink.record(Record::ContextPlan(ContextPlan {

@@ -36,15 +36,22 @@ pub(crate) enum PlanFailure {
 }
 
 /// Makes the run's plan.
+/// A plan and the router model that made it (none when the router was not used).
+pub(crate) struct Planned {
+    pub plan: RuntimePlan,
+    pub router_model: Option<String>,
+}
+
 pub(crate) async fn make_plan(
     shared: &RunShared,
     prompt: &str,
     choice: RoutingChoice,
     new_id: &mut dyn FnMut() -> String,
-) -> Result<RuntimePlan, PlanFailure> {
+) -> Result<Planned, PlanFailure> {
     let brain = &shared.brain;
     let heuristic = heuristic_route(prompt, brain, shared.mode);
     let image_count = shared.images.len();
+    let mut router_model = None;
     let (routing, source, fallback_reason) = match choice {
         RoutingChoice::HeuristicOnly => {
             let mut plan = heuristic;
@@ -59,7 +66,10 @@ pub(crate) async fn make_plan(
             (plan, RoutingSource::Heuristic, None)
         }
         RoutingChoice::Auto => match route_with_brain(shared, prompt, &heuristic).await {
-            Ok(plan) => (plan, RoutingSource::RouterBrain, None),
+            Ok((plan, model)) => {
+                router_model = Some(model);
+                (plan, RoutingSource::RouterBrain, None)
+            }
             Err(RouterFailure::Cancelled) => return Err(PlanFailure::Cancelled),
             Err(RouterFailure::Failed(reason)) => {
                 if image_count > 0 {
@@ -76,7 +86,7 @@ pub(crate) async fn make_plan(
             }
         },
     };
-    Ok(build_runtime_plan(PlanInput {
+    let plan = build_runtime_plan(PlanInput {
         brain_id: &shared.brain_id,
         brain,
         mode: shared.mode,
@@ -85,7 +95,8 @@ pub(crate) async fn make_plan(
         source,
         fallback_reason,
         new_id,
-    }))
+    });
+    Ok(Planned { plan, router_model })
 }
 
 enum RouterFailure {
@@ -97,7 +108,7 @@ async fn route_with_brain(
     shared: &RunShared,
     prompt: &str,
     heuristic: &RoutingPlan,
-) -> Result<RoutingPlan, RouterFailure> {
+) -> Result<(RoutingPlan, String), RouterFailure> {
     let brain = &shared.brain;
     let policy = brain.router_policy();
     let limits = routing_limits(&brain.routing, shared.mode);
@@ -169,7 +180,10 @@ async fn route_with_brain(
         .await
         {
             Ok(outcome) => match parse_router_reply(&outcome.text) {
-                Ok(raw) => return Ok(normalize_router_decision(&raw, heuristic, &limits, brain)),
+                Ok(raw) => {
+                    let plan = normalize_router_decision(&raw, heuristic, &limits, brain);
+                    return Ok((plan, model_id));
+                }
                 Err(err) => reasons.push(format!(
                     "{model_id}: the reply was not a usable plan ({err})"
                 )),
