@@ -597,11 +597,13 @@ fn fill_cache(installed: &Path) {
         return;
     };
     let cached = cache.join(DEFAULT_MODEL_FILE);
-    if cached == installed || has_model_size(&cached) {
+    // A damaged cached copy is replaced (the rename below is atomic), not kept forever.
+    let cache_is_good = || has_model_size(&cached) && verify::check_default_model(&cached).is_ok();
+    if cached == installed || cache_is_good() {
         return;
     }
     let result = lock_cache(&cache).and_then(|_lock| {
-        if has_model_size(&cached) {
+        if cache_is_good() {
             return Ok(());
         }
         link_or_copy(installed, &cached, &mut |_| {})?;
