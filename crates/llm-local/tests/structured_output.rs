@@ -20,7 +20,7 @@ fn router_schema() -> Value {
                 "uniqueItems": true
             },
             "mode": {"enum": ["solo", "parallel", "sequential"]},
-            "reason": {"type": "string", "minLength": 1, "maxLength": 60}
+            "reason": {"type": "string", "minLength": 1, "maxLength": 40}
         },
         "required": ["roles", "mode", "reason"],
         "additionalProperties": false
@@ -32,14 +32,14 @@ fn worker_schema() -> Value {
         "type": "object",
         "properties": {
             "status": {"enum": ["completed", "blocked", "failed"]},
-            "summary": {"type": "string", "minLength": 1, "maxLength": 80},
+            "summary": {"type": "string", "minLength": 1, "maxLength": 48},
             "findings": {
                 "type": "array",
                 "maxItems": 2,
                 "items": {
                     "type": "object",
                     "properties": {
-                        "file": {"type": "string", "maxLength": 30},
+                        "file": {"type": "string", "maxLength": 24},
                         "line": {"type": "integer", "minimum": 1, "maximum": 5000},
                         "severity": {"enum": ["low", "medium", "high"]}
                     },
@@ -60,8 +60,8 @@ fn review_schema() -> Value {
         "type": "object",
         "properties": {
             "decision": {"enum": ["approved", "changes_requested"]},
-            "issues": {"type": "array", "items": {"type": "string", "maxLength": 40}},
-            "note": {"type": ["string", "null"], "maxLength": 40}
+            "issues": {"type": "array", "items": {"type": "string", "maxLength": 32}, "maxItems": 3},
+            "note": {"type": ["string", "null"], "maxLength": 32}
         },
         "required": ["decision", "issues"]
     })
