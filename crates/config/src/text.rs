@@ -4,9 +4,7 @@
 pub(crate) use braincode_context::clip_chars as clip;
 
 /// Collapses every run of whitespace to one space and trims, for one-line previews.
-pub(crate) fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+pub(crate) use braincode_context::text::flatten_whitespace as one_line;
 
 /// `2026-11-30T15:43:26Z` for epoch milliseconds.
 pub(crate) fn iso_time(ms: i64) -> String {

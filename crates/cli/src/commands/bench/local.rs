@@ -219,14 +219,9 @@ fn reset_peak_rss() {
     let _ = std::fs::write(Path::new("/proc/self/clear_refs"), "5");
 }
 
-/// Peak resident set size of this process in KiB: `VmHWM` from `/proc/self/status`, the same
-/// counter `getrusage`'s `ru_maxrss` reports (read from procfs so the binary needs no FFI).
+/// Peak resident set size of this process in KiB (see [`super::proc_status_kib`]).
 fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+    super::proc_status_kib("VmHWM:")
 }
 
 fn cpu_name() -> String {

@@ -6,6 +6,7 @@
 //! times and reports each duration and its own peak RSS, so the generator's memory does not
 //! count.
 
+use super::proc_status_kib;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -162,15 +163,6 @@ fn run(args: &SnapshotBenchArgs, dir: &Path) -> anyhow::Result<ExitCode> {
         println!("  home kept at:   {}", dir.display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `VmHWM` / `VmRSS` of this process from `/proc/self/status` (Linux), in KiB.
-fn proc_status_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 fn child(home: &Path, runs: usize) -> anyhow::Result<ExitCode> {
