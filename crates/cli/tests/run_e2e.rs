@@ -640,3 +640,174 @@ async fn ctrl_c_cancels_promptly_records_aborted_and_prints_one_final_line() {
     assert_eq!(last["type"], "run_error");
     assert_eq!(last["kind"], "aborted");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_primary_dispatches_specialists_within_its_budget() {
+    let dispatch = |role: &str| {
+        Reply::tool_call(
+            "dispatch_specialist",
+            json!({"role": role, "goal": format!("help as {role}")}),
+        )
+    };
+    let script = Script::new()
+        .when(
+            Matcher::model("backend"),
+            [
+                dispatch("security"),
+                dispatch("librarian"),
+                dispatch("qa"),
+                Reply::text("done with help"),
+            ],
+        )
+        .always(
+            Matcher::model("security"),
+            worker_reply("SPECIALIST_SECURITY_FINDING"),
+        )
+        .always(Matcher::model("librarian"), worker_reply("mapped"))
+        .always(Matcher::model("qa"), worker_reply("tested"));
+    let server = ScriptedServer::start(script).await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    let repo = repo();
+    let out = braincode(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--json",
+            "--heuristic",
+            "what does the backend api return",
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let backend = model_requests(&server, "backend");
+    assert_eq!(backend.len(), 4);
+    assert!(
+        backend[1].contains("Specialist security (completed) — dispatch 1/2 used"),
+        "{}",
+        backend[1]
+    );
+    assert!(backend[1].contains("SPECIALIST_SECURITY_FINDING"));
+    assert!(
+        backend[3].contains("dispatch_specialist rejected: the dispatch budget of 2 is used up")
+    );
+    assert!(
+        model_requests(&server, "qa").is_empty(),
+        "the over-budget specialist never ran"
+    );
+    let supports: Vec<&str> = report["routing"]["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["phase"] == "support")
+        .map(|w| w["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(supports, ["security", "librarian"]);
+    let records = journal(&home, report["sessionId"].as_str().unwrap());
+    let phases: Vec<&str> = records
+        .iter()
+        .filter(|r| r["type"] == "dynamic_dispatch")
+        .map(|r| r["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["request", "result", "request", "result"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_verdicts_become_exit_codes_ci_can_use() {
+    for (verdict, code, status) in [
+        ("changes_requested", 3, "changes_requested"),
+        ("blocked", 4, "blocked"),
+    ] {
+        let script = Script::new()
+            .always(Matcher::model("librarian"), worker_reply("mapped"))
+            .always(Matcher::model("backend"), Reply::text("Refactored."))
+            .always(Matcher::model("review"), review_reply(verdict));
+        let server = ScriptedServer::start(script).await;
+        let home = TempHome::new();
+        configure(&home, &server, &[], &[]);
+        let repo = repo();
+        let out = braincode(
+            &home,
+            repo.path(),
+            &[
+                "run",
+                "--json",
+                "--heuristic",
+                "Refactor the backend handler layout",
+            ],
+        )
+        .await;
+        assert_eq!(out.code, code, "{verdict}: {}\n{}", out.stderr, out.stdout);
+        let report: Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(report["status"], status);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_are_inlined_contained_and_sessions_continue() {
+    let script = Script::new().always(
+        Matcher::model("backend"),
+        Reply::text("It checks that the token is not empty."),
+    );
+    let server = ScriptedServer::start(script).await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    let repo = repo();
+    let secret = home.write_file("secret.txt", "TOP_SECRET_VALUE");
+    let prompt = format!(
+        "Explain the token check in @src/token.rs and @{}",
+        secret.display()
+    );
+    let first = braincode(
+        &home,
+        repo.path(),
+        &["run", "--json", "--heuristic", &prompt],
+    )
+    .await;
+    assert_eq!(first.code, 0, "{}\n{}", first.stderr, first.stdout);
+    let sent = model_requests(&server, "backend").pop().unwrap();
+    assert!(
+        sent.contains("pub fn valid(token: &str)"),
+        "the project file was inlined"
+    );
+    assert!(
+        !sent.contains("TOP_SECRET_VALUE"),
+        "a file outside the project must not reach a model"
+    );
+    assert!(sent.contains("could not be inlined"), "{sent}");
+
+    let session = serde_json::from_str::<Value>(&first.stdout).unwrap()["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let second = braincode(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--json",
+            "--heuristic",
+            "--session",
+            &session[..12],
+            "and for expired tokens?",
+        ],
+    )
+    .await;
+    assert_eq!(second.code, 0, "{}\n{}", second.stderr, second.stdout);
+    let report: Value = serde_json::from_str(&second.stdout).unwrap();
+    assert_eq!(
+        report["sessionId"],
+        session.as_str(),
+        "a prefix resumes the same session"
+    );
+    let follow_up = model_requests(&server, "backend").pop().unwrap();
+    assert!(follow_up.contains("Conversation so far"), "{follow_up}");
+    assert!(
+        follow_up.contains("It checks that the token is not empty."),
+        "the earlier answer is in the continuity block"
+    );
+    let records = journal(&home, &session);
+    assert_eq!(records.iter().filter(|r| r["type"] == "run_end").count(), 2);
+}

@@ -43,8 +43,8 @@ pub use json_io::{
 pub use mcp::{McpServerConfig, McpTransport, load_mcp_servers, project_mcp_path, read_mcp_file};
 pub use models::{ModelsDocument, load_models, merge_models, read_models_file, save_models};
 pub use references::{
-    ExpandedPrompt, ImageAttachment, ReferenceContext, ReferenceKind, ReferenceOutcome,
-    ReferenceToken, ResolvedReference, expand_references, tokenize_references,
+    ATTACHMENTS_HEADING, ExpandedPrompt, ImageAttachment, ReferenceContext, ReferenceKind,
+    ReferenceOutcome, ReferenceToken, ResolvedReference, expand_references, tokenize_references,
 };
 pub use settings::{
     ConfigServer, DEFAULT_BRAIN_ID_FALLBACK, Features, ReferenceSettings, Settings, load_settings,

@@ -27,6 +27,9 @@ use crate::budgets::{AT_FILE_MAX_BYTES, AT_IMAGE_MAX_BYTES};
 use crate::journal::{SnapshotOptions, resolve_session, session_snapshot};
 use crate::{Home, Settings};
 
+/// What separates the prompt from the inlined references in an expanded prompt.
+pub const ATTACHMENTS_HEADING: &str = "\n\nReferenced attachments:\n";
+
 /// What the references of a prompt may read.
 #[derive(Debug, Clone, Copy)]
 pub struct ReferenceContext<'a> {
@@ -377,7 +380,7 @@ pub fn expand_references(prompt: &str, ctx: &ReferenceContext<'_>) -> ExpandedPr
         });
     }
     let mut text = prompt.trim_end().to_string();
-    text.push_str("\n\nReferenced attachments:\n");
+    text.push_str(ATTACHMENTS_HEADING);
     for section in sections {
         text.push('\n');
         text.push_str(&section);

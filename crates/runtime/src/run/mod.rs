@@ -207,7 +207,7 @@ pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<Run
         Vec::new(),
     )?;
     let mut new_id = new_context_id;
-    plan::make_plan(&shared, &request.prompt, request.routing, &mut new_id)
+    plan::make_plan(&shared, request.routing, &mut new_id)
         .await
         .map(|planned| planned.plan)
         .map_err(|failure| match failure {
@@ -313,6 +313,8 @@ fn build_shared(
         support_refs: support.context_refs(),
         support_summary: support.summary(&request.project_root),
         request: request.prompt.clone(),
+        routing_text: request.prompt.clone(),
+        continued: false,
         images,
         settings: loaded.settings,
     })
@@ -432,11 +434,18 @@ async fn pipeline(
         },
     );
     let mut text = expanded.text;
+    // What the request itself says (no inlined files, no earlier conversation): the heuristic
+    // routes on this, so a follow-up is planned for what it asks, not for what came before.
+    shared.routing_text = text
+        .split_once(braincode_config::ATTACHMENTS_HEADING)
+        .map_or(text.as_str(), |(own, _)| own)
+        .to_string();
     if continuing
         && !request.prompt.contains(&format!("@@{session_id}"))
         && let Some(block) = continuity_block(home, session_id)
     {
         text = format!("{block}\n\nCurrent request:\n{text}");
+        shared.continued = true;
     }
     shared.request = text;
     shared.images = expanded
@@ -452,7 +461,7 @@ async fn pipeline(
     // Plan; the patch baseline (git) is taken meanwhile, before any agent can act.
     let mut new_id = new_context_id;
     let (plan, baseline) = tokio::join!(
-        plan::make_plan(&shared, &shared.request, request.routing, &mut new_id),
+        plan::make_plan(&shared, request.routing, &mut new_id),
         PatchBaseline::capture(&request.project_root)
     );
     let plan::Planned { plan, router_model } = plan.map_err(|f| match f {

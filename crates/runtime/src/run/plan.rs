@@ -42,14 +42,22 @@ pub(crate) struct Planned {
     pub router_model: Option<String>,
 }
 
+/// Makes the run's plan. The router model sees the whole request (references, continuity);
+/// the heuristic, the fast path and the plan's goal read only the request's own words, so words
+/// inside a referenced file or an earlier turn cannot pick roles. A continued conversation is
+/// never vague: its clarification gate is off, and it never takes the fast path.
 pub(crate) async fn make_plan(
     shared: &RunShared,
-    prompt: &str,
     choice: RoutingChoice,
     new_id: &mut dyn FnMut() -> String,
 ) -> Result<Planned, PlanFailure> {
     let brain = &shared.brain;
-    let heuristic = heuristic_route(prompt, brain, shared.mode);
+    let prompt = shared.request.as_str();
+    let own_words = shared.routing_text.as_str();
+    let mut heuristic = heuristic_route(own_words, brain, shared.mode);
+    if shared.continued {
+        heuristic.clarification = Default::default();
+    }
     let image_count = shared.images.len();
     let mut router_model = None;
     let (routing, source, fallback_reason) = match choice {
@@ -59,7 +67,9 @@ pub(crate) async fn make_plan(
             (plan, RoutingSource::Heuristic, None)
         }
         RoutingChoice::Auto
-            if image_count == 0 && is_fast_path_eligible(prompt, &heuristic, image_count) =>
+            if image_count == 0
+                && !shared.continued
+                && is_fast_path_eligible(own_words, &heuristic, image_count) =>
         {
             let mut plan = heuristic;
             plan.reason = "conversational fast path; router brain skipped".into();
@@ -90,7 +100,7 @@ pub(crate) async fn make_plan(
         brain_id: &shared.brain_id,
         brain,
         mode: shared.mode,
-        goal: prompt,
+        goal: own_words,
         routing,
         source,
         fallback_reason,

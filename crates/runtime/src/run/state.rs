@@ -41,6 +41,10 @@ pub(crate) struct RunShared {
     pub support_summary: ProjectSupportSummary,
     /// The request as agents see it (hook context, references and continuity applied).
     pub request: String,
+    /// The request's own words (no inlined files, no continuity block), for the heuristic.
+    pub routing_text: String,
+    /// Whether the request continues earlier runs of the session (a continuity block leads it).
+    pub continued: bool,
     /// Images attached to the request.
     pub images: Vec<ContentPart>,
 }

@@ -260,14 +260,55 @@ pub fn requires_approval(
     if builtin_spec(&name).is_some() {
         return tool.permission != ToolPermission::Read;
     }
-    tool.permission != ToolPermission::Read
-        || APPROVAL_NAME_MARKERS.iter().any(|m| name.contains(m))
-        || has_dangerous_text(arguments)
+    // Markers are whole words of the name (`dispatch_specialist` is not a `patch` tool);
+    // multi-word markers such as `run_script` match as written.
+    let tokens = name_tokens(&tool.name);
+    let marked = APPROVAL_NAME_MARKERS.iter().any(|marker| {
+        if marker.contains('_') {
+            name.contains(marker)
+        } else {
+            tokens.iter().any(|token| token == marker)
+        }
+    });
+    tool.permission != ToolPermission::Read || marked || has_dangerous_text(arguments)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read_tool(name: &str) -> ToolDefinition {
+        ToolDefinition {
+            name: name.into(),
+            description: String::new(),
+            parameters: serde_json::json!({}),
+            permission: ToolPermission::Read,
+            risk: crate::tool::ToolRisk::Low,
+        }
+    }
+
+    #[test]
+    fn approval_markers_are_whole_words() {
+        let none = PolicyEvaluation::default();
+        let args = serde_json::json!({});
+        assert!(!requires_approval(
+            &read_tool("dispatch_specialist"),
+            &args,
+            &none
+        ));
+        assert!(requires_approval(&read_tool("patch_notes"), &args, &none));
+        assert!(requires_approval(&read_tool("myShellRunner"), &args, &none));
+        assert!(requires_approval(
+            &read_tool("custom_run_script"),
+            &args,
+            &none
+        ));
+        assert!(requires_approval(
+            &read_tool("lookup"),
+            &serde_json::json!({"q": "git push"}),
+            &none
+        ));
+    }
 
     #[test]
     fn tokens_and_verbs() {
