@@ -106,7 +106,7 @@ async fn a_policy_deny_wins_over_yes_radical_and_a_person() {
             let outcome = check(&g.gate, &shell, json!({"command": command})).await;
             match outcome {
                 GateOutcome::Refuse(message) => {
-                    assert!(message.contains("Permission policy denied"), "{message}")
+                    assert!(message.contains("Permission policy denied"), "{message}");
                 }
                 GateOutcome::Allow => panic!("{command} was allowed under {mode:?}/{permission:?}"),
             }
