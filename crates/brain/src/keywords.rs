@@ -1,291 +1,479 @@
 //! Keyword patterns of the deterministic router, in English and Chinese.
 //!
-//! English keywords match on word boundaries (so `ui` does not fire inside `build`); Chinese
-//! has no word boundaries, so its keywords match as substrings. Every regex is compiled once,
-//! on first use.
+//! English keywords (and phrases) match whole words of the lower-cased prompt, so `ui` does
+//! not fire inside `build`; Chinese has no word boundaries, so its keywords match as
+//! substrings. No regex is involved: compiling large keyword alternations costs milliseconds,
+//! and this runs on every plan.
 
-use std::sync::LazyLock;
+/// One keyword family: English words or phrases (lower case, single spaces) and Chinese
+/// substrings.
+struct Keywords {
+    english: &'static [&'static str],
+    chinese: &'static [&'static str],
+}
 
-use regex::Regex;
+/// A prompt prepared for matching: lower-cased, and its ASCII words joined by single spaces
+/// between leading and trailing spaces (` fix the ui `).
+struct Prepared {
+    lower: String,
+    words: String,
+}
 
-/// One compiled pattern. `None` only if the pattern failed to compile, which the unit tests
-/// rule out; a `None` pattern never matches rather than aborting a run.
-type Pattern = LazyLock<Option<Regex>>;
-
-/// `\b(?:english…)\b|chinese…`, case-insensitive.
-fn keywords(english: &[&str], chinese: &[&str]) -> Option<Regex> {
-    let mut pattern = format!(r"(?i)\b(?:{})\b", english.join("|"));
-    for word in chinese {
-        pattern.push('|');
-        pattern.push_str(&regex::escape(word));
+impl Prepared {
+    fn new(prompt: &str) -> Self {
+        let lower = prompt.to_lowercase();
+        let mut words = String::with_capacity(lower.len() + 2);
+        words.push(' ');
+        for word in lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            words.push_str(word);
+            words.push(' ');
+        }
+        Self { lower, words }
     }
-    Regex::new(&pattern).ok()
+
+    /// Whether `phrase` appears as whole words.
+    fn has_words(&self, phrase: &str) -> bool {
+        self.words.match_indices(phrase).any(|(at, _)| {
+            self.words.as_bytes().get(at.wrapping_sub(1)) == Some(&b' ')
+                && self.words.as_bytes().get(at + phrase.len()) == Some(&b' ')
+        })
+    }
 }
 
-static FILE_EDIT: Pattern = LazyLock::new(|| {
-    keywords(
-        &[
-            r"implement(?:s|ed|ing)?",
-            r"build(?:s|ing)?",
-            r"creat(?:e|es|ed|ing)",
-            r"add(?:s|ed|ing)?",
-            r"fix(?:es|ed|ing)?",
-            r"chang(?:e|es|ed|ing)",
-            r"modif(?:y|ies|ied|ying)",
-            r"refactor(?:s|ed|ing)?",
-            r"edit(?:s|ed|ing)?",
-            r"writ(?:e|es|ing)",
-            r"delet(?:e|es|ed|ing)",
-            r"renam(?:e|es|ed|ing)",
-            r"mov(?:e|es|ed|ing)",
-            r"extract(?:s|ed|ing)?",
-            r"inline",
-            r"rewrit(?:e|es|ing)",
-            r"replac(?:e|es|ed|ing)",
-            r"remov(?:e|es|ed|ing)",
-            r"updat(?:e|es|ed|ing)",
-        ],
-        &[
-            "实现",
-            "开发",
-            "修复",
-            "新增",
-            "添加",
-            "增加",
-            "修改",
-            "重构",
-            "编辑",
-            "删除",
-            "重命名",
-            "移动",
-            "替换",
-            "移除",
-            "改写",
-            "编写",
-            "创建",
-            "更新",
-            "改成",
-            "改为",
-            "改一下",
-        ],
-    )
-});
+impl Prepared {
+    /// Character offsets (start, end) of every whole-word occurrence of `phrase` in the
+    /// lower-cased text.
+    fn word_spans(&self, phrase: &str) -> Vec<(usize, usize)> {
+        let mut spans = Vec::new();
+        for (at, _) in self.lower.match_indices(phrase) {
+            let end = at + phrase.len();
+            let before = self.lower[..at].chars().next_back();
+            let after = self.lower[end..].chars().next();
+            let is_word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+            if !is_word(before) && !is_word(after) {
+                let start = self.lower[..at].chars().count();
+                spans.push((start, start + phrase.chars().count()));
+            }
+        }
+        spans
+    }
 
-static WORKSPACE: Pattern = LazyLock::new(|| {
-    keywords(
-        &[
-            r"git",
-            r"commits?",
-            r"stag(?:e|ed|ing)",
-            r"status",
-            r"diff",
-            r"push",
-            r"pull",
-            r"branch(?:es)?",
-            r"checkout",
-            r"merge",
-            r"rebase",
-            r"tags?",
-            r"release",
-            r"ci",
-            r"workflows?",
-            r"shell",
-            r"terminal",
-            r"commands?",
-            r"execute",
-            r"run\s+scripts?",
-            r"package\s+scripts?",
-            r"npm",
-            r"bun",
-            r"pnpm",
-            r"yarn",
-            r"cargo",
-            r"tests?",
-            r"lint",
-            r"typecheck",
-        ],
-        &[
-            "提交",
-            "推送",
-            "拉取",
-            "分支",
-            "合并",
-            "变基",
-            "标签",
-            "发布",
-            "流水线",
-            "命令",
-            "终端",
-            "脚本",
-            "测试",
-        ],
-    )
-});
+    /// Character offsets of every occurrence of `needle` (no word boundaries).
+    fn spans(&self, needle: &str) -> Vec<(usize, usize)> {
+        self.lower
+            .match_indices(needle)
+            .map(|(at, _)| {
+                let start = self.lower[..at].chars().count();
+                (start, start + needle.chars().count())
+            })
+            .collect()
+    }
 
-static IMAGE: Pattern = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)\b(?:generate|create|make|draw|produce|render|edit)\b.{0,48}",
-        r"\b(?:images?|pictures?|illustrations?|posters?|avatars?|portraits?|visual\s+assets?|art(?:work)?)\b",
-        r"|\bgenerate\s+art\b",
-        r"|(?:生成|画|制作|做|创作).{0,24}(?:图片|图像|海报|头像|插画|插图|壁纸)",
-        r"|画一张|画一幅|做图|出图",
-    ))
-    .ok()
-});
-
-static FRONTEND: Pattern = LazyLock::new(|| {
-    keywords(
-        &[
-            r"front-?end",
-            r"ui",
-            r"ux",
-            r"browser",
-            r"client",
-            r"components?",
-            r"react",
-            r"vue",
-            r"svelte",
-            r"css",
-            r"html",
-            r"pages?",
-            r"forms?",
-            r"layout",
-            r"screens?",
-            r"views?",
-        ],
-        &[
-            "前端",
-            "界面",
-            "页面",
-            "组件",
-            "表单",
-            "登录页",
-            "样式",
-            "按钮",
-            "浏览器",
-        ],
-    )
-});
-
-static BACKEND: Pattern = LazyLock::new(|| {
-    keywords(
-        &[
-            r"back-?end",
-            r"apis?",
-            r"server",
-            r"endpoints?",
-            r"handlers?",
-            r"services?",
-            r"auth(?:entication|orization)?",
-            r"login",
-            r"sessions?",
-            r"tokens?",
-            r"oauth",
-            r"validation",
-        ],
-        &[
-            "后端",
-            "接口",
-            "服务端",
-            "服务器",
-            "认证",
-            "鉴权",
-            "登录",
-            "会话",
-            "令牌",
-            "校验",
-        ],
-    )
-});
-
-static DESIGNER: Pattern = LazyLock::new(|| {
-    keywords(
-        &[
-            r"design(?:s|er)?",
-            r"ux",
-            r"wireframes?",
-            r"layout",
-            r"interactions?",
-            r"copy",
-            r"visuals?",
-        ],
-        &["设计", "交互", "视觉", "布局", "文案", "原型"],
-    )
-});
-
-static DBA: Pattern = LazyLock::new(|| {
-    keywords(
-        &[
-            r"databases?",
-            r"db",
-            r"sql",
-            r"schemas?",
-            r"migrations?",
-            r"index(?:es)?",
-            r"query",
-            r"queries",
-        ],
-        &["数据库", "迁移", "索引", "查询", "表结构", "建表", "数据表"],
-    )
-});
-
-static SECURITY: Pattern = LazyLock::new(|| {
-    keywords(
-        &[
-            r"security",
-            r"secure",
-            r"permissions?",
-            r"vulnerabilit(?:y|ies)",
-            r"xss",
-            r"csrf",
-            r"injection",
-            r"secrets?",
-        ],
-        &["安全", "漏洞", "权限", "注入", "密钥", "风控"],
-    )
-});
-
-static QA: Pattern = LazyLock::new(|| {
-    keywords(
-        &[
-            r"qa",
-            r"tests?",
-            r"testing",
-            r"verify",
-            r"verification",
-            r"coverage",
-            r"regressions?",
-            r"e2e",
-            r"unit\s+tests?",
-            r"integration\s+tests?",
-        ],
-        &["测试", "验证", "回归", "覆盖率", "单元测试", "集成测试"],
-    )
-});
-
-static REVIEW: Pattern = LazyLock::new(|| {
-    keywords(
-        &[r"reviews?", r"code\s+review", r"inspect", r"audits?"],
-        &["审查", "评审", "代码审查", "复查", "审核"],
-    )
-});
-
-static SUMMARY: Pattern = LazyLock::new(|| {
-    keywords(
-        &[
-            r"summary",
-            r"summari[sz]e",
-            r"reports?",
-            r"recap",
-            r"handoff",
-        ],
-        &["总结", "汇总", "报告", "交接", "摘要"],
-    )
-});
-
-fn hit(pattern: &Pattern, text: &str) -> bool {
-    pattern.as_ref().is_some_and(|re| re.is_match(text))
+    fn is_image_request(&self) -> bool {
+        let near = |verbs: Vec<(usize, usize)>, nouns: Vec<(usize, usize)>, gap: usize| {
+            verbs.iter().any(|(_, verb_end)| {
+                nouns
+                    .iter()
+                    .any(|(noun_start, _)| *noun_start >= *verb_end && noun_start - verb_end <= gap)
+            })
+        };
+        let english_verbs: Vec<_> = IMAGE_VERBS
+            .iter()
+            .flat_map(|v| self.word_spans(v))
+            .collect();
+        if !english_verbs.is_empty() {
+            let nouns: Vec<_> = IMAGE_NOUNS
+                .iter()
+                .flat_map(|n| self.word_spans(n))
+                .collect();
+            if near(english_verbs, nouns, IMAGE_GAP_CHARS) {
+                return true;
+            }
+        }
+        if IMAGE_PHRASES_ZH.iter().any(|p| self.lower.contains(p)) {
+            return true;
+        }
+        let verbs: Vec<_> = IMAGE_VERBS_ZH.iter().flat_map(|v| self.spans(v)).collect();
+        !verbs.is_empty()
+            && near(
+                verbs,
+                IMAGE_NOUNS_ZH.iter().flat_map(|n| self.spans(n)).collect(),
+                IMAGE_GAP_CHARS_ZH,
+            )
+    }
 }
+
+impl Keywords {
+    fn matches(&self, text: &Prepared) -> bool {
+        self.english.iter().any(|w| text.has_words(w))
+            || self.chinese.iter().any(|w| text.lower.contains(w))
+    }
+}
+
+static FILE_EDIT: Keywords = Keywords {
+    english: &[
+        "implements",
+        "implemented",
+        "implementing",
+        "implement",
+        "builds",
+        "building",
+        "build",
+        "create",
+        "creates",
+        "created",
+        "creating",
+        "adds",
+        "added",
+        "adding",
+        "add",
+        "fixes",
+        "fixed",
+        "fixing",
+        "fix",
+        "change",
+        "changes",
+        "changed",
+        "changing",
+        "modify",
+        "modifies",
+        "modified",
+        "modifying",
+        "refactors",
+        "refactored",
+        "refactoring",
+        "refactor",
+        "edits",
+        "edited",
+        "editing",
+        "edit",
+        "write",
+        "writes",
+        "writing",
+        "delete",
+        "deletes",
+        "deleted",
+        "deleting",
+        "rename",
+        "renames",
+        "renamed",
+        "renaming",
+        "move",
+        "moves",
+        "moved",
+        "moving",
+        "extracts",
+        "extracted",
+        "extracting",
+        "extract",
+        "inline",
+        "rewrite",
+        "rewrites",
+        "rewriting",
+        "replace",
+        "replaces",
+        "replaced",
+        "replacing",
+        "remove",
+        "removes",
+        "removed",
+        "removing",
+        "update",
+        "updates",
+        "updated",
+        "updating",
+    ],
+    chinese: &[
+        "实现",
+        "开发",
+        "修复",
+        "新增",
+        "添加",
+        "增加",
+        "修改",
+        "重构",
+        "编辑",
+        "删除",
+        "重命名",
+        "移动",
+        "替换",
+        "移除",
+        "改写",
+        "编写",
+        "创建",
+        "更新",
+        "改成",
+        "改为",
+        "改一下",
+    ],
+};
+
+static WORKSPACE: Keywords = Keywords {
+    english: &[
+        "git",
+        "commits",
+        "commit",
+        "stage",
+        "staged",
+        "staging",
+        "status",
+        "diff",
+        "push",
+        "pull",
+        "branches",
+        "branch",
+        "checkout",
+        "merge",
+        "rebase",
+        "tags",
+        "tag",
+        "release",
+        "ci",
+        "workflows",
+        "workflow",
+        "shell",
+        "terminal",
+        "commands",
+        "command",
+        "execute",
+        "run scripts",
+        "run script",
+        "package scripts",
+        "package script",
+        "npm",
+        "bun",
+        "pnpm",
+        "yarn",
+        "cargo",
+        "tests",
+        "test",
+        "lint",
+        "typecheck",
+    ],
+    chinese: &[
+        "提交",
+        "推送",
+        "拉取",
+        "分支",
+        "合并",
+        "变基",
+        "标签",
+        "发布",
+        "流水线",
+        "命令",
+        "终端",
+        "脚本",
+        "测试",
+    ],
+};
+
+/// Image generation: a making verb followed, within 48 characters (24 in Chinese), by an
+/// image noun; or one of the Chinese set phrases.
+const IMAGE_VERBS: [&str; 7] = [
+    "generate", "create", "make", "draw", "produce", "render", "edit",
+];
+const IMAGE_NOUNS: [&str; 18] = [
+    "image",
+    "images",
+    "picture",
+    "pictures",
+    "illustration",
+    "illustrations",
+    "poster",
+    "posters",
+    "avatar",
+    "avatars",
+    "portrait",
+    "portraits",
+    "visual asset",
+    "visual assets",
+    "art",
+    "artwork",
+    "artworks",
+    "arts",
+];
+const IMAGE_VERBS_ZH: [&str; 5] = ["生成", "画", "制作", "做", "创作"];
+const IMAGE_NOUNS_ZH: [&str; 7] = ["图片", "图像", "海报", "头像", "插画", "插图", "壁纸"];
+const IMAGE_PHRASES_ZH: [&str; 4] = ["画一张", "画一幅", "做图", "出图"];
+const IMAGE_GAP_CHARS: usize = 48;
+const IMAGE_GAP_CHARS_ZH: usize = 24;
+
+static FRONTEND: Keywords = Keywords {
+    english: &[
+        "front end",
+        "frontend",
+        "ui",
+        "ux",
+        "browser",
+        "client",
+        "components",
+        "component",
+        "react",
+        "vue",
+        "svelte",
+        "css",
+        "html",
+        "pages",
+        "page",
+        "forms",
+        "form",
+        "layout",
+        "screens",
+        "screen",
+        "views",
+        "view",
+    ],
+    chinese: &[
+        "前端",
+        "界面",
+        "页面",
+        "组件",
+        "表单",
+        "登录页",
+        "样式",
+        "按钮",
+        "浏览器",
+    ],
+};
+
+static BACKEND: Keywords = Keywords {
+    english: &[
+        "back end",
+        "backend",
+        "apis",
+        "api",
+        "server",
+        "endpoints",
+        "endpoint",
+        "handlers",
+        "handler",
+        "services",
+        "service",
+        "authentication",
+        "authorization",
+        "auth",
+        "login",
+        "sessions",
+        "session",
+        "tokens",
+        "token",
+        "oauth",
+        "validation",
+    ],
+    chinese: &[
+        "后端",
+        "接口",
+        "服务端",
+        "服务器",
+        "认证",
+        "鉴权",
+        "登录",
+        "会话",
+        "令牌",
+        "校验",
+    ],
+};
+
+static DESIGNER: Keywords = Keywords {
+    english: &[
+        "designs",
+        "designer",
+        "design",
+        "ux",
+        "wireframes",
+        "wireframe",
+        "layout",
+        "interactions",
+        "interaction",
+        "copy",
+        "visuals",
+        "visual",
+    ],
+    chinese: &["设计", "交互", "视觉", "布局", "文案", "原型"],
+};
+
+static DBA: Keywords = Keywords {
+    english: &[
+        "databases",
+        "database",
+        "db",
+        "sql",
+        "schemas",
+        "schema",
+        "migrations",
+        "migration",
+        "indexes",
+        "index",
+        "query",
+        "queries",
+    ],
+    chinese: &["数据库", "迁移", "索引", "查询", "表结构", "建表", "数据表"],
+};
+
+static SECURITY: Keywords = Keywords {
+    english: &[
+        "security",
+        "secure",
+        "permissions",
+        "permission",
+        "vulnerability",
+        "vulnerabilities",
+        "xss",
+        "csrf",
+        "injection",
+        "secrets",
+        "secret",
+    ],
+    chinese: &["安全", "漏洞", "权限", "注入", "密钥", "风控"],
+};
+
+static QA: Keywords = Keywords {
+    english: &[
+        "qa",
+        "tests",
+        "test",
+        "testing",
+        "verify",
+        "verification",
+        "coverage",
+        "regressions",
+        "regression",
+        "e2e",
+        "unit tests",
+        "unit test",
+        "integration tests",
+        "integration test",
+    ],
+    chinese: &["测试", "验证", "回归", "覆盖率", "单元测试", "集成测试"],
+};
+
+static REVIEW: Keywords = Keywords {
+    english: &[
+        "reviews",
+        "review",
+        "code review",
+        "inspect",
+        "audits",
+        "audit",
+    ],
+    chinese: &["审查", "评审", "代码审查", "复查", "审核"],
+};
+
+static SUMMARY: Keywords = Keywords {
+    english: &[
+        "summary",
+        "summarise",
+        "summarize",
+        "reports",
+        "report",
+        "recap",
+        "handoff",
+    ],
+    chinese: &["总结", "汇总", "报告", "交接", "摘要"],
+};
 
 /// Which keyword families a prompt contains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -307,19 +495,19 @@ pub struct Signals {
 impl Signals {
     /// Detects every keyword family in `prompt` (lower-cased first).
     pub fn detect(prompt: &str) -> Signals {
-        let text = prompt.to_lowercase();
+        let text = Prepared::new(prompt);
         Signals {
-            file_edit: hit(&FILE_EDIT, &text),
-            workspace: hit(&WORKSPACE, &text),
-            image: hit(&IMAGE, &text),
-            frontend: hit(&FRONTEND, &text),
-            backend: hit(&BACKEND, &text),
-            designer: hit(&DESIGNER, &text),
-            dba: hit(&DBA, &text),
-            security: hit(&SECURITY, &text),
-            qa: hit(&QA, &text),
-            review: hit(&REVIEW, &text),
-            summary: hit(&SUMMARY, &text),
+            file_edit: FILE_EDIT.matches(&text),
+            workspace: WORKSPACE.matches(&text),
+            image: text.is_image_request(),
+            frontend: FRONTEND.matches(&text),
+            backend: BACKEND.matches(&text),
+            designer: DESIGNER.matches(&text),
+            dba: DBA.matches(&text),
+            security: SECURITY.matches(&text),
+            qa: QA.matches(&text),
+            review: REVIEW.matches(&text),
+            summary: SUMMARY.matches(&text),
         }
     }
 
@@ -341,13 +529,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_pattern_compiles() {
-        for pattern in [
-            &FILE_EDIT, &WORKSPACE, &IMAGE, &FRONTEND, &BACKEND, &DESIGNER, &DBA, &SECURITY, &QA,
-            &REVIEW, &SUMMARY,
+    fn keyword_tables_are_normalized() {
+        for family in [
+            &FILE_EDIT, &WORKSPACE, &FRONTEND, &BACKEND, &DESIGNER, &DBA, &SECURITY, &QA, &REVIEW,
+            &SUMMARY,
         ] {
-            assert!(pattern.is_some());
+            for word in family.english {
+                assert_eq!(*word, word.to_lowercase(), "{word}");
+                assert!(
+                    word.split(' ')
+                        .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric())),
+                    "{word:?}"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn phrases_match_across_whitespace_and_punctuation() {
+        assert!(Signals::detect("then run the package\n  scripts").workspace);
+        assert!(!Signals::detect("package the scripts").workspace);
+        assert!(Signals::detect("write a unit-test").qa);
+        assert!(Signals::detect("the Front-End, please").frontend);
+        assert!(!Signals::detect("frontendish").frontend);
+        assert!(
+            Signals::detect("修复bug").file_edit,
+            "Chinese next to ASCII"
+        );
     }
 
     #[test]

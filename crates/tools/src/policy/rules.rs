@@ -7,7 +7,9 @@
 //! the start of the command as written, so `evil --x cargo test` is not allowed by
 //! `cargo test`. A pattern with `*` is a glob over the whole command line.
 
-use globset::{GlobBuilder, GlobMatcher};
+use std::sync::OnceLock;
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
 use regex::Regex;
 
 use super::unwrap::{command_basename, unwrap_command};
@@ -141,7 +143,7 @@ pub const DEFAULT_COMMAND_RULES: &[(&str, PolicyDecision, &str)] = &[
 
 /// Checks a path pattern; the error explains what is wrong.
 pub fn check_path_pattern(pattern: &str) -> Result<(), String> {
-    compile_glob(pattern).map(|_| ())
+    parse_glob(pattern).map(|_| ())
 }
 
 /// Checks a command pattern; the error explains what is wrong.
@@ -152,7 +154,9 @@ pub fn check_command_pattern(pattern: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn compile_glob(pattern: &str) -> Result<GlobMatcher, String> {
+/// Parses (and so validates) a path pattern. Compiling it into a matcher is deferred to the
+/// first match: it builds a regex, which would otherwise cost every run's start-up.
+fn parse_glob(pattern: &str) -> Result<Glob, String> {
     let normalized = normalize_path_text(pattern);
     if normalized.is_empty() {
         return Err("pattern is empty".to_string());
@@ -162,7 +166,6 @@ fn compile_glob(pattern: &str) -> Result<GlobMatcher, String> {
         .case_insensitive(true)
         .backslash_escape(false)
         .build()
-        .map(|glob| glob.compile_matcher())
         .map_err(|error| error.kind().to_string())
 }
 
@@ -180,7 +183,8 @@ pub struct CompiledPathRule {
     /// Whether this is a built-in rule.
     pub default_rule: bool,
     absolute: bool,
-    matcher: GlobMatcher,
+    glob: Glob,
+    matcher: OnceLock<GlobMatcher>,
 }
 
 impl CompiledPathRule {
@@ -193,17 +197,19 @@ impl CompiledPathRule {
             reason: rule.reason.clone().unwrap_or_default(),
             default_rule,
             absolute: normalize_path_text(&rule.pattern).starts_with('/'),
-            matcher: compile_glob(&rule.pattern)?,
+            glob: parse_glob(&rule.pattern)?,
+            matcher: OnceLock::new(),
         })
     }
 
     /// Whether the rule matches a target given by its project-relative form (`../…` when
     /// outside) and its absolute form.
     pub fn matches(&self, relative: &str, absolute: &str) -> bool {
+        let matcher = self.matcher.get_or_init(|| self.glob.compile_matcher());
         if self.absolute {
-            self.matcher.is_match(absolute)
+            matcher.is_match(absolute)
         } else {
-            self.matcher.is_match(relative)
+            matcher.is_match(relative)
         }
     }
 }
