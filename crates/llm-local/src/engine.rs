@@ -108,6 +108,34 @@ impl Utf8Buffer {
     }
 }
 
+/// DRY ("don't repeat yourself") strength, base and the longest repeat it tolerates.
+const DRY_MULTIPLIER: f32 = 0.8;
+const DRY_BASE: f32 = 1.75;
+const DRY_ALLOWED_LENGTH: i32 = 2;
+/// Where a repeated sequence may restart without penalty: none, so a repeated paragraph is
+/// caught as surely as a repeated phrase.
+const DRY_BREAKERS: [&str; 0] = [];
+/// Recent tokens the repetition penalty looks at, and its strength.
+const REPEAT_WINDOW: i32 = 64;
+const REPEAT_PENALTY: f32 = 1.1;
+
+/// Free text stops once its last this-many bytes already appeared earlier in the answer: a
+/// small model that starts repeating itself never stops on its own.
+const LOOP_WINDOW_BYTES: usize = 96;
+
+/// Whether the end of `text` repeats an earlier part of it (see [`LOOP_WINDOW_BYTES`]).
+fn repeats_itself(text: &str) -> bool {
+    if text.len() < 2 * LOOP_WINDOW_BYTES {
+        return false;
+    }
+    let mut start = text.len() - LOOP_WINDOW_BYTES;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let (earlier, tail) = text.split_at(start);
+    tail.trim().len() >= LOOP_WINDOW_BYTES / 2 && earlier.contains(tail)
+}
+
 /// Token selection: a sampler chain (greedy, or top-k/top-p/temperature/seeded draw) and an
 /// optional grammar kept apart from it.
 ///
@@ -135,14 +163,35 @@ impl Selector {
             )?),
             None => None,
         };
+        // Free text from a small model loops easily ("I'm a Braincode. I'm a Braincode. …"):
+        // DRY penalizes extending a sequence that already occurred and a mild repetition
+        // penalty discourages recent tokens. Grammar-constrained output (JSON) keeps plain
+        // sampling: its structure repeats by design.
+        let free_text = params.grammar.is_none();
+        let anti_repeat = || {
+            [
+                LlamaSampler::dry(model, DRY_MULTIPLIER, DRY_BASE, DRY_ALLOWED_LENGTH, -1, DRY_BREAKERS),
+                LlamaSampler::penalties(model.n_vocab(), REPEAT_WINDOW, REPEAT_PENALTY, 0.0, 0.0),
+            ]
+        };
         let chain = match params.sampling {
+            Sampling::Greedy if free_text => {
+                LlamaSampler::chain_simple(anti_repeat().into_iter().chain([LlamaSampler::greedy()]))
+            }
             Sampling::Greedy => LlamaSampler::greedy(),
-            Sampling::Temperature { temperature, seed } => LlamaSampler::chain_simple([
-                LlamaSampler::top_k(40),
-                LlamaSampler::top_p(0.95, 1),
-                LlamaSampler::temp(temperature),
-                LlamaSampler::dist(seed),
-            ]),
+            Sampling::Temperature { temperature, seed } => {
+                let sampling = [
+                    LlamaSampler::top_k(40),
+                    LlamaSampler::top_p(0.95, 1),
+                    LlamaSampler::temp(temperature),
+                    LlamaSampler::dist(seed),
+                ];
+                if free_text {
+                    LlamaSampler::chain_simple(anti_repeat().into_iter().chain(sampling))
+                } else {
+                    LlamaSampler::chain_simple(sampling)
+                }
+            }
         };
         Ok(Self {
             chain,
@@ -274,6 +323,8 @@ pub(crate) fn generate(
     let mut text = Utf8Buffer::default();
     let mut output_tokens = 0u32;
     let mut piece = Vec::with_capacity(32);
+    let free_text = params.grammar.is_none();
+    let mut answer = String::new();
     let stop = loop {
         if cancel.is_cancelled() {
             return Err(ModelError::cancelled());
@@ -285,10 +336,16 @@ pub(crate) fn generate(
         output_tokens += 1;
         piece.clear();
         vocab.token_to_piece_into(token, &mut piece, false, None);
-        if let Some(chunk) = text.push(&piece)
-            && on_text(&chunk) == Flow::Stop
-        {
-            return Err(ModelError::cancelled());
+        if let Some(chunk) = text.push(&piece) {
+            if on_text(&chunk) == Flow::Stop {
+                return Err(ModelError::cancelled());
+            }
+            if free_text {
+                answer.push_str(&chunk);
+                if repeats_itself(&answer) {
+                    break StopReason::EndTurn;
+                }
+            }
         }
         if output_tokens >= params.max_output {
             break StopReason::MaxTokens;
@@ -318,6 +375,22 @@ pub(crate) fn generate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeating_answer_is_detected_once_a_whole_window_repeats() {
+        let sentence = "This repository holds a small library that prints friendly greetings. ";
+        assert!(!repeats_itself(sentence));
+        let mut text = String::from(sentence);
+        text.push_str("It also has tests for the greeting function and a short README file. ");
+        assert!(!repeats_itself(&text), "new text is not a loop");
+        text.push_str(sentence);
+        text.push_str("It also has tests for the greeting");
+        assert!(repeats_itself(&text), "{text}");
+        let spaces = " ".repeat(400);
+        assert!(!repeats_itself(&spaces), "blank padding is not counted as a loop");
+        let wide = "界".repeat(200);
+        assert!(repeats_itself(&wide), "multi-byte text is cut on a character boundary");
+    }
 
     #[test]
     fn utf8_split_across_tokens_is_held_back() {

@@ -22,18 +22,15 @@ use crate::sink::{EventSubscriber, RunSink};
 pub(crate) enum Stop {
     /// Ctrl-C / Esc / cancel.
     Cancelled,
-    /// Something failed; `recorded` when a `run_error` already says so.
-    Failed { message: String, recorded: bool },
+    /// Something failed.
+    Failed(String),
     /// A hook blocked the run.
     Blocked(String),
 }
 
 impl Stop {
     pub fn failed(message: impl Into<String>) -> Stop {
-        Stop::Failed {
-            message: message.into(),
-            recorded: false,
-        }
+        Stop::Failed(message.into())
     }
 
     pub fn from_agent(err: AgentError) -> Stop {
@@ -289,7 +286,7 @@ pub(crate) fn finish(
             FinalStatus::Aborted,
             Some("the run was cancelled".to_string()),
         ),
-        Err(Stop::Failed { message, .. }) => (FinalStatus::Failed, Some(message.clone())),
+        Err(Stop::Failed(message)) => (FinalStatus::Failed, Some(message.clone())),
         Err(Stop::Blocked(message)) => (FinalStatus::Blocked, Some(message.clone())),
     };
     let summary = match (&outcome, &draft.clarification) {
@@ -298,7 +295,7 @@ pub(crate) fn finish(
         (Err(Stop::Cancelled), _) => {
             "Run cancelled before it finished; nothing more will happen.".to_string()
         }
-        (Err(Stop::Failed { message, .. } | Stop::Blocked(message)), _) => {
+        (Err(Stop::Failed(message) | Stop::Blocked(message)), _) => {
             format!("The run did not complete: {message}")
         }
     };
@@ -380,14 +377,13 @@ pub(crate) fn finish(
             attempt: None,
         })),
         Err(stop) => {
-            let (kind, recorded) = match stop {
-                Stop::Cancelled => ("aborted", false),
-                Stop::Failed { recorded, .. } => ("failed", *recorded),
-                Stop::Blocked(_) => ("blocked", false),
+            // A failed primary already journaled each attempt's error; this closing record
+            // marks the whole run as ended, so the session reads as finished-with-error.
+            let kind = match stop {
+                Stop::Cancelled => "aborted",
+                Stop::Failed(_) => "failed",
+                Stop::Blocked(_) => "blocked",
             };
-            // A failed primary already journaled each attempt's error; the closing record is
-            // still written so the session reads as finished-with-error.
-            let _ = recorded;
             sink.record(Record::RunError(RunError {
                 error: error.unwrap_or_default(),
                 kind: Some(kind.into()),

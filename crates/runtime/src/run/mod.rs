@@ -578,10 +578,7 @@ async fn pipeline(
         Err(primary::PrimaryFailure::Cancelled) => return Err(Stop::Cancelled),
         Err(primary::PrimaryFailure::Failed(message)) => {
             draft.fail_todos(&primary_plan.todo_ids, &message);
-            return Err(Stop::Failed {
-                message,
-                recorded: true,
-            });
+            return Err(Stop::Failed(message));
         }
     };
     draft.record_primary(&primary_plan, &answer.text, &answer.model);

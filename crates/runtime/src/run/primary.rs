@@ -9,7 +9,8 @@ use braincode_protocol::{
     AgentRef, Handoff, HandoffTrigger, Phase, ProjectSupportSummary, Record, RunError, RunStart,
     ToolCallOrigin, WorkerPhase,
 };
-use braincode_tools::{SharedTool, ToolMode, builtin_tools};
+use braincode_tools::fs::list_files::ListFiles;
+use braincode_tools::{SharedTool, Tool, ToolContext, ToolMode, builtin_tools};
 
 use crate::agent::{AgentError, AgentSetup, DEFAULT_TOOL_TIMEOUT, run_agent};
 use crate::approval::PermissionMode;
@@ -19,6 +20,43 @@ use crate::run::state::RunShared;
 
 /// Tool turns the primary may take.
 const PRIMARY_MAX_TURNS: u32 = 40;
+/// Files listed in the overview given to a primary that cannot use tools.
+const OVERVIEW_FILES: u64 = 60;
+/// README characters in that overview.
+const OVERVIEW_README_CHARS: usize = 1_500;
+
+/// What a primary without tools gets instead of exploring: the project's files (the
+/// `list_files` tool's own listing) and the start of its README.
+async fn project_overview(shared: &RunShared) -> String {
+    let context = ToolContext {
+        project_root: shared.project_root.clone(),
+        cancel: shared.cancel.clone(),
+    };
+    let listing = ListFiles::default()
+        .call(serde_json::json!({"maxFiles": OVERVIEW_FILES}), &context)
+        .await;
+    let mut overview = if listing.is_error {
+        String::new()
+    } else {
+        format!("Files:\n{}\n", listing.content.trim())
+    };
+    let readme = [
+        "README.md",
+        "README",
+        "readme.md",
+        "README.rst",
+        "README.txt",
+    ]
+    .iter()
+    .find_map(|name| std::fs::read_to_string(shared.project_root.join(name)).ok());
+    if let Some(readme) = readme {
+        overview.push_str(&format!(
+            "\nREADME (start):\n{}\n",
+            braincode_context::clip_chars(readme.trim(), OVERVIEW_README_CHARS)
+        ));
+    }
+    overview
+}
 
 /// The primary's answer.
 pub(crate) struct PrimaryAnswer {
@@ -57,7 +95,7 @@ pub(crate) async fn run_primary(
         let message = selection.error_message(role.as_str());
         shared.sink.record(Record::RunError(RunError {
             error: message.clone(),
-            kind: Some(ErrorKind::MissingApiKey.as_str().into()),
+            kind: Some(ErrorKind::Config.as_str().into()),
             attempt: None,
             will_fallback: Some(false),
         }));
@@ -93,12 +131,18 @@ pub(crate) async fn run_primary(
         let dispatch_note = dispatch.as_ref().filter(|_| !tools.is_empty()).map(|_| {
             "Use dispatch_specialist only when a focused specialist answer would change what you do."
         });
+        let overview = if tools.is_empty() {
+            Some(project_overview(shared).await)
+        } else {
+            None
+        };
         let prompt = primary_prompt(
             &shared.sections,
             &shared.request,
             &tool_names,
             results,
             dispatch_note,
+            overview.as_deref(),
         );
         let mut content = vec![ContentPart::Text { text: prompt }];
         content.extend(shared.images.iter().cloned());

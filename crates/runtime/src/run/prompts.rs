@@ -133,9 +133,13 @@ pub fn primary_prompt(
     tool_names: &[String],
     results: &[ForwardedResult],
     dispatch_note: Option<&str>,
+    project_overview: Option<&str>,
 ) -> String {
     let mut out = String::new();
     shared.write(&mut out);
+    if let Some(overview) = project_overview.filter(|o| !o.trim().is_empty()) {
+        let _ = writeln!(out, "\n## Project overview\n{}", overview.trim());
+    }
     let _ = writeln!(out, "\n## Tools");
     if tool_names.is_empty() {
         let _ = writeln!(
