@@ -5,8 +5,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
 use braincode_config::{
-    AuthStore, ConfigError, CredentialKind, Home, KeySource, Scope, discover_support, load_hooks,
-    load_mcp_servers, load_settings, read_json_file, resolve_api_key, resolve_api_key_with_source,
+    AuthStore, ConfigError, CredentialKind, Home, Scope, discover_support, load_hooks,
+    load_mcp_servers, load_settings, read_json_file, resolve_api_key,
 };
 
 fn mode(path: &std::path::Path) -> u32 {
@@ -124,53 +124,6 @@ fn oauth_and_object_entries_are_classified() {
         text.contains("\"refresh\"") && text.contains("\"c\": 7"),
         "{text}"
     );
-}
-
-#[test]
-#[allow(unsafe_code)]
-fn key_resolution_order_is_auth_file_then_model_env_then_provider_env() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = Home::at(dir.path());
-    // Variable names unique to this test: no other test reads them.
-    // SAFETY: no other thread of this test binary reads or writes these variables.
-    unsafe {
-        std::env::set_var("BC_ORDER_LAB_API_KEY", "from-provider-env");
-        std::env::set_var("BC_ORDER_MODEL_KEY", "from-model-env");
-        std::env::set_var("BC_ORDER_EMPTY", "  ");
-    }
-    let resolved = resolve_api_key_with_source(&home, "bc-order-lab", None)
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        resolved.source,
-        KeySource::Env("BC_ORDER_LAB_API_KEY".into())
-    );
-    let resolved = resolve_api_key_with_source(&home, "bc-order-lab", Some("BC_ORDER_MODEL_KEY"))
-        .unwrap()
-        .unwrap();
-    assert_eq!(resolved.key.expose(), "from-model-env");
-    let resolved = resolve_api_key_with_source(&home, "bc-order-lab", Some("BC_ORDER_EMPTY"))
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        resolved.key.expose(),
-        "from-provider-env",
-        "empty values are skipped"
-    );
-    AuthStore::new(&home)
-        .set_api_key("bc-order-lab", "from-file")
-        .unwrap();
-    let resolved = resolve_api_key_with_source(&home, "bc-order-lab", Some("BC_ORDER_MODEL_KEY"))
-        .unwrap()
-        .unwrap();
-    assert_eq!(resolved.source, KeySource::AuthFile);
-    assert_eq!(
-        resolve_api_key(&home, "bc-order-lab", None)
-            .unwrap()
-            .expose(),
-        "from-file"
-    );
-    assert!(resolve_api_key(&home, "bc-order-nobody", None).is_none());
 }
 
 #[test]
