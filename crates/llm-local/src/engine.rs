@@ -170,14 +170,21 @@ impl Selector {
         let free_text = params.grammar.is_none();
         let anti_repeat = || {
             [
-                LlamaSampler::dry(model, DRY_MULTIPLIER, DRY_BASE, DRY_ALLOWED_LENGTH, -1, DRY_BREAKERS),
+                LlamaSampler::dry(
+                    model,
+                    DRY_MULTIPLIER,
+                    DRY_BASE,
+                    DRY_ALLOWED_LENGTH,
+                    -1,
+                    DRY_BREAKERS,
+                ),
                 LlamaSampler::penalties(model.n_vocab(), REPEAT_WINDOW, REPEAT_PENALTY, 0.0, 0.0),
             ]
         };
         let chain = match params.sampling {
-            Sampling::Greedy if free_text => {
-                LlamaSampler::chain_simple(anti_repeat().into_iter().chain([LlamaSampler::greedy()]))
-            }
+            Sampling::Greedy if free_text => LlamaSampler::chain_simple(
+                anti_repeat().into_iter().chain([LlamaSampler::greedy()]),
+            ),
             Sampling::Greedy => LlamaSampler::greedy(),
             Sampling::Temperature { temperature, seed } => {
                 let sampling = [
@@ -387,9 +394,15 @@ mod tests {
         text.push_str("It also has tests for the greeting");
         assert!(repeats_itself(&text), "{text}");
         let spaces = " ".repeat(400);
-        assert!(!repeats_itself(&spaces), "blank padding is not counted as a loop");
+        assert!(
+            !repeats_itself(&spaces),
+            "blank padding is not counted as a loop"
+        );
         let wide = "界".repeat(200);
-        assert!(repeats_itself(&wide), "multi-byte text is cut on a character boundary");
+        assert!(
+            repeats_itself(&wide),
+            "multi-byte text is cut on a character boundary"
+        );
     }
 
     #[test]

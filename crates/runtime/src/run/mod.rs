@@ -11,9 +11,11 @@
 mod dispatch;
 mod finish;
 mod plan;
+mod plan_review;
 mod primary;
 pub mod prompts;
 mod review;
+mod setup;
 mod state;
 mod workers;
 
@@ -21,20 +23,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use braincode_brain::{RuntimePlan, mode_policy, routing_limits, select_brain};
+use braincode_brain::{RuntimePlan, mode_policy, routing_limits};
 use braincode_config::{
-    ExpandedPrompt, Home, JournalWriter, ReferenceContext, continuity_block, discover_support,
-    expand_references, load_brains, load_hooks, load_models, load_settings, read_json_file,
+    ExpandedPrompt, Home, JournalWriter, ReferenceContext, continuity_block, expand_references,
     session_has_runs,
 };
 use braincode_llm::{ClientOptions, ContentPart};
 use braincode_protocol::{
-    ClarificationRequest, ContextPlan, ExecutionPlanReview, FinalReport, JournalEntry, Mode,
-    Record, RoutingRecord, SessionId, SideEffect, TaskStatus, TodoPlan, TodoUpdate, ValidationPlan,
-    WorkerPhase,
-};
-use braincode_tools::{
-    EvidenceCache, EvidenceCacheConfig, ExecLimits, ExecSessions, PermissionPolicy, ToolsConfig,
+    ClarificationRequest, ContextPlan, FinalReport, JournalEntry, Mode, Record, RoutingRecord,
+    SessionId, TaskStatus, TodoPlan, TodoUpdate, WorkerPhase,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -42,14 +39,15 @@ use tokio_util::sync::CancellationToken;
 pub use plan::RoutingChoice;
 
 use crate::agent::ToolStats;
-use crate::approval::{ApprovalHandler, PermissionMode, PolicyGate};
-use crate::git::{PatchBaseline, describe_repository};
-use crate::hooks::{HookEnvironment, HookEvent, resolve_hooks, run_hooks};
-use crate::models::{ClientOverride, ModelFactory};
+use crate::approval::{ApprovalHandler, PermissionMode};
+use crate::git::PatchBaseline;
+use crate::hooks::{HookEvent, run_hooks};
+use crate::models::ClientOverride;
 use crate::sink::{EventSubscriber, JournalAppend, MemoryJournal, RunSink};
 use finish::{Draft, Stop};
-use prompts::{ForwardedResult, SharedSections};
-use state::RunShared;
+use plan_review::plan_review;
+use prompts::ForwardedResult;
+use setup::{build_shared, environment_section, load_everything};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -214,124 +212,6 @@ pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<Run
             plan::PlanFailure::Cancelled => "cancelled".to_string(),
             plan::PlanFailure::ImageRouting(message) => message,
         })
-}
-
-struct Loaded {
-    settings: braincode_config::Settings,
-    brain_id: String,
-    brain: braincode_brain::BrainModel,
-    mode: Mode,
-    models: Vec<braincode_protocol::ModelDefinition>,
-    tools: ToolsConfig,
-    hooks: Vec<crate::hooks::HookCommand>,
-}
-
-fn load_everything(home: &Home, request: &RunRequest) -> Result<Loaded, String> {
-    let settings = load_settings(home).map_err(|e| e.to_string())?;
-    let presets = load_brains(home).map_err(|e| e.to_string())?;
-    let brain_id = request
-        .brain_id
-        .clone()
-        .unwrap_or_else(|| settings.default_brain_id.clone());
-    let brain = select_brain(&presets, &brain_id).map_err(|e| e.to_string())?;
-    let models = load_models(home).map_err(|e| e.to_string())?;
-    let tools = read_json_file::<ToolsConfig>(&home.tools_path())
-        .map_err(|e| e.to_string())?
-        .unwrap_or_default();
-    let hooks = if settings.features.hooks {
-        resolve_hooks(&load_hooks(home, &request.project_root).map_err(|e| e.to_string())?)
-    } else {
-        Vec::new()
-    };
-    let mode = request.mode.unwrap_or(settings.mode);
-    Ok(Loaded {
-        settings,
-        brain_id,
-        brain,
-        mode,
-        models,
-        tools,
-        hooks,
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn build_shared(
-    request: &RunRequest,
-    services: &RunServices,
-    sink: &RunSink,
-    session_id: &SessionId,
-    loaded: Loaded,
-    stats: Arc<ToolStats>,
-    environment: String,
-    images: Vec<ContentPart>,
-) -> Result<RunShared, String> {
-    let policy =
-        PermissionPolicy::new(&loaded.tools.permissions).map_err(|e| format!("tools.json: {e}"))?;
-    let project_root = request.project_root.clone();
-    let gate = Arc::new(PolicyGate::new(
-        policy,
-        project_root.clone(),
-        loaded.mode,
-        request.permission,
-        services.approver.clone(),
-        sink.clone(),
-    ));
-    let support = discover_support(&services.home, &project_root);
-    let hook_env = HookEnvironment {
-        session_id: session_id.to_string(),
-        cwd: project_root.clone(),
-        model: loaded.brain_id.clone(),
-        permission_mode: request.permission.as_str().to_string(),
-    };
-    Ok(RunShared {
-        sink: sink.clone(),
-        cancel: services.cancel.clone(),
-        session_id: session_id.clone(),
-        project_root,
-        brain_id: loaded.brain_id,
-        brain: loaded.brain,
-        mode: loaded.mode,
-        permission: request.permission,
-        factory: ModelFactory::new(
-            services.home.clone(),
-            loaded.models,
-            services.client_options.clone(),
-            services.client_override.clone(),
-        ),
-        gate,
-        cache: Arc::new(EvidenceCache::new(EvidenceCacheConfig::default())),
-        stats,
-        exec_sessions: Arc::new(ExecSessions::new(ExecLimits::default())),
-        tools_config: loaded.tools,
-        hooks: loaded.hooks,
-        hook_env,
-        sections: SharedSections {
-            environment,
-            support: support.support_section(),
-        },
-        support_refs: support.context_refs(),
-        support_summary: support.summary(&request.project_root),
-        request: request.prompt.clone(),
-        routing_text: request.prompt.clone(),
-        continued: false,
-        images,
-        settings: loaded.settings,
-    })
-}
-
-async fn environment_section(root: &std::path::Path, brain: &str, mode: Mode) -> String {
-    let shell = std::env::var("SHELL")
-        .ok()
-        .and_then(|s| s.rsplit('/').next().map(str::to_string))
-        .unwrap_or_else(|| "sh".into());
-    format!(
-        "Working directory: {}\nPlatform: {} ({shell})\nToday: {}\nGit: {}\nBrain: {brain} ({mode} mode)",
-        root.display(),
-        std::env::consts::OS,
-        chrono::Local::now().format("%Y-%m-%d"),
-        describe_repository(root).await,
-    )
 }
 
 async fn pipeline(
@@ -641,68 +521,4 @@ async fn pipeline(
     }
     draft.summary = summary;
     Ok(())
-}
-
-fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<ExecutionPlanReview> {
-    let mut effects = Vec::new();
-    let effect = |kind: &str, target: &str, risk: &str| SideEffect {
-        kind: kind.into(),
-        target: target.into(),
-        risk: risk.into(),
-    };
-    match shared.permission {
-        PermissionMode::ReadOnly => {}
-        PermissionMode::AllowEdits => {
-            effects.push(effect("file_edit", "edit_file", "medium"));
-            effects.push(effect("patch", "apply_patch", "medium"));
-        }
-        PermissionMode::Yes => {
-            effects.push(effect("file_edit", "edit_file", "medium"));
-            effects.push(effect("patch", "apply_patch", "medium"));
-            effects.push(effect(
-                "command",
-                "shell/exec_command/write_stdin/kill_background",
-                "high",
-            ));
-            effects.push(effect("script", "run_script", "high"));
-        }
-    }
-    if effects.is_empty() {
-        return None;
-    }
-    let radical = shared.mode == Mode::Radical;
-    let mut triggers = Vec::new();
-    if plan.requires_review {
-        triggers.push("independent review required".to_string());
-    }
-    triggers.push("file mutation exposed".to_string());
-    if shared.permission == PermissionMode::Yes {
-        triggers.push("command execution exposed".to_string());
-    }
-    Some(ExecutionPlanReview {
-        plan_id: format!("{}:plan", plan.brain_context.id),
-        status: if radical {
-            "auto_approved".into()
-        } else {
-            "approved".into()
-        },
-        approver: if radical {
-            "mode_policy".into()
-        } else {
-            "runtime_policy".into()
-        },
-        required_review: plan.requires_review,
-        proposed_side_effects: effects,
-        validation_plan: ValidationPlan {
-            checks: if plan.requires_review {
-                vec!["independent review worker".into()]
-            } else {
-                Vec::new()
-            },
-            evidence: vec!["patch summary (git status)".into(), "git diff".into()],
-            success_criteria: plan.todos.iter().map(|t| t.title.clone()).collect(),
-        },
-        risk_triggers: triggers,
-        residual_pre_execution_risks: Vec::new(),
-    })
 }

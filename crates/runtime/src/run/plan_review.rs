@@ -1,0 +1,72 @@
+//! The execution plan review: the side effects a run may have, declared before it acts.
+
+use braincode_brain::RuntimePlan;
+use braincode_protocol::{ExecutionPlanReview, Mode, SideEffect, ValidationPlan};
+
+use crate::approval::PermissionMode;
+use crate::run::state::RunShared;
+
+/// The review record of `plan`, or `None` when the run cannot change anything.
+pub(crate) fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<ExecutionPlanReview> {
+    let mut effects = Vec::new();
+    let effect = |kind: &str, target: &str, risk: &str| SideEffect {
+        kind: kind.into(),
+        target: target.into(),
+        risk: risk.into(),
+    };
+    match shared.permission {
+        PermissionMode::ReadOnly => {}
+        PermissionMode::AllowEdits => {
+            effects.push(effect("file_edit", "edit_file", "medium"));
+            effects.push(effect("patch", "apply_patch", "medium"));
+        }
+        PermissionMode::Yes => {
+            effects.push(effect("file_edit", "edit_file", "medium"));
+            effects.push(effect("patch", "apply_patch", "medium"));
+            effects.push(effect(
+                "command",
+                "shell/exec_command/write_stdin/kill_background",
+                "high",
+            ));
+            effects.push(effect("script", "run_script", "high"));
+        }
+    }
+    if effects.is_empty() {
+        return None;
+    }
+    let radical = shared.mode == Mode::Radical;
+    let mut triggers = Vec::new();
+    if plan.requires_review {
+        triggers.push("independent review required".to_string());
+    }
+    triggers.push("file mutation exposed".to_string());
+    if shared.permission == PermissionMode::Yes {
+        triggers.push("command execution exposed".to_string());
+    }
+    Some(ExecutionPlanReview {
+        plan_id: format!("{}:plan", plan.brain_context.id),
+        status: if radical {
+            "auto_approved".into()
+        } else {
+            "approved".into()
+        },
+        approver: if radical {
+            "mode_policy".into()
+        } else {
+            "runtime_policy".into()
+        },
+        required_review: plan.requires_review,
+        proposed_side_effects: effects,
+        validation_plan: ValidationPlan {
+            checks: if plan.requires_review {
+                vec!["independent review worker".into()]
+            } else {
+                Vec::new()
+            },
+            evidence: vec!["patch summary (git status)".into(), "git diff".into()],
+            success_criteria: plan.todos.iter().map(|t| t.title.clone()).collect(),
+        },
+        risk_triggers: triggers,
+        residual_pre_execution_risks: Vec::new(),
+    })
+}

@@ -1,0 +1,142 @@
+//! Setting a run up: configuration, the brain, the gate, project support and the
+//! environment section.
+
+use std::sync::Arc;
+
+use braincode_brain::select_brain;
+use braincode_config::{
+    Home, discover_support, load_brains, load_hooks, load_models, load_settings, read_json_file,
+};
+use braincode_llm::ContentPart;
+use braincode_protocol::{Mode, SessionId};
+use braincode_tools::{
+    EvidenceCache, EvidenceCacheConfig, ExecLimits, ExecSessions, PermissionPolicy, ToolsConfig,
+};
+
+use crate::agent::ToolStats;
+use crate::approval::PolicyGate;
+use crate::git::describe_repository;
+use crate::hooks::{HookEnvironment, resolve_hooks};
+use crate::models::ModelFactory;
+use crate::run::prompts::SharedSections;
+use crate::run::state::RunShared;
+use crate::run::{RunRequest, RunServices};
+use crate::sink::RunSink;
+
+pub(crate) struct Loaded {
+    pub settings: braincode_config::Settings,
+    pub brain_id: String,
+    pub brain: braincode_brain::BrainModel,
+    pub mode: Mode,
+    pub models: Vec<braincode_protocol::ModelDefinition>,
+    pub tools: ToolsConfig,
+    pub hooks: Vec<crate::hooks::HookCommand>,
+}
+
+pub(crate) fn load_everything(home: &Home, request: &RunRequest) -> Result<Loaded, String> {
+    let settings = load_settings(home).map_err(|e| e.to_string())?;
+    let presets = load_brains(home).map_err(|e| e.to_string())?;
+    let brain_id = request
+        .brain_id
+        .clone()
+        .unwrap_or_else(|| settings.default_brain_id.clone());
+    let brain = select_brain(&presets, &brain_id).map_err(|e| e.to_string())?;
+    let models = load_models(home).map_err(|e| e.to_string())?;
+    let tools = read_json_file::<ToolsConfig>(&home.tools_path())
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
+    let hooks = if settings.features.hooks {
+        resolve_hooks(&load_hooks(home, &request.project_root).map_err(|e| e.to_string())?)
+    } else {
+        Vec::new()
+    };
+    let mode = request.mode.unwrap_or(settings.mode);
+    Ok(Loaded {
+        settings,
+        brain_id,
+        brain,
+        mode,
+        models,
+        tools,
+        hooks,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_shared(
+    request: &RunRequest,
+    services: &RunServices,
+    sink: &RunSink,
+    session_id: &SessionId,
+    loaded: Loaded,
+    stats: Arc<ToolStats>,
+    environment: String,
+    images: Vec<ContentPart>,
+) -> Result<RunShared, String> {
+    let policy =
+        PermissionPolicy::new(&loaded.tools.permissions).map_err(|e| format!("tools.json: {e}"))?;
+    let project_root = request.project_root.clone();
+    let gate = Arc::new(PolicyGate::new(
+        policy,
+        project_root.clone(),
+        loaded.mode,
+        request.permission,
+        services.approver.clone(),
+        sink.clone(),
+    ));
+    let support = discover_support(&services.home, &project_root);
+    let hook_env = HookEnvironment {
+        session_id: session_id.to_string(),
+        cwd: project_root.clone(),
+        model: loaded.brain_id.clone(),
+        permission_mode: request.permission.as_str().to_string(),
+    };
+    Ok(RunShared {
+        sink: sink.clone(),
+        cancel: services.cancel.clone(),
+        session_id: session_id.clone(),
+        project_root,
+        brain_id: loaded.brain_id,
+        brain: loaded.brain,
+        mode: loaded.mode,
+        permission: request.permission,
+        factory: ModelFactory::new(
+            services.home.clone(),
+            loaded.models,
+            services.client_options.clone(),
+            services.client_override.clone(),
+        ),
+        gate,
+        cache: Arc::new(EvidenceCache::new(EvidenceCacheConfig::default())),
+        stats,
+        exec_sessions: Arc::new(ExecSessions::new(ExecLimits::default())),
+        tools_config: loaded.tools,
+        hooks: loaded.hooks,
+        hook_env,
+        sections: SharedSections {
+            environment,
+            support: support.support_section(),
+        },
+        support_refs: support.context_refs(),
+        support_summary: support.summary(&request.project_root),
+        request: request.prompt.clone(),
+        routing_text: request.prompt.clone(),
+        continued: false,
+        images,
+        settings: loaded.settings,
+    })
+}
+
+pub(crate) async fn environment_section(root: &std::path::Path, brain: &str, mode: Mode) -> String {
+    let shell = std::env::var("SHELL")
+        .ok()
+        .and_then(|s| s.rsplit('/').next().map(str::to_string))
+        .unwrap_or_else(|| "sh".into());
+    format!(
+        "Working directory: {}\nPlatform: {} ({shell})\nToday: {}\nGit: {}\nBrain: {brain} ({mode} mode)",
+        root.display(),
+        std::env::consts::OS,
+        chrono::Local::now().format("%Y-%m-%d"),
+        describe_repository(root).await,
+    )
+}
