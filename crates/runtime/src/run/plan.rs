@@ -5,13 +5,13 @@
 use braincode_brain::{
     PlanInput, RouterPromptInput, RoutingPlan, RuntimePlan, build_router_prompt,
     build_runtime_plan, heuristic_route, is_fast_path_eligible, normalize_router_decision,
-    parse_router_reply, role_system_prompt, router_decision_schema, routing_limits,
+    parse_router_reply, router_decision_schema, routing_limits,
 };
 use braincode_llm::{ChatMessage, ContentPart, ResponseSchema};
-use braincode_protocol::{AgentRef, Phase, Role, RoutingSource, ToolCallOrigin};
+use braincode_protocol::{Phase, Role, RoutingSource};
 
-use crate::agent::{AgentError, AgentSetup, DEFAULT_TOOL_TIMEOUT, run_agent};
-use crate::run::state::RunShared;
+use crate::agent::{AgentError, AgentSetup, run_agent};
+use crate::run::state::{AgentIdentity, RunShared};
 
 /// How the plan should be made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -149,34 +149,22 @@ async fn route_with_brain(
                 continue;
             }
         };
+        let identity = AgentIdentity {
+            role: Role::RouteBrain,
+            phase: Phase::Router,
+            task_id: None,
+            parent_id: None,
+            agent_session_id: format!("{}:router", shared.session_id),
+            attempt: index as u32 + 1,
+        };
         let setup = AgentSetup {
-            agent: AgentRef {
-                role: Role::RouteBrain,
-                phase: Phase::Router,
-                context_id: String::new(),
-                model: Some(model_id.clone()),
-            },
-            origin: ToolCallOrigin {
-                phase: Some(Phase::Router),
-                role: Some(Role::RouteBrain),
-                agent_session_id: Some(format!("{}:router", shared.session_id)),
-                attempt: Some(index as u32 + 1),
-                ..shared.origin()
-            },
-            model_id: model_id.clone(),
-            provider: candidate.definition.provider.clone(),
-            system_prompt: role_system_prompt(Role::RouteBrain, brain),
-            tools: Vec::new(),
-            max_turns: 0,
             thinking: policy.thinking_level,
             max_tokens: Some(ROUTER_MAX_TOKENS),
-            temperature: None,
             response_schema: Some(ResponseSchema {
                 name: "router_decision".into(),
                 schema: router_decision_schema(&limits),
             }),
-            tool_timeout: DEFAULT_TOOL_TIMEOUT,
-            stream_text: false,
+            ..shared.agent_setup(identity, candidate)
         };
         let mut content = vec![ContentPart::Text {
             text: router_prompt.clone(),

@@ -3,20 +3,19 @@
 
 use std::sync::Arc;
 
-use braincode_brain::{RuntimePlan, RuntimeWorkerPlan, role_system_prompt};
+use braincode_brain::{RuntimePlan, RuntimeWorkerPlan};
 use braincode_llm::{ChatMessage, ContentPart, ErrorKind, ModelError};
 use braincode_protocol::{
-    AgentRef, Handoff, HandoffTrigger, Phase, ProjectSupportSummary, Record, RunError, RunStart,
-    ToolCallOrigin, WorkerPhase,
+    Handoff, HandoffTrigger, Phase, ProjectSupportSummary, Record, RunError, RunStart, WorkerPhase,
 };
 use braincode_tools::fs::list_files::ListFiles;
 use braincode_tools::{SharedTool, Tool, ToolContext, ToolMode, builtin_tools};
 
-use crate::agent::{AgentError, AgentSetup, DEFAULT_TOOL_TIMEOUT, run_agent};
+use crate::agent::{AgentError, AgentSetup, run_agent};
 use crate::approval::PermissionMode;
 use crate::run::dispatch::DispatchTool;
 use crate::run::prompts::{ForwardedResult, primary_prompt};
-use crate::run::state::RunShared;
+use crate::run::state::{AgentIdentity, RunShared};
 
 /// Tool turns the primary may take.
 const PRIMARY_MAX_TURNS: u32 = 40;
@@ -146,33 +145,20 @@ pub(crate) async fn run_primary(
         );
         let mut content = vec![ContentPart::Text { text: prompt }];
         content.extend(shared.images.iter().cloned());
+        let identity = AgentIdentity {
+            role,
+            phase: Phase::Primary,
+            task_id: Some(worker.context_id.as_str()),
+            parent_id: Some(plan.brain_context.id.as_str()),
+            agent_session_id: format!("{}-{attempt}", worker.context_id),
+            attempt,
+        };
         let setup = AgentSetup {
-            agent: AgentRef {
-                role,
-                phase: Phase::Primary,
-                context_id: worker.context_id.to_string(),
-                model: Some(model_id.clone()),
-            },
-            origin: ToolCallOrigin {
-                phase: Some(Phase::Primary),
-                role: Some(role),
-                agent_session_id: Some(format!("{}-{attempt}", worker.context_id)),
-                task_id: Some(worker.context_id.to_string()),
-                parent_id: Some(plan.brain_context.id.to_string()),
-                attempt: Some(attempt),
-                ..shared.origin()
-            },
-            model_id: model_id.clone(),
-            provider: candidate.definition.provider.clone(),
-            system_prompt: role_system_prompt(role, &shared.brain),
             tools,
             max_turns: PRIMARY_MAX_TURNS,
             thinking: worker.thinking_level,
-            max_tokens: None,
-            temperature: None,
-            response_schema: None,
-            tool_timeout: DEFAULT_TOOL_TIMEOUT,
             stream_text: true,
+            ..shared.agent_setup(identity, candidate)
         };
         let outcome = match shared.factory.client(candidate).await {
             Ok(client) => {

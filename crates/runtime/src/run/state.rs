@@ -4,13 +4,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use braincode_brain::BrainModel;
+use braincode_brain::role_system_prompt;
 use braincode_config::Settings;
+use braincode_llm::Candidate;
 use braincode_llm::ContentPart;
-use braincode_protocol::{ContextRef, Mode, ProjectSupportSummary, SessionId, ToolCallOrigin};
+use braincode_protocol::{
+    AgentRef, ContextRef, Mode, Phase, ProjectSupportSummary, Role, SessionId, ThinkingLevel,
+    ToolCallOrigin,
+};
 use braincode_tools::{EvidenceCache, ExecSessions, ToolContext, ToolsConfig};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentServices, ToolStats};
+use crate::agent::{AgentServices, AgentSetup, DEFAULT_TOOL_TIMEOUT, ToolStats};
 use crate::approval::{PermissionMode, PolicyGate};
 use crate::hooks::{HookCommand, HookEnvironment};
 use crate::models::ModelFactory;
@@ -65,6 +70,40 @@ impl RunShared {
         }
     }
 
+    /// The setup every agent of this run starts from: who it is (for events and records),
+    /// its model and its role's system prompt. Callers add tools, limits and output shape.
+    pub fn agent_setup(&self, who: AgentIdentity<'_>, candidate: &Candidate) -> AgentSetup {
+        let model_id = candidate.definition.id.clone();
+        AgentSetup {
+            agent: AgentRef {
+                role: who.role,
+                phase: who.phase,
+                context_id: who.task_id.unwrap_or_default().to_string(),
+                model: Some(model_id.clone()),
+            },
+            origin: ToolCallOrigin {
+                phase: Some(who.phase),
+                role: Some(who.role),
+                agent_session_id: Some(who.agent_session_id),
+                task_id: who.task_id.map(str::to_string),
+                parent_id: who.parent_id.map(str::to_string),
+                attempt: Some(who.attempt),
+                ..self.origin()
+            },
+            model_id,
+            provider: candidate.definition.provider.clone(),
+            system_prompt: role_system_prompt(who.role, &self.brain),
+            tools: Vec::new(),
+            max_turns: 0,
+            thinking: ThinkingLevel::Off,
+            max_tokens: None,
+            temperature: None,
+            response_schema: None,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            stream_text: false,
+        }
+    }
+
     /// Base origin fields for records.
     pub fn origin(&self) -> ToolCallOrigin {
         ToolCallOrigin {
@@ -72,4 +111,16 @@ impl RunShared {
             ..ToolCallOrigin::default()
         }
     }
+}
+
+/// Who an agent is, for [`RunShared::agent_setup`].
+pub(crate) struct AgentIdentity<'a> {
+    pub role: Role,
+    pub phase: Phase,
+    /// Its task context (none for the router).
+    pub task_id: Option<&'a str>,
+    /// The Brain context it reports to.
+    pub parent_id: Option<&'a str>,
+    pub agent_session_id: String,
+    pub attempt: u32,
 }

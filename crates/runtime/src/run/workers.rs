@@ -4,26 +4,24 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use braincode_brain::{
-    RuntimePlan, RuntimeWorkerPlan, is_read_only_support_role, role_system_prompt,
-};
+use braincode_brain::{RuntimePlan, RuntimeWorkerPlan, is_read_only_support_role};
 use braincode_context::{
     HandoffPacket, WorkerResult, handoff_message, normalize_review_decision,
     normalize_worker_result, result_message, review_result_schema, worker_result_schema,
 };
 use braincode_llm::{ChatMessage, ContentPart, ResponseSchema};
 use braincode_protocol::{
-    AgentMessageRecord, AgentRef, ContextId, Phase, Record, ReviewDecision, Role, TaskStatus,
-    ToolCallOrigin, WorkerEnd, WorkerError, WorkerPhase, WorkerStart,
+    AgentMessageRecord, ContextId, Phase, Record, ReviewDecision, Role, TaskStatus, WorkerEnd,
+    WorkerError, WorkerPhase, WorkerStart,
 };
 use braincode_tools::{SharedTool, ToolMode, builtin_tools};
 use serde_json::json;
 use tokio::task::JoinSet;
 
-use crate::agent::{AgentError, AgentSetup, DEFAULT_TOOL_TIMEOUT, run_agent};
+use crate::agent::{AgentError, AgentSetup, run_agent};
 use crate::hooks::{HookEvent, run_hooks};
 use crate::run::prompts::{ForwardedResult, worker_prompt};
-use crate::run::state::RunShared;
+use crate::run::state::{AgentIdentity, RunShared};
 
 /// Tool turns a support worker may take.
 const WORKER_MAX_TURNS: u32 = 12;
@@ -222,30 +220,19 @@ pub(crate) async fn run_worker(
                 } else {
                     worker_result_schema()
                 };
+                let identity = AgentIdentity {
+                    role,
+                    phase: Phase::from(phase),
+                    task_id: Some(plan.context_id.as_str()),
+                    parent_id: Some(handoff.task.parent_id.as_str()),
+                    agent_session_id: agent_session_id.clone(),
+                    attempt,
+                };
                 let setup = AgentSetup {
-                    agent: AgentRef {
-                        role,
-                        phase: Phase::from(phase),
-                        context_id: plan.context_id.to_string(),
-                        model: Some(model_id.clone()),
-                    },
-                    origin: ToolCallOrigin {
-                        phase: Some(Phase::from(phase)),
-                        role: Some(role),
-                        agent_session_id: Some(agent_session_id.clone()),
-                        task_id: Some(plan.context_id.to_string()),
-                        parent_id: Some(handoff.task.parent_id.to_string()),
-                        attempt: Some(attempt),
-                        ..shared.origin()
-                    },
-                    model_id: model_id.clone(),
-                    provider: candidate.definition.provider.clone(),
-                    system_prompt: role_system_prompt(role, &shared.brain),
                     tools,
                     max_turns: WORKER_MAX_TURNS,
                     thinking: plan.thinking_level,
                     max_tokens: Some(WORKER_MAX_TOKENS),
-                    temperature: None,
                     response_schema: Some(ResponseSchema {
                         name: if phase == WorkerPhase::Review {
                             "review_result".into()
@@ -254,8 +241,7 @@ pub(crate) async fn run_worker(
                         },
                         schema,
                     }),
-                    tool_timeout: DEFAULT_TOOL_TIMEOUT,
-                    stream_text: false,
+                    ..shared.agent_setup(identity, candidate)
                 };
                 run_agent(
                     &setup,
