@@ -22,6 +22,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod fixtures;
+mod request;
 mod script;
 mod scripted_model;
 mod server;

@@ -13,9 +13,8 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::script::{
-    Reply, ReplyEnd, RequestSummary, Script, ScriptState, content_text, no_match_message,
-};
+use crate::request::content_text;
+use crate::script::{Reply, ReplyEnd, RequestSummary, Script, ScriptState, no_match_message};
 
 /// A request as the server received it.
 #[derive(Debug, Clone, PartialEq)]
