@@ -19,14 +19,14 @@ const ROLES: [&str; 6] = ["router", "librarian", "security", "qa", "backend", "r
 fn configure(
     home: &TempHome,
     server: &ScriptedServer,
-    extra_models: &[(&str, &str)],
+    extra_models: &[&str],
     chains: &[(&str, Vec<&str>)],
 ) {
     let mut models: Vec<_> = ROLES
         .iter()
         .map(|r| scripted_model_entry(&format!("test/{r}"), &server.base_url()))
         .collect();
-    for (id, _) in extra_models {
+    for id in extra_models {
         models.push(scripted_model_entry(id, &server.base_url()));
     }
     home.write_models(&models);
@@ -396,7 +396,7 @@ async fn a_failing_worker_model_falls_back_to_the_next_candidate() {
     configure(
         &home,
         &server,
-        &[("test/broken", "")],
+        &["test/broken"],
         &[("librarian", vec!["test/broken", "test/librarian"])],
     );
     let repo = repo();
@@ -455,11 +455,11 @@ async fn when_every_primary_candidate_fails_there_is_exactly_one_error_answer() 
     configure(
         &home,
         &server,
-        &[("test/broken", "")],
+        &["test/broken"],
         &[("backend", vec!["test/broken", "test/backend"])],
     );
     let repo = repo();
-    // "hi backend" routes straight to a backend primary with no support workers.
+    // A backend question with no edit wording: a backend primary and no support workers.
     let out = braincode(
         &home,
         repo.path(),
