@@ -11,6 +11,7 @@ mod model;
 mod record;
 mod report;
 mod role;
+pub mod secrets;
 mod usage;
 
 pub use event::{AgentRef, RunEvent};
