@@ -1,0 +1,392 @@
+//! Running a command confined by the OS.
+//!
+//! Every command the agent runs (shell, exec sessions, scripts, hooks, checks, MCP stdio
+//! servers) goes through a [`Sandbox`]. The threat model is a hostile repository steering the
+//! model: a sandboxed command must not write outside the project and a private temp dir, write
+//! the project's protected paths ([`PROTECTED_PROJECT_PATHS`]), read hidden paths (secrets),
+//! reach the network (the host's loopback included) unless allowed, or outlive Braincode.
+//!
+//! Backends, best first ([`status`] picks one once per process):
+//! - **Bubblewrap** (Linux, `bwrap` on `PATH`): mount, pid, ipc and network namespaces plus a
+//!   seccomp filter. Enforces the whole policy.
+//! - **Landlock** (Linux ≥ 5.13) + seccomp, when bubblewrap is missing or cannot create
+//!   namespaces. Partial: see [`Sandbox::describe`] and the `landlock` module docs.
+//! - **Seatbelt** (macOS, `sandbox-exec`): untested.
+//! - **Unavailable**: [`Sandbox::new`] fails and the caller must ask for approval per command.
+//!
+//! Secret environment variables are removed from every sandboxed command
+//! ([`is_secret_env_name`]).
+
+mod env;
+mod policy;
+
+#[cfg(target_os = "linux")]
+mod bwrap;
+#[cfg(target_os = "linux")]
+mod landlock;
+#[cfg(any(target_os = "macos", test))]
+mod macos;
+#[cfg(target_os = "linux")]
+mod seccomp;
+#[cfg(target_os = "linux")]
+mod sys;
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub use env::{is_secret_env_name, scrub_secret_env};
+pub use policy::{
+    HOME_SECRET_PATHS, PROTECTED_PROJECT_PATHS, SECRET_FILE_EXCEPTIONS, SECRET_FILE_NAMES,
+    SandboxPolicy, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WALK_SKIPPED_DIRS, is_secret_file_name,
+};
+
+/// Environment variable that forces a backend: `off` (no sandbox, to test the fail-closed
+/// path), `bwrap`, `landlock`, or `auto` (the default). Any other value means no sandbox.
+pub const SANDBOX_ENV: &str = "BRAINCODE_SANDBOX";
+
+/// Which mechanism confines commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SandboxKind {
+    /// bubblewrap namespaces + seccomp (Linux).
+    Bubblewrap,
+    /// Landlock + seccomp (Linux), partial enforcement.
+    Landlock,
+    /// Seatbelt through `sandbox-exec` (macOS), untested.
+    Seatbelt,
+    /// No working backend: commands cannot be confined.
+    Unavailable,
+}
+
+impl fmt::Display for SandboxKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Bubblewrap => "bubblewrap",
+            Self::Landlock => "landlock",
+            Self::Seatbelt => "seatbelt",
+            Self::Unavailable => "unavailable",
+        })
+    }
+}
+
+/// The backend this process uses and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxStatus {
+    /// The backend [`Sandbox::new`] will use.
+    pub kind: SandboxKind,
+    /// e.g. `bubblewrap 0.8.0 + seccomp`, or why no backend works.
+    pub detail: String,
+}
+
+/// Why a sandbox could not be built. Each message says what failed and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// No backend works on this machine (or the requested one does not).
+    #[error(
+        "no OS sandbox is available: {reason}. Install bubblewrap (e.g. `apt install bubblewrap`) or use a kernel with Landlock enabled; until then each command needs the user's approval"
+    )]
+    Unavailable {
+        /// Why, e.g. "bwrap not found on PATH, and Landlock is not supported by this kernel".
+        reason: String,
+    },
+    /// The policy cannot be enforced as given.
+    #[error("the sandbox policy is invalid: {reason}")]
+    InvalidPolicy {
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+    /// Preparing the sandbox failed (temp dirs, Landlock rules).
+    #[error(
+        "could not prepare the sandbox while {what}: {source}; check that the system temp dir is writable and retry"
+    )]
+    Setup {
+        /// The step that failed.
+        what: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+#[cfg(target_os = "linux")]
+fn bwrap_probe() -> &'static Result<bwrap::BwrapInfo, String> {
+    static PROBE: OnceLock<Result<bwrap::BwrapInfo, String>> = OnceLock::new();
+    PROBE.get_or_init(bwrap::probe)
+}
+
+#[cfg(target_os = "linux")]
+fn landlock_probe() -> &'static Result<landlock::LandlockInfo, String> {
+    static PROBE: OnceLock<Result<landlock::LandlockInfo, String>> = OnceLock::new();
+    PROBE.get_or_init(landlock::probe)
+}
+
+/// The status of one backend on this machine (probed once, then cached).
+fn probe_kind(kind: SandboxKind) -> SandboxStatus {
+    let unavailable = |detail: String| SandboxStatus {
+        kind: SandboxKind::Unavailable,
+        detail,
+    };
+    match kind {
+        #[cfg(target_os = "linux")]
+        SandboxKind::Bubblewrap => match bwrap_probe() {
+            Ok(info) => SandboxStatus {
+                kind,
+                detail: format!(
+                    "{}{}",
+                    info.version,
+                    if info.seccomp {
+                        " + seccomp"
+                    } else {
+                        " (no seccomp for this CPU architecture)"
+                    }
+                ),
+            },
+            Err(reason) => unavailable(reason.clone()),
+        },
+        #[cfg(target_os = "linux")]
+        SandboxKind::Landlock => match landlock_probe() {
+            Ok(info) => SandboxStatus {
+                kind,
+                detail: format!("landlock ABI {} + seccomp", info.abi),
+            },
+            Err(reason) => unavailable(reason.clone()),
+        },
+        #[cfg(target_os = "macos")]
+        SandboxKind::Seatbelt => {
+            if Path::new("/usr/bin/sandbox-exec").is_file() {
+                SandboxStatus {
+                    kind,
+                    detail: "sandbox-exec (Seatbelt; untested)".into(),
+                }
+            } else {
+                unavailable("/usr/bin/sandbox-exec not found".into())
+            }
+        }
+        SandboxKind::Unavailable => unavailable("no sandbox requested".into()),
+        #[allow(unreachable_patterns)]
+        other => unavailable(format!(
+            "the {other} backend does not exist on this operating system"
+        )),
+    }
+}
+
+fn auto_status() -> SandboxStatus {
+    #[cfg(target_os = "linux")]
+    {
+        let bwrap = probe_kind(SandboxKind::Bubblewrap);
+        if bwrap.kind != SandboxKind::Unavailable {
+            return bwrap;
+        }
+        let landlock = probe_kind(SandboxKind::Landlock);
+        if landlock.kind != SandboxKind::Unavailable {
+            return SandboxStatus {
+                kind: landlock.kind,
+                detail: format!(
+                    "{} (bubblewrap unusable: {})",
+                    landlock.detail, bwrap.detail
+                ),
+            };
+        }
+        SandboxStatus {
+            kind: SandboxKind::Unavailable,
+            detail: format!("{}, and {}", bwrap.detail, landlock.detail),
+        }
+    }
+    #[cfg(target_os = "macos")]
+    {
+        probe_kind(SandboxKind::Seatbelt)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        SandboxStatus {
+            kind: SandboxKind::Unavailable,
+            detail: "no sandbox backend exists for this operating system".into(),
+        }
+    }
+}
+
+fn compute_status() -> SandboxStatus {
+    let requested = std::env::var(SANDBOX_ENV).unwrap_or_default();
+    match requested.trim().to_ascii_lowercase().as_str() {
+        "" | "auto" => auto_status(),
+        "off" => SandboxStatus {
+            kind: SandboxKind::Unavailable,
+            detail: format!("disabled by {SANDBOX_ENV}=off"),
+        },
+        "bwrap" | "bubblewrap" => probe_kind(SandboxKind::Bubblewrap),
+        "landlock" => probe_kind(SandboxKind::Landlock),
+        "seatbelt" => probe_kind(SandboxKind::Seatbelt),
+        _ => SandboxStatus {
+            kind: SandboxKind::Unavailable,
+            detail: format!(
+                "{SANDBOX_ENV}={requested:?} is not one of off, bwrap, landlock, auto; fix or unset it"
+            ),
+        },
+    }
+}
+
+/// The backend this process uses. Probed once per process (the first call runs a tiny
+/// sandboxed `true`, a few milliseconds), cheap afterwards. Honours [`SANDBOX_ENV`].
+pub fn status() -> &'static SandboxStatus {
+    static STATUS: OnceLock<SandboxStatus> = OnceLock::new();
+    STATUS.get_or_init(compute_status)
+}
+
+/// `n thing(s)` for one-line summaries.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn count(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+#[derive(Debug)]
+enum Backend {
+    #[cfg(target_os = "linux")]
+    Bwrap(bwrap::BwrapBackend),
+    #[cfg(target_os = "linux")]
+    Landlock(landlock::LandlockBackend),
+    #[cfg(target_os = "macos")]
+    Seatbelt(macos::SeatbeltBackend),
+}
+
+/// A policy bound to a working backend; builds confined commands.
+///
+/// Building one resolves the policy's paths and prepares the backend (a Landlock ruleset, a
+/// private temp dir, placeholder files); keep it for as long as its commands run, and build a
+/// new one when the policy changes (e.g. the user allows the network).
+#[derive(Debug)]
+pub struct Sandbox {
+    policy: SandboxPolicy,
+    kind: SandboxKind,
+    backend: Backend,
+}
+
+impl Sandbox {
+    /// A sandbox with the backend chosen by [`status`].
+    /// `Err(SandboxError::Unavailable { reason })` when no backend works.
+    pub fn new(policy: SandboxPolicy) -> Result<Self, SandboxError> {
+        let status = status();
+        if status.kind == SandboxKind::Unavailable {
+            return Err(SandboxError::Unavailable {
+                reason: status.detail.clone(),
+            });
+        }
+        Self::with_kind(policy, status.kind)
+    }
+
+    /// A sandbox with a specific backend, ignoring [`SANDBOX_ENV`] (for tests and for callers
+    /// that must have one backend). Fails with `Unavailable` when that backend does not work
+    /// here.
+    pub fn with_kind(policy: SandboxPolicy, kind: SandboxKind) -> Result<Self, SandboxError> {
+        let probed = probe_kind(kind);
+        if probed.kind == SandboxKind::Unavailable {
+            return Err(SandboxError::Unavailable {
+                reason: format!("{kind}: {}", probed.detail),
+            });
+        }
+        let resolved = policy::resolve(&policy)?;
+        let backend = match kind {
+            #[cfg(target_os = "linux")]
+            SandboxKind::Bubblewrap => match bwrap_probe() {
+                Ok(info) => Backend::Bwrap(bwrap::BwrapBackend::new(info, &resolved)?),
+                Err(reason) => {
+                    return Err(SandboxError::Unavailable {
+                        reason: reason.clone(),
+                    });
+                }
+            },
+            #[cfg(target_os = "linux")]
+            SandboxKind::Landlock => match landlock_probe() {
+                Ok(info) => Backend::Landlock(landlock::LandlockBackend::new(*info, &resolved)?),
+                Err(reason) => {
+                    return Err(SandboxError::Unavailable {
+                        reason: reason.clone(),
+                    });
+                }
+            },
+            #[cfg(target_os = "macos")]
+            SandboxKind::Seatbelt => Backend::Seatbelt(macos::SeatbeltBackend::new(&resolved)?),
+            #[allow(unreachable_patterns)]
+            _ => {
+                return Err(SandboxError::Unavailable {
+                    reason: format!("the {kind} backend does not exist on this operating system"),
+                });
+            }
+        };
+        Ok(Self {
+            policy,
+            kind,
+            backend,
+        })
+    }
+
+    /// A std `Command` that runs `program args…` confined, with cwd set, `TMPDIR` pointing at
+    /// the private temp dir and secret variables removed from its environment. The caller then
+    /// sets stdio, env (call [`scrub_secret_env`] again after adding variables) and process
+    /// group, and converts it with `tokio::process::Command::from`.
+    ///
+    /// On Linux the child gets `PR_SET_PDEATHSIG(SIGKILL)`: it is killed when the *thread* that
+    /// spawned it exits, so spawn from a long-lived thread (a runtime worker, not a
+    /// `spawn_blocking` thread, which the runtime retires when idle).
+    pub fn command(&self, program: &OsStr, args: &[OsString], cwd: &Path) -> Command {
+        let mut command = match &self.backend {
+            #[cfg(target_os = "linux")]
+            Backend::Bwrap(b) => b.command(program, args, cwd),
+            #[cfg(target_os = "linux")]
+            Backend::Landlock(b) => b.command(program, args, cwd),
+            #[cfg(target_os = "macos")]
+            Backend::Seatbelt(b) => b.command(program, args, cwd),
+        };
+        scrub_secret_env(&mut command);
+        command
+    }
+
+    /// The backend in use.
+    pub fn kind(&self) -> SandboxKind {
+        self.kind
+    }
+
+    /// The policy as given.
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.policy
+    }
+
+    /// One line for reports and the TUI, e.g. `bubblewrap + seccomp; writes: project, private
+    /// /tmp; read-only: 3 protected paths; hidden: 5 paths; network: off (private loopback
+    /// only)`. Says what a partial backend does not enforce.
+    pub fn describe(&self) -> String {
+        match &self.backend {
+            #[cfg(target_os = "linux")]
+            Backend::Bwrap(b) => b.describe(),
+            #[cfg(target_os = "linux")]
+            Backend::Landlock(b) => b.describe(),
+            #[cfg(target_os = "macos")]
+            Backend::Seatbelt(b) => b.describe(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sandbox_can_be_shared_between_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Sandbox>();
+        assert_send_sync::<SandboxError>();
+    }
+
+    #[test]
+    fn kinds_display_in_lower_case() {
+        assert_eq!(SandboxKind::Bubblewrap.to_string(), "bubblewrap");
+        assert_eq!(SandboxKind::Unavailable.to_string(), "unavailable");
+        assert_eq!(count(1, "path"), "1 path");
+        assert_eq!(count(3, "path"), "3 paths");
+    }
+}
