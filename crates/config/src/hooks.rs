@@ -252,12 +252,30 @@ pub fn project_hooks_path(project_root: &Path) -> PathBuf {
 
 /// Reads the user (`<home>/hooks.json`) and project (`.agents/hooks.json`) hook files, user
 /// first. Both run; neither shadows the other.
+///
+/// The project file is read only when the user trusts the project (see [`crate::trust`]);
+/// its handlers are then trusted as a whole, whatever their own `trusted` field says. A user
+/// handler still needs `"trusted": true` in the user's own file.
 pub fn load_hooks(home: &Home, project_root: &Path) -> Result<Vec<HookSource>, ConfigError> {
     let mut sources = Vec::new();
     if let Some(source) = read_hooks_file(&home.hooks_path(), Scope::User)? {
         sources.push(source);
     }
-    if let Some(source) = read_hooks_file(&project_hooks_path(project_root), Scope::Project)? {
+    let project_trusted = crate::trust::check_trust(home, project_root).0.is_trusted();
+    if project_trusted
+        && let Some(mut source) =
+            read_hooks_file(&project_hooks_path(project_root), Scope::Project)?
+    {
+        for handler in source
+            .file
+            .hooks
+            .events
+            .values_mut()
+            .flatten()
+            .flat_map(|group| group.hooks.iter_mut())
+        {
+            handler.trusted = true;
+        }
         sources.push(source);
     }
     Ok(sources)
@@ -289,6 +307,13 @@ mod tests {
                                    {"hooks": [{"statusMessage": "nothing to run"}]}]}}"#,
         );
         let sources = load_hooks(&home, &project).unwrap();
+        assert_eq!(
+            sources.len(),
+            1,
+            "an untrusted project's hooks are not read"
+        );
+        crate::trust::trust_project(&home, &project).unwrap();
+        let sources = load_hooks(&home, &project).unwrap();
         assert_eq!(sources.len(), 2);
         let user = &sources[0];
         assert_eq!(user.scope, Scope::User);
@@ -302,7 +327,10 @@ mod tests {
         let stop = &project_source.file.hooks.events["Stop"];
         assert_eq!(stop.len(), 1, "group without command dropped");
         assert!(stop[0].hooks[0].is_async && !stop[0].hooks[0].enabled);
-        assert!(!stop[0].hooks[0].trusted);
+        assert!(
+            stop[0].hooks[0].trusted,
+            "a trusted project's handlers are trusted as a whole"
+        );
         assert_eq!(project_source.file.handler_count(), 1);
     }
 
@@ -314,9 +342,9 @@ mod tests {
             &project_hooks_path(project),
             "{\"hooks\": {\n \"Stop\": [{\"hooks\": [{\"command\": \"x\", \"timeout\": 0}]}]}}",
         );
-        let err = load_hooks(&Home::at(dir.path().join("h")), project)
-            .unwrap_err()
-            .to_string();
+        let home = Home::at(dir.path().join("h"));
+        crate::trust::trust_project(&home, project).unwrap();
+        let err = load_hooks(&home, project).unwrap_err().to_string();
         assert!(err.contains("hooks.json:2:"), "{err}");
         assert!(err.contains("hooks.Stop[0].hooks[0].timeout"), "{err}");
         assert!(err.contains("at least 1 second"), "{err}");

@@ -8,6 +8,7 @@
 mod auth;
 mod brains;
 pub mod budgets;
+pub mod contained;
 mod error;
 mod home;
 mod hooks;
@@ -20,12 +21,14 @@ mod references;
 mod settings;
 mod support;
 mod text;
+pub mod trust;
 
 pub use auth::{
     ApiKey, AuthStatus, AuthStore, CredentialKind, KeySource, ProviderAuth, ResolvedKey,
     env_api_key, provider_env_var, resolve_api_key, resolve_api_key_with_source,
 };
 pub use brains::{load_brains, read_brains_file, save_brains};
+pub use contained::{ContainedBytes, ContainedError, ContainedText, FileKind, ReadScope};
 pub use error::{ConfigError, JournalError, JsonLocation, LookupError};
 pub use home::Home;
 pub use hooks::{
@@ -47,7 +50,14 @@ pub use references::{
     ReferenceOutcome, ReferenceToken, ResolvedReference, expand_references, tokenize_references,
 };
 pub use settings::{
-    ConfigServer, DEFAULT_BRAIN_ID_FALLBACK, Features, ReferenceSettings, Settings, load_settings,
-    save_settings,
+    ConfigServer, DEFAULT_BRAIN_ID_FALLBACK, Features, ReferenceSettings, SandboxSettings,
+    Settings, load_settings, save_settings,
 };
-pub use support::{Skill, SupportBundle, SupportFile, discover_skills, discover_support};
+pub use support::{
+    AGENTS_MD_MAX_BYTES, SKILL_MAX_BYTES, Skill, SupportBundle, SupportFile, discover_skills,
+    discover_support,
+};
+pub use trust::{
+    ProjectTrust, TRUST_FILES, TrustError, TrustFile, TrustState, TrustStore, check_trust,
+    load_trust_store, trust_files, trust_project, untrust_project,
+};

@@ -146,8 +146,15 @@ pub fn read_mcp_file(path: &Path, scope: Scope) -> (Vec<McpServerConfig>, Vec<St
 pub fn load_mcp_servers(home: &Home, project_root: &Path) -> (Vec<McpServerConfig>, Vec<String>) {
     let mut servers = Vec::new();
     let mut warnings = Vec::new();
-    if let Some(path) = project_mcp_path(project_root) {
-        let (found, warned) = read_mcp_file(&path, Scope::Project);
+    // A project's servers are commands the repository asks us to run: read them only when
+    // the user trusts the project, and then they are trusted as a whole (a `trusted` field
+    // inside the project file means nothing).
+    let project_trusted = crate::trust::check_trust(home, project_root).0.is_trusted();
+    if let Some(path) = project_mcp_path(project_root).filter(|_| project_trusted) {
+        let (mut found, warned) = read_mcp_file(&path, Scope::Project);
+        for server in &mut found {
+            server.trusted = true;
+        }
         servers.extend(found);
         warnings.extend(warned);
     }
@@ -178,6 +185,14 @@ mod tests {
             r#"{"servers": {"web": {"url": "http://127.0.0.1:1/mcp"}, "fs": {"command": "x", "disabled": true}}}"#,
         )
         .unwrap();
+        // Untrusted: the project's servers are not even read; the `trusted` field in the
+        // project file means nothing.
+        let (servers, _) = load_mcp_servers(&home, &project);
+        assert!(
+            servers.iter().all(|s| s.scope == Scope::User),
+            "{servers:?}"
+        );
+        crate::trust::trust_project(&home, &project).unwrap();
         let (servers, warnings) = load_mcp_servers(&home, &project);
         assert!(warnings.is_empty(), "{warnings:?}");
         let names: Vec<_> = servers
@@ -200,7 +215,9 @@ mod tests {
             "{\"mcpServers\": {\n  \"a\": {\"args\": \"not-a-list\"}}}",
         )
         .unwrap();
-        let (servers, warnings) = load_mcp_servers(&Home::at(dir.path().join("h")), project);
+        let home = Home::at(dir.path().join("h"));
+        crate::trust::trust_project(&home, project).unwrap();
+        let (servers, warnings) = load_mcp_servers(&home, project);
         assert!(servers.is_empty());
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("mcp.json:2:"), "{}", warnings[0]);

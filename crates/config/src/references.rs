@@ -11,7 +11,10 @@
 //!   (a NUL byte) or non-UTF-8 files are listed as "could not be inlined: <reason>".
 //! * Containment: after resolving `~`, `..`, absolute paths and symlinks, a file outside the
 //!   project root is refused unless `settings.references.allowOutsideProject` is true or the
-//!   file is under one of `settings.references.allowedPaths`.
+//!   file is under one of `settings.references.allowedPaths`. Whatever the settings, files
+//!   under `/proc`, `/sys` and `/dev` and anything but a regular file (FIFOs, sockets,
+//!   devices) are refused, and the read itself goes through a [`ReadScope`], so a link
+//!   swapped in after the check cannot redirect it.
 //! * `@@id`: the session snapshot (see [`crate::journal`]), or "could not be inlined" when
 //!   no session matches.
 //!
@@ -24,6 +27,7 @@ use base64::Engine;
 use serde::Serialize;
 
 use crate::budgets::{AT_FILE_MAX_BYTES, AT_IMAGE_MAX_BYTES};
+use crate::contained::{ContainedError, FileKind, ReadScope};
 use crate::journal::{SnapshotOptions, resolve_session, session_snapshot};
 use crate::{Home, Settings};
 
@@ -192,31 +196,54 @@ fn expand_path(raw: &str, base: &Path) -> PathBuf {
     }
 }
 
-/// Whether the canonical `path` may be read under the reference policy.
-fn is_allowed(path: &Path, ctx: &ReferenceContext<'_>) -> bool {
-    if ctx.settings.references.allow_outside_project {
-        return true;
-    }
-    let root = ctx
-        .project_root
-        .canonicalize()
-        .unwrap_or_else(|_| ctx.project_root.to_path_buf());
-    if path.starts_with(&root) {
-        return true;
-    }
-    ctx.settings
-        .references
-        .allowed_paths
-        .iter()
-        .filter_map(|entry| {
-            expand_path(entry.trim(), ctx.project_root)
-                .canonicalize()
-                .ok()
-        })
-        .any(|allowed| path.starts_with(allowed))
+/// The scope `@path` references may read: the project root, plus the allowed paths of the
+/// settings (or all of `/` with `allowOutsideProject`). The scope still refuses system files.
+fn reference_scope(ctx: &ReferenceContext<'_>) -> Result<ReadScope, String> {
+    let scope = ReadScope::new(ctx.project_root).map_err(|err| {
+        format!(
+            "cannot resolve the project root {}: {err}",
+            ctx.project_root.display()
+        )
+    })?;
+    let references = &ctx.settings.references;
+    let allowed: Vec<PathBuf> = if references.allow_outside_project {
+        vec![PathBuf::from("/")]
+    } else {
+        references
+            .allowed_paths
+            .iter()
+            .map(|entry| expand_path(entry.trim(), ctx.project_root))
+            .collect()
+    };
+    Ok(scope.with_allowed(allowed))
 }
 
 const OUTSIDE_PROJECT: &str = "the file is outside the project root; allow it with settings.references.allowedPaths (or references.allowOutsideProject) in settings.json";
+
+/// The reason shown for a refused or unreadable reference.
+fn refusal(err: &ContainedError) -> String {
+    match err {
+        _ if err.is_not_found() => "file not found".into(),
+        ContainedError::Outside { .. } => OUTSIDE_PROJECT.into(),
+        ContainedError::SpecialFilesystem { target, .. } => format!(
+            "it leads to {}, a system file under /proc, /sys or /dev; those are never read, whatever the settings",
+            target.display()
+        ),
+        ContainedError::NotRegular {
+            kind: FileKind::Directory,
+            ..
+        } => "it is a directory; reference a file, or ask the agent to list it".into(),
+        ContainedError::NotRegular { kind, .. } => {
+            format!("it is a {kind}, not a regular file; only regular files are read")
+        }
+        ContainedError::Replaced { .. } => {
+            "the file changed while it was being opened (a link or file was swapped); try again"
+                .into()
+        }
+        ContainedError::Io { source, .. } => format!("cannot read the file: {source}"),
+        ContainedError::NotDirectory { .. } => err.to_string(),
+    }
+}
 
 enum FileContent {
     Text { label: String, body: String },
@@ -226,8 +253,10 @@ enum FileContent {
 
 fn read_reference(
     target: &str,
+    scope: &Result<ReadScope, String>,
     ctx: &ReferenceContext<'_>,
 ) -> Result<(PathBuf, FileContent), String> {
+    let scope = scope.as_ref().map_err(Clone::clone)?;
     let mut candidate = expand_path(target, ctx.project_root);
     if !candidate.exists() {
         let trimmed =
@@ -239,37 +268,29 @@ fn read_reference(
             }
         }
     }
-    let canonical = candidate
-        .canonicalize()
-        .map_err(|_| "file not found".to_string())?;
-    if !is_allowed(&canonical, ctx) {
-        return Err(OUTSIDE_PROJECT.to_string());
-    }
-    let meta =
-        std::fs::metadata(&canonical).map_err(|err| format!("cannot read the file: {err}"))?;
-    if meta.is_dir() {
-        return Err("it is a directory; reference a file, or ask the agent to list it".into());
-    }
+    let canonical = scope.resolve(&candidate).map_err(|err| refusal(&err))?;
     let extension = canonical
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
     if let Some((_, mime)) = INLINE_IMAGE_TYPES.iter().find(|(ext, _)| *ext == extension) {
-        if meta.len() > AT_IMAGE_MAX_BYTES {
+        let max = usize::try_from(AT_IMAGE_MAX_BYTES).unwrap_or(usize::MAX);
+        let read = scope
+            .read_bytes(&candidate, max)
+            .map_err(|err| refusal(&err))?;
+        if read.clipped {
             return Err(format!(
                 "image is {} bytes (limit {AT_IMAGE_MAX_BYTES})",
-                meta.len()
+                read.size
             ));
         }
-        let bytes =
-            std::fs::read(&canonical).map_err(|err| format!("cannot read the file: {err}"))?;
         let image = ImageAttachment {
-            path: canonical.clone(),
+            path: read.path.clone(),
             mime_type: (*mime).to_string(),
-            data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+            data_base64: base64::engine::general_purpose::STANDARD.encode(read.bytes),
         };
-        return Ok((canonical, FileContent::Image(image)));
+        return Ok((read.path, FileContent::Image(image)));
     }
     if OTHER_IMAGE_EXTENSIONS.contains(&extension.as_str()) {
         let mime = if extension == "svg" {
@@ -279,25 +300,21 @@ fn read_reference(
         };
         return Ok((canonical, FileContent::Mention { mime }));
     }
-    if meta.len() > AT_FILE_MAX_BYTES as u64 {
+    let read = scope
+        .read_bytes(&candidate, AT_FILE_MAX_BYTES)
+        .map_err(|err| refusal(&err))?;
+    if read.clipped {
         return Err(format!(
             "file is {} bytes (limit {AT_FILE_MAX_BYTES})",
-            meta.len()
+            read.size
         ));
     }
-    let bytes = std::fs::read(&canonical).map_err(|err| format!("cannot read the file: {err}"))?;
-    if bytes.len() > AT_FILE_MAX_BYTES {
-        return Err(format!(
-            "file is {} bytes (limit {AT_FILE_MAX_BYTES})",
-            bytes.len()
-        ));
-    }
-    if bytes.contains(&0) {
+    if read.bytes.contains(&0) {
         return Err("binary file (contains NUL bytes)".into());
     }
-    let body = String::from_utf8(bytes).map_err(|_| "file is not UTF-8 text".to_string())?;
+    let body = String::from_utf8(read.bytes).map_err(|_| "file is not UTF-8 text".to_string())?;
     Ok((
-        canonical,
+        read.path,
         FileContent::Text {
             label: extension,
             body,
@@ -332,10 +349,11 @@ pub fn expand_references(prompt: &str, ctx: &ReferenceContext<'_>) -> ExpandedPr
     let mut sections = Vec::new();
     let mut images = Vec::new();
     let mut references = Vec::new();
+    let scope = reference_scope(ctx);
     for token in tokens {
         let (section, outcome) = match token.kind {
             ReferenceKind::Session => expand_session(&token, ctx),
-            ReferenceKind::File => match read_reference(&token.target, ctx) {
+            ReferenceKind::File => match read_reference(&token.target, &scope, ctx) {
                 Ok((path, FileContent::Text { label, body })) => {
                     let fence = fence_for(&body);
                     let newline = if body.ends_with('\n') { "" } else { "\n" };

@@ -80,6 +80,20 @@ pub struct Settings {
     pub config_server: ConfigServer,
     /// `@path` reference policy.
     pub references: ReferenceSettings,
+    /// The OS sandbox commands run in.
+    pub sandbox: SandboxSettings,
+}
+
+/// The OS sandbox every command runs in (shell, exec sessions, scripts, hooks).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// Let commands reach the network (default off; `braincode run --allow-network` for one
+    /// run).
+    pub allow_network: bool,
+    /// Extra directories commands may write (absolute, or starting with `~/`), e.g. a shared
+    /// build cache.
+    pub writable_paths: Vec<String>,
 }
 
 impl Default for Settings {
@@ -91,6 +105,7 @@ impl Default for Settings {
             features: Features::default(),
             config_server: ConfigServer::default(),
             references: ReferenceSettings::default(),
+            sandbox: SandboxSettings::default(),
         }
     }
 }

@@ -7,6 +7,11 @@
 //! empty files are skipped, skills are sorted by id, and a project skill shadows a user skill
 //! with the same id. Broken skills and MCP files are skipped with a warning; they never stop
 //! a run.
+//!
+//! AGENTS.md files and skills go to a model, so they are read through a [`ReadScope`]: project
+//! files must resolve inside the project, user files inside the Braincode home, none may be a
+//! system file (`/proc`, `/sys`, `/dev`) or anything but a regular file, and reads are
+//! bounded. A refused file is never read; the bundle's warnings say why.
 
 use std::path::{Path, PathBuf};
 
@@ -17,17 +22,27 @@ use crate::Home;
 use crate::budgets::{
     AGENTS_MD_MAX_CHARS, MAX_INLINED_SKILLS, SKILL_MAX_CHARS, SUPPORT_SECTION_MAX_CHARS,
 };
+use crate::contained::{ContainedText, ReadScope};
 use crate::hooks::{Scope, load_hooks};
 use crate::mcp::{McpServerConfig, load_mcp_servers, project_mcp_path};
 use crate::text::clip;
+
+/// Bytes read of one AGENTS.md: four per character of [`AGENTS_MD_MAX_CHARS`] (a UTF-8
+/// character is at most four bytes), so the character clip is exact and the rest of a huge
+/// file is never read.
+pub const AGENTS_MD_MAX_BYTES: usize = AGENTS_MD_MAX_CHARS * 4;
+/// Bytes read of one skill file, by the same rule from [`SKILL_MAX_CHARS`].
+pub const SKILL_MAX_BYTES: usize = SKILL_MAX_CHARS * 4;
 
 /// An instructions file that was found (non-empty).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SupportFile {
     /// The file.
     pub path: PathBuf,
-    /// Its text.
+    /// Its text (at most [`AGENTS_MD_MAX_BYTES`] of it).
     pub body: String,
+    /// Whether the file is longer than what was read.
+    pub clipped: bool,
 }
 
 /// One skill.
@@ -39,8 +54,10 @@ pub struct Skill {
     pub scope: Scope,
     /// The skill file.
     pub path: PathBuf,
-    /// Its text.
+    /// Its text (at most [`SKILL_MAX_BYTES`] of it).
     pub body: String,
+    /// Whether the file is longer than what was read.
+    pub clipped: bool,
 }
 
 /// Everything support discovery found for one project.
@@ -67,34 +84,80 @@ pub struct SupportBundle {
     pub warnings: Vec<String>,
 }
 
-fn read_instructions(path: &Path, warnings: &mut Vec<String>) -> Option<SupportFile> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(err) => {
-            warnings.push(format!("{} skipped: {err}", path.display()));
-            return None;
-        }
-    };
-    let body = match String::from_utf8(bytes) {
-        Ok(body) => body,
+/// A scope rooted at `root`, or `None` when there is nothing to read there (it does not
+/// exist) or it cannot be resolved (with a warning).
+fn open_scope(root: &Path, what: &str, warnings: &mut Vec<String>) -> Option<ReadScope> {
+    match ReadScope::new(root) {
+        Ok(scope) => Some(scope),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
         Err(err) => {
             warnings.push(format!(
-                "{} is not valid UTF-8; invalid bytes were replaced",
-                path.display()
+                "{what} support files skipped: cannot resolve {}: {err}",
+                root.display()
             ));
-            String::from_utf8_lossy(err.as_bytes()).into_owned()
+            None
         }
-    };
-    (!body.trim().is_empty()).then(|| SupportFile {
+    }
+}
+
+/// Reads one support file through `scope`. Missing files are `None` silently; refused or
+/// unreadable files are `None` with a warning.
+fn read_contained(
+    scope: &ReadScope,
+    path: &Path,
+    max_bytes: usize,
+    warnings: &mut Vec<String>,
+    what: impl Fn() -> String,
+) -> Option<ContainedText> {
+    match scope.read_to_string(path, max_bytes) {
+        Ok(text) => Some(text),
+        Err(err) if err.is_not_found() => None,
+        Err(err) => {
+            warnings.push(format!("{} skipped: {err}", what()));
+            None
+        }
+    }
+}
+
+fn read_instructions(
+    scope: &ReadScope,
+    path: &Path,
+    what: &str,
+    warnings: &mut Vec<String>,
+) -> Option<SupportFile> {
+    let read = read_contained(scope, path, AGENTS_MD_MAX_BYTES, warnings, || {
+        what.to_string()
+    })?;
+    if read.lossy {
+        warnings.push(format!(
+            "{} is not valid UTF-8; invalid bytes were replaced",
+            path.display()
+        ));
+    }
+    (!read.text.trim().is_empty()).then(|| SupportFile {
         path: path.to_path_buf(),
-        body,
+        body: read.text,
+        clipped: read.clipped,
     })
 }
 
-/// Skills in one directory, sorted by id.
-pub fn discover_skills(dir: &Path, scope: Scope, warnings: &mut Vec<String>) -> Vec<Skill> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+/// Skills in one directory, sorted by id. Every skill file is read through `reader`: a skill
+/// directory or file linking out of it is refused with a warning, as is `dir` itself.
+pub fn discover_skills(
+    reader: &ReadScope,
+    dir: &Path,
+    scope: Scope,
+    warnings: &mut Vec<String>,
+) -> Vec<Skill> {
+    let listed = match reader.resolve_dir(dir) {
+        Ok(listed) => listed,
+        Err(err) if err.is_not_found() => return Vec::new(),
+        Err(err) => {
+            warnings.push(format!("{scope} skills skipped: {err}"));
+            return Vec::new();
+        }
+    };
+    let Ok(entries) = std::fs::read_dir(&listed) else {
         return Vec::new();
     };
     let mut skills: Vec<Skill> = Vec::new();
@@ -103,41 +166,43 @@ pub fn discover_skills(dir: &Path, scope: Scope, warnings: &mut Vec<String>) -> 
         if name.starts_with('.') {
             continue;
         }
-        let path = entry.path();
+        let path = dir.join(&name);
+        // `is_dir` follows a link only to stat its target; nothing is opened or read.
         let (id, file) = if path.is_dir() {
+            if let Err(err) = reader.resolve_dir(&path) {
+                warnings.push(format!("skill {name:?} skipped: {err}"));
+                continue;
+            }
             (name.clone(), path.join("SKILL.md"))
         } else if let Some(stem) = name.strip_suffix(".md") {
             (stem.to_string(), path.clone())
         } else {
             continue;
         };
-        if id.is_empty() || !file.is_file() {
+        if id.is_empty() {
             continue;
         }
-        let body = match std::fs::read(&file) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(body) => body,
-                Err(_) => {
-                    warnings.push(format!(
-                        "skill {id:?} skipped: {} is not valid UTF-8",
-                        file.display()
-                    ));
-                    continue;
-                }
-            },
-            Err(err) => {
-                warnings.push(format!("skill {id:?} skipped: {}: {err}", file.display()));
-                continue;
-            }
+        let Some(read) = read_contained(reader, &file, SKILL_MAX_BYTES, warnings, || {
+            format!("skill {id:?}")
+        }) else {
+            continue;
         };
-        if body.trim().is_empty() {
+        if read.lossy {
+            warnings.push(format!(
+                "skill {id:?} skipped: {} is not valid UTF-8",
+                file.display()
+            ));
+            continue;
+        }
+        if read.text.trim().is_empty() {
             continue;
         }
         skills.push(Skill {
             id,
             scope,
             path: file,
-            body,
+            body: read.text,
+            clipped: read.clipped,
         });
     }
     // `<id>/SKILL.md` and `<id>.md` may both exist; directory order is arbitrary, so make
@@ -167,14 +232,39 @@ pub fn discover_skills(dir: &Path, scope: Scope, warnings: &mut Vec<String>) -> 
 /// Finds every support file of `project_root` and of the user.
 pub fn discover_support(home: &Home, project_root: &Path) -> SupportBundle {
     let mut warnings = Vec::new();
-    let project_agents_md = read_instructions(&project_root.join("AGENTS.md"), &mut warnings);
-    let user_agents_md = read_instructions(&home.agents_md_path(), &mut warnings);
-    let project_skills = discover_skills(
-        &project_root.join(".agents").join("skills"),
-        Scope::Project,
-        &mut warnings,
-    );
-    let user_skills = discover_skills(&home.skills_dir(), Scope::User, &mut warnings);
+    let project_scope = open_scope(project_root, "project", &mut warnings);
+    let user_scope = open_scope(home.root(), "user", &mut warnings);
+    let project_agents_md = project_scope.as_ref().and_then(|reader| {
+        read_instructions(
+            reader,
+            &project_root.join("AGENTS.md"),
+            "project AGENTS.md",
+            &mut warnings,
+        )
+    });
+    let user_agents_md = user_scope.as_ref().and_then(|reader| {
+        read_instructions(
+            reader,
+            &home.agents_md_path(),
+            "user AGENTS.md",
+            &mut warnings,
+        )
+    });
+    let project_skills = project_scope
+        .as_ref()
+        .map(|reader| {
+            discover_skills(
+                reader,
+                &project_root.join(".agents").join("skills"),
+                Scope::Project,
+                &mut warnings,
+            )
+        })
+        .unwrap_or_default();
+    let user_skills = user_scope
+        .as_ref()
+        .map(|reader| discover_skills(reader, &home.skills_dir(), Scope::User, &mut warnings))
+        .unwrap_or_default();
     let mut skills = project_skills;
     for skill in user_skills {
         if !skills.iter().any(|s| s.id == skill.id) {
@@ -203,9 +293,17 @@ pub fn discover_support(home: &Home, project_root: &Path) -> SupportBundle {
     }
 }
 
-fn clipped_with_note(body: &str, max: usize, what: &str, path: &Path) -> String {
+/// `body` clipped to `max` characters, with a note when anything is missing: cut here, or
+/// never read (`read_clipped`).
+fn clipped_with_note(
+    body: &str,
+    read_clipped: bool,
+    max: usize,
+    what: &str,
+    path: &Path,
+) -> String {
     let body = body.trim();
-    if body.chars().count() <= max {
+    if !read_clipped && body.chars().count() <= max {
         return body.to_string();
     }
     format!(
@@ -226,7 +324,13 @@ impl SupportBundle {
             parts.push(format!(
                 "Project AGENTS.md ({}):\n{}",
                 file.path.display(),
-                clipped_with_note(&file.body, AGENTS_MD_MAX_CHARS, "AGENTS.md", &file.path)
+                clipped_with_note(
+                    &file.body,
+                    file.clipped,
+                    AGENTS_MD_MAX_CHARS,
+                    "AGENTS.md",
+                    &file.path
+                )
             ));
         }
         if let Some(file) = &self.user_agents_md {
@@ -235,6 +339,7 @@ impl SupportBundle {
                 file.path.display(),
                 clipped_with_note(
                     &file.body,
+                    file.clipped,
                     AGENTS_MD_MAX_CHARS,
                     "user AGENTS.md",
                     &file.path
@@ -249,7 +354,13 @@ impl SupportBundle {
                     skill.id,
                     skill.scope,
                     skill.path.display(),
-                    clipped_with_note(&skill.body, SKILL_MAX_CHARS, "skill", &skill.path)
+                    clipped_with_note(
+                        &skill.body,
+                        skill.clipped,
+                        SKILL_MAX_CHARS,
+                        "skill",
+                        &skill.path
+                    )
                 ));
             }
             if self.skills.len() > MAX_INLINED_SKILLS {

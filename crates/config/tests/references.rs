@@ -231,3 +231,97 @@ fn duplicates_are_expanded_once() {
     assert_eq!(expanded.references.len(), 1);
     assert_eq!(expanded.text.matches("pub fn answer").count(), 1);
 }
+
+fn failed_reason(expanded: &ExpandedPrompt, i: usize) -> String {
+    match outcome(expanded, i) {
+        ReferenceOutcome::Failed(reason) => reason.clone(),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_symlink_chain_ending_outside_is_refused() {
+    let fx = fixture();
+    fs::create_dir_all(fx.root.join("docs")).unwrap();
+    std::os::unix::fs::symlink(fx.outside.join("secret.txt"), fx.root.join("docs/c")).unwrap();
+    std::os::unix::fs::symlink("docs/c", fx.root.join("b")).unwrap();
+    std::os::unix::fs::symlink("b", fx.root.join("a.txt")).unwrap();
+    assert_refused(&expand(&fx, &Settings::default(), "read @a.txt"));
+}
+
+#[test]
+fn system_files_are_refused_whatever_the_settings() {
+    let fx = fixture();
+    // What /proc/self/environ would leak: this process's own variables.
+    let environ = fs::read("/proc/self/environ").unwrap_or_default();
+    let leaked: Vec<String> = String::from_utf8_lossy(&environ)
+        .split('\0')
+        .filter(|var| var.len() > 8)
+        .map(str::to_string)
+        .collect();
+    let mut slash = Settings::default();
+    slash.references.allowed_paths = vec!["/".into()];
+    let mut open = Settings::default();
+    open.references.allow_outside_project = true;
+    for settings in [Settings::default(), slash, open] {
+        let expanded = expand(&fx, &settings, "@/proc/self/environ @/dev/zero @/dev/stdin");
+        for i in 0..3 {
+            let reason = failed_reason(&expanded, i);
+            assert!(
+                reason.contains("never read, whatever the settings"),
+                "{}: {reason}",
+                expanded.references[i].token
+            );
+        }
+        for var in &leaked {
+            assert!(!expanded.text.contains(var.as_str()), "{var} leaked");
+        }
+    }
+    // A link inside the project to a system file, with everything allowed.
+    std::os::unix::fs::symlink("/proc/self/environ", fx.root.join("env.txt")).unwrap();
+    let mut open = Settings::default();
+    open.references.allow_outside_project = true;
+    let expanded = expand(&fx, &open, "@env.txt");
+    assert!(failed_reason(&expanded, 0).contains("/proc"));
+    for var in &leaked {
+        assert!(!expanded.text.contains(var.as_str()), "{var} leaked");
+    }
+}
+
+#[test]
+fn fifos_are_refused_without_blocking() {
+    let fx = fixture();
+    let status = std::process::Command::new("mkfifo")
+        .arg(fx.root.join("pipe.txt"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (root, home) = (fx.root.clone(), fx.home.clone());
+    std::thread::spawn(move || {
+        let settings = Settings::default();
+        let ctx = ReferenceContext {
+            project_root: &root,
+            home: &home,
+            settings: &settings,
+        };
+        let _ = tx.send(expand_references("@pipe.txt", &ctx));
+    });
+    let expanded = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("reading the FIFO blocked");
+    let reason = failed_reason(&expanded, 0);
+    assert!(reason.contains("FIFO"), "{reason}");
+    assert!(reason.contains("not a regular file"), "{reason}");
+}
+
+#[test]
+fn symlinks_inside_the_project_are_read() {
+    let fx = fixture();
+    std::os::unix::fs::symlink("src/lib.rs", fx.root.join("alias.rs")).unwrap();
+    std::os::unix::fs::symlink("src", fx.root.join("code")).unwrap();
+    let expanded = expand(&fx, &Settings::default(), "@alias.rs @code/lib.rs");
+    assert_eq!(outcome(&expanded, 0), &ReferenceOutcome::Inlined);
+    assert_eq!(outcome(&expanded, 1), &ReferenceOutcome::Inlined);
+    assert_eq!(expanded.text.matches("pub fn answer").count(), 2);
+}

@@ -154,6 +154,9 @@ fn malformed_settings_hooks_and_auth_name_line_column_and_field() {
         "{\"hooks\": {\"Stop\": [\n  {\"hooks\": [{\"command\": [\"not\", \"a\", \"string\"]}]}]}}",
     )
     .unwrap();
+    // Not read before the user trusts the project; located once it is.
+    load_hooks(&home, &project).unwrap();
+    braincode_config::trust_project(&home, &project).unwrap();
     let err = load_hooks(&home, &project).unwrap_err().to_string();
     assert!(err.contains(".agents/hooks.json:2:"), "{err}");
     assert!(err.contains("hooks.Stop[0].hooks[0].command"), "{err}");
@@ -205,6 +208,7 @@ fn malformed_mcp_and_skills_are_skipped_with_warnings() {
     fs::write(project.join("AGENTS.md"), "Project rules.").unwrap();
     fs::write(home.agents_md_path(), "User rules.").unwrap();
 
+    braincode_config::trust_project(&home, &project).unwrap();
     let (servers, warnings) = load_mcp_servers(&home, &project);
     assert_eq!(servers.len(), 1);
     assert!(warnings[0].contains("mcp.json:1:"), "{warnings:?}");

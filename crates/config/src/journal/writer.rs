@@ -101,6 +101,14 @@ impl JournalWriter {
             source,
         })?;
         line.push(b'\n');
+        // The journal is text that outlives the run: no registered secret lands in it, however
+        // it got into a record (a tool's output, an error message, a hook's context).
+        if let Ok(text) = std::str::from_utf8(&line)
+            && let std::borrow::Cow::Owned(redacted) =
+                braincode_protocol::secrets::redact_secrets(text)
+        {
+            line = redacted.into_bytes();
+        }
         let io_err = |action, source| JournalError::Io {
             action,
             path: self.path.clone(),
