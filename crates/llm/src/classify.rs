@@ -70,14 +70,17 @@ pub fn clip_chars(text: &str, limit: usize) -> String {
     }
 }
 
-/// Replaces every occurrence of `secret` in `text` (no-op for short or absent secrets).
+/// Replaces every occurrence of `secret`, and of every secret registered with
+/// [`braincode_protocol::secrets`], in `text`. Call it before clipping: a clipped echo of a key
+/// would otherwise keep all but its last characters.
 pub fn redact(text: &str, secret: Option<&str>) -> String {
-    match secret.map(str::trim) {
+    let text = match secret.map(str::trim) {
         Some(secret) if secret.len() >= 4 && text.contains(secret) => {
-            text.replace(secret, "[redacted]")
+            text.replace(secret, braincode_protocol::secrets::REDACTED)
         }
         _ => text.to_string(),
-    }
+    };
+    braincode_protocol::secrets::redact_secrets(&text).into_owned()
 }
 
 /// The `error.message` (or `message`, or `error` string) of a provider JSON error body, with

@@ -192,6 +192,7 @@ impl Transport {
             let retry_after = retry_after(response.headers());
             let mut body = response.bytes_stream();
             let text = read_limited(&mut body, cancel, &self.options, deadline).await?;
+            let text = redact(&text, self.api_key.as_deref());
             return Err(classify_http_error(status, &text, content_type.as_deref())
                 .with_retry_after(retry_after));
         }
@@ -200,6 +201,7 @@ impl Transport {
             // A server that ignored `stream: true`, or a proxy/login page.
             let mut body = response.bytes_stream();
             let text = read_limited(&mut body, cancel, &self.options, deadline).await?;
+            let text = redact(&text, self.api_key.as_deref());
             if let Some(error) = serde_json::from_str::<serde_json::Value>(&text)
                 .ok()
                 .filter(|v| v.get("error").is_some_and(|e| !e.is_null()))

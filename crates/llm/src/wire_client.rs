@@ -49,6 +49,9 @@ impl WireClient {
         let api_key = api_key
             .map(|k| k.trim().to_string())
             .filter(|k| !k.is_empty());
+        if let Some(key) = &api_key {
+            braincode_protocol::secrets::register_secret(key);
+        }
         let (url, new_decoder): (String, fn() -> Box<dyn StreamDecoder>) = match definition.api {
             ModelApi::OpenaiCompletions => (format!("{base}/chat/completions"), || {
                 Box::new(chat::ChatDecoder::new())

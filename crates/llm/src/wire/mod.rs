@@ -58,7 +58,7 @@ pub(crate) fn malformed(event: &SseEvent, err: &serde_json::Error) -> ModelError
         ErrorKind::InvalidResponse,
         format!(
             "malformed stream event{name}: {err}; data line: {:?}",
-            clip_chars(&event.data, QUOTE_LIMIT)
+            clip_chars(&crate::classify::redact(&event.data, None), QUOTE_LIMIT)
         ),
     )
 }

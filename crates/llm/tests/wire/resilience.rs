@@ -459,3 +459,33 @@ async fn json_instead_of_a_stream_is_explained() {
         err.message
     );
 }
+
+#[tokio::test]
+async fn a_key_echoed_where_the_error_is_clipped_leaves_no_prefix_behind() {
+    // The key straddles the point where the error detail is clipped: redacting after clipping
+    // would leave all but its last characters in the message.
+    let key = "sk-clip-0123456789abcdefghijklmn";
+    let padding = "x".repeat(2_000 - 12);
+    let body = format!("not json {padding}{key} trailing text");
+    let server = ReplayServer::start(vec![Canned::error(401, &body)]).await;
+    let client = WireClient::new(
+        &definition("openai-completions", &server.url()),
+        Some(key.into()),
+        fast_options(),
+    )
+    .unwrap();
+    let err = client
+        .stream(hello(), CancellationToken::new())
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err.kind, ErrorKind::Auth);
+    for cut in 8..key.len() {
+        assert!(
+            !err.message.contains(&key[..cut]),
+            "{} characters of the key leaked: {}",
+            cut,
+            &err.message[err.message.len().saturating_sub(120)..]
+        );
+    }
+}
