@@ -6,12 +6,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::args::Args;
 use crate::fs::root_of;
 use crate::paths::resolve_inside;
 use crate::registry::builtin_definition;
 use crate::text::DEFAULT_OUTPUT_BYTES;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+use crate::tool_args::{GetChangedFilesArgs, GitDiffArgs, ToolArgs};
 
 /// How long a git read may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -22,16 +22,8 @@ async fn git(
     args: &[&str],
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<Vec<u8>, String> {
-    let mut command = tokio::process::Command::new("git");
-    command
-        .arg("--no-pager")
-        .args(["-c", "core.quotepath=off"])
-        .args(args)
-        .current_dir(root)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
+    let mut command = tokio::process::Command::from(crate::git_safe::git_command(root));
+    command.args(args).kill_on_drop(true);
     let output = tokio::select! {
         output = tokio::time::timeout(GIT_TIMEOUT, command.output()) => output,
         () = cancel.cancelled() => return Err("cancelled".to_string()),
@@ -76,16 +68,19 @@ impl Tool for GitDiff {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
+        let args = match GitDiffArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
+        };
         let root = root_of(context);
         let mut git_args = vec!["diff", "--no-color", "--no-ext-diff", "--relative"];
-        if args.bool(&["staged", "cached"]).unwrap_or(false) {
+        if args.staged.unwrap_or(false) {
             git_args.push("--cached");
         }
-        if args.bool(&["stat", "summary"]).unwrap_or(false) {
+        if args.stat.unwrap_or(false) {
             git_args.push("--stat");
         }
-        let path = match args.non_empty_str(&["path", "file"]) {
+        let path = match args.path.as_deref().filter(|p| !p.trim().is_empty()) {
             Some(raw) => match resolve_inside(&root, raw) {
                 Ok(resolved) => Some(if resolved.relative.is_empty() {
                     ".".to_string()
@@ -179,7 +174,10 @@ impl Tool for GetChangedFiles {
         &self.definition
     }
 
-    async fn call(&self, _arguments: Value, context: &ToolContext) -> ToolOutput {
+    async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
+        if let Err(error) = GetChangedFilesArgs::parse(&arguments) {
+            return ToolOutput::error(error.to_string());
+        }
         let root = root_of(context);
         let prefix = match git(&root, &["rev-parse", "--show-prefix"], &context.cancel).await {
             Ok(stdout) => String::from_utf8_lossy(&stdout).trim().to_string(),

@@ -13,6 +13,7 @@ pub mod evidence;
 pub mod exec;
 pub mod fs;
 pub mod git;
+pub mod git_safe;
 pub mod patch;
 pub mod paths;
 pub mod policy;
@@ -20,6 +21,7 @@ pub mod registry;
 pub mod script;
 pub mod text;
 mod tool;
+pub mod tool_args;
 
 pub use audit::summarize_json;
 pub use config::{
@@ -30,8 +32,8 @@ pub use config::{
 pub use evidence::{CacheLookup, EvidenceCache, EvidenceCacheConfig};
 pub use exec::{ExecLimits, ExecSessions};
 pub use policy::{
-    CommandReport, PermissionPolicy, PermissionRequest, PolicyError, PolicyEvaluation, RuleMatch,
-    TargetKind, requires_approval,
+    CommandReport, PROTECTED_PATHS, PermissionPolicy, PermissionRequest, PolicyError,
+    PolicyEvaluation, RuleMatch, TargetKind, requires_approval,
 };
 pub use registry::{BUILTIN_TOOLS, ToolMode, builtin_tools};
 pub use script::{ResolvedScript, ScriptError, resolve_script};

@@ -70,6 +70,43 @@ pub fn patch_paths(patch: &str) -> Vec<PatchPath> {
     out
 }
 
+/// Paths a patch makes (or keeps) a symbolic link: `new file mode 120000`, `new mode 120000`,
+/// or an `index … 120000` line (a link whose target changes). Project-relative (`-p1`).
+pub fn symlink_paths(patch: &str) -> Vec<String> {
+    let strip = |raw: String| match raw.split_once('/') {
+        Some((_, rest)) if !rest.is_empty() => rest.to_string(),
+        _ => raw,
+    };
+    let mut current: Option<String> = None;
+    let mut out: Vec<String> = Vec::new();
+    for line in patch.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            current = split_git_header(rest).pop().map(strip);
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("+++ ") {
+            let path = header_path(rest);
+            if path != "/dev/null" {
+                current = Some(strip(path));
+            }
+            continue;
+        }
+        let link = (line.starts_with("new file mode ")
+            || line.starts_with("new mode ")
+            || line.starts_with("index "))
+            && line.trim_end().ends_with("120000");
+        if link {
+            let path = current
+                .clone()
+                .unwrap_or_else(|| "(a path in the patch)".to_string());
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
 /// Whether a patch path would escape the directory it is applied in.
 pub fn escapes_root(raw: &str) -> bool {
     let normalized = raw.replace('\\', "/");

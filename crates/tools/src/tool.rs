@@ -54,6 +54,9 @@ pub struct ToolContext {
     pub project_root: PathBuf,
     /// Fires when the run is cancelled; tools stop and kill their process groups.
     pub cancel: CancellationToken,
+    /// The OS sandbox every command runs in; `None` when none could be set up (the gate then
+    /// has a person approve each command).
+    pub sandbox: Option<Arc<braincode_sandbox::Sandbox>>,
 }
 
 /// The result of one tool call, as the model will see it.

@@ -281,6 +281,7 @@ async fn cancellation_kills_every_group() {
     let context = ToolContext {
         project_root: repo.root.clone(),
         cancel: cancel.clone(),
+        sandbox: None,
     };
     let exec = ExecCommand::new(sessions.clone());
     for background in [true, false] {

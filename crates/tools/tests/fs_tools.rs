@@ -285,6 +285,7 @@ async fn git_diff_and_changed_files() {
     let context = braincode_tools::ToolContext {
         project_root: not_repo.path().to_path_buf(),
         cancel: Default::default(),
+        sandbox: None,
     };
     let out = braincode_tools::Tool::call(&GetChangedFiles::default(), json!({}), &context).await;
     assert!(out.is_error && out.content.contains("git status failed"));

@@ -110,6 +110,7 @@ fn approval_decision() {
             tool_name: tool,
             arguments: args,
             project_root: dir.path(),
+            session_history: None,
         })
     };
     let cases: Vec<(&str, ToolPermission, Value, bool)> = vec![

@@ -111,6 +111,30 @@ pub fn terminate_group_detached(pgids: Vec<i32>) {
     }
 }
 
+/// A command running `program args…` in `cwd`: inside `sandbox` when there is one, plain
+/// otherwise (then a person approved it). Either way no credential variable of Braincode's
+/// environment reaches it.
+pub fn confined_command(
+    sandbox: Option<&braincode_sandbox::Sandbox>,
+    program: &str,
+    args: &[&str],
+    cwd: &std::path::Path,
+) -> Command {
+    let std_command = match sandbox {
+        Some(sandbox) => {
+            let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+            sandbox.command(program.as_ref(), &args, cwd)
+        }
+        None => {
+            let mut command = std::process::Command::new(program);
+            command.args(args).current_dir(cwd);
+            braincode_sandbox::scrub_secret_env(&mut command);
+            command
+        }
+    };
+    Command::from(std_command)
+}
+
 /// Configures a command as a group leader with the environment tools expect (no pagers).
 pub fn prepare(command: &mut Command) {
     command

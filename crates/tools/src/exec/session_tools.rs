@@ -8,11 +8,13 @@ use serde_json::{Value, json};
 
 use super::sessions::{ExecSessions, SessionRead, SpawnRequest};
 use super::{default_shell, workdir};
-use crate::args::Args;
 use crate::fs::root_of;
 use crate::registry::builtin_definition;
 use crate::text::{DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES, MIN_OUTPUT_BYTES};
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+use crate::tool_args::{
+    ExecCommandArgs, KillBackgroundArgs, ListBackgroundArgs, ToolArgs, WriteStdinArgs,
+};
 
 /// Default wait for output before returning (ms).
 pub const DEFAULT_YIELD_MS: u64 = 1_000;
@@ -24,19 +26,11 @@ pub const DEFAULT_EXEC_TIMEOUT_MS: u64 = 120_000;
 pub const EXEC_TIMEOUT_RANGE_MS: (u64, u64) = (1_000, 900_000);
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash"];
 
-fn output_cap(args: &Args<'_>) -> usize {
-    let tokens = args
-        .u64(&["max_output_tokens", "maxOutputTokens"])
-        .map(|t| t.saturating_mul(4));
-    let bytes = args
-        .u64(&["maxOutputBytes", "max_output_bytes"])
-        .or(tokens)
-        .unwrap_or(DEFAULT_OUTPUT_BYTES);
-    bytes.clamp(MIN_OUTPUT_BYTES, MAX_OUTPUT_BYTES) as usize
-}
-
-fn session_id(args: &Args<'_>) -> Option<u64> {
-    args.u64(&["sessionId", "session_id", "id"])
+fn output_cap(bytes: Option<u64>, tokens: Option<u64>) -> usize {
+    bytes
+        .or(tokens.map(|t| t.saturating_mul(4)))
+        .unwrap_or(DEFAULT_OUTPUT_BYTES)
+        .clamp(MIN_OUTPUT_BYTES, MAX_OUTPUT_BYTES) as usize
 }
 
 /// Renders a session read for the model.
@@ -112,7 +106,8 @@ impl ExecCommand {
                         "background": {"type": "boolean", "description": "Keep running in the background; only an explicit timeoutMs stops it. Alias: run_in_background, detach."},
                         "yieldTimeMs": {"type": "integer", "minimum": 0, "maximum": MAX_YIELD_MS, "description": "Wait this long for output before returning (default 1000)."},
                         "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 900000, "description": "Kill after this long (default 120000 in the foreground). Alias: timeout_ms, timeout."},
-                        "maxOutputBytes": {"type": "integer", "minimum": 1000, "maximum": 512000, "description": "Output kept, from the end (default 96000)."}
+                        "maxOutputBytes": {"type": "integer", "minimum": 1000, "maximum": 512000, "description": "Output kept, from the end (default 96000)."},
+                        "maxOutputTokens": {"type": "integer", "description": "Output kept in tokens (x4 bytes) when maxOutputBytes is not given."}
                     },
                     "required": ["cmd"]
                 }),
@@ -129,23 +124,20 @@ impl Tool for ExecCommand {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
-        let command = match args.value(&["cmd", "command"]) {
-            Some(Value::String(text)) if !text.trim().is_empty() => text.clone(),
-            Some(Value::Array(items)) if !items.is_empty() => items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(crate::script::shell_quote)
-                .collect::<Vec<_>>()
-                .join(" "),
-            _ => return ToolOutput::error("exec_command needs cmd"),
+        let args = match ExecCommandArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
         };
+        let command = args.cmd.clone();
+        if command.trim().is_empty() {
+            return ToolOutput::error("exec_command needs cmd");
+        }
         let root = root_of(context);
-        let dir = match workdir(&root, args.str(&["workdir", "cwd"])) {
+        let dir = match workdir(&root, args.workdir.as_deref()) {
             Ok(dir) => dir,
             Err(error) => return ToolOutput::error(format!("exec_command: {error}")),
         };
-        let shell = match args.non_empty_str(&["shell"]) {
+        let shell = match args.shell.as_deref().filter(|s| !s.trim().is_empty()) {
             Some(shell) if SHELLS.contains(&shell) => shell.to_string(),
             Some(other) => {
                 return ToolOutput::error(format!(
@@ -155,21 +147,16 @@ impl Tool for ExecCommand {
             }
             None => default_shell().to_string(),
         };
-        let background = args
-            .bool(&["background", "run_in_background", "detach"])
-            .unwrap_or(false);
-        let explicit_timeout = args.u64(&["timeoutMs", "timeout_ms", "timeout"]);
-        let timeout = match (explicit_timeout, background) {
+        let background = args.background.unwrap_or(false);
+        let timeout = match (args.timeout_ms, background) {
             (Some(ms), _) => Some(ms.clamp(EXEC_TIMEOUT_RANGE_MS.0, EXEC_TIMEOUT_RANGE_MS.1)),
             (None, false) => Some(DEFAULT_EXEC_TIMEOUT_MS),
             (None, true) => None,
         };
-        let yield_ms = args.clamped(
-            &["yieldTimeMs", "yield_time_ms"],
-            DEFAULT_YIELD_MS,
-            0,
-            MAX_YIELD_MS,
-        );
+        let yield_ms = args
+            .yield_time_ms
+            .unwrap_or(DEFAULT_YIELD_MS)
+            .min(MAX_YIELD_MS);
         let id = match self.sessions.spawn(
             SpawnRequest {
                 command: command.clone(),
@@ -177,6 +164,7 @@ impl Tool for ExecCommand {
                 workdir: dir,
                 background,
                 timeout: timeout.map(Duration::from_millis),
+                sandbox: context.sandbox.clone(),
             },
             &context.cancel,
         ) {
@@ -188,7 +176,7 @@ impl Tool for ExecCommand {
             .read(
                 id,
                 Duration::from_millis(yield_ms),
-                output_cap(&args),
+                output_cap(args.max_output_bytes, args.max_output_tokens),
                 &context.cancel,
             )
             .await
@@ -236,28 +224,27 @@ impl Tool for WriteStdin {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
-        let Some(id) = session_id(&args) else {
-            return ToolOutput::error("write_stdin needs sessionId");
+        let args = match WriteStdinArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
         };
-        let chars = args.str(&["chars", "input"]).unwrap_or("");
+        let id = args.session_id;
+        let chars = args.chars.as_deref().unwrap_or("");
         if !chars.is_empty()
             && let Err(error) = self.sessions.write(id, chars).await
         {
             return ToolOutput::error(format!("write_stdin: {error}"));
         }
-        let yield_ms = args.clamped(
-            &["yieldTimeMs", "yield_time_ms"],
-            DEFAULT_YIELD_MS,
-            0,
-            MAX_YIELD_MS,
-        );
+        let yield_ms = args
+            .yield_time_ms
+            .unwrap_or(DEFAULT_YIELD_MS)
+            .min(MAX_YIELD_MS);
         match self
             .sessions
             .read(
                 id,
                 Duration::from_millis(yield_ms),
-                output_cap(&args),
+                output_cap(args.max_output_bytes, args.max_output_tokens),
                 &context.cancel,
             )
             .await
@@ -295,7 +282,10 @@ impl Tool for ListBackground {
         &self.definition
     }
 
-    async fn call(&self, _arguments: Value, _context: &ToolContext) -> ToolOutput {
+    async fn call(&self, arguments: Value, _context: &ToolContext) -> ToolOutput {
+        if let Err(error) = ListBackgroundArgs::parse(&arguments) {
+            return ToolOutput::error(error.to_string());
+        }
         let sessions = self.sessions.list();
         if sessions.is_empty() {
             return ToolOutput::ok("(no sessions)").with_details(json!({"count": 0}));
@@ -359,9 +349,9 @@ impl Tool for KillBackground {
     }
 
     async fn call(&self, arguments: Value, _context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
-        let Some(id) = session_id(&args) else {
-            return ToolOutput::error("kill_background needs sessionId");
+        let id = match KillBackgroundArgs::parse(&arguments) {
+            Ok(args) => args.session_id,
+            Err(error) => return ToolOutput::error(error.to_string()),
         };
         match self.sessions.kill(id, DEFAULT_OUTPUT_BYTES as usize).await {
             Ok(read) => {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{ChildStdin, Command};
+use tokio::process::ChildStdin;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -57,6 +57,8 @@ pub struct SpawnRequest {
     pub background: bool,
     /// Kill after this long (`None`: never, for background sessions).
     pub timeout: Option<Duration>,
+    /// The OS sandbox the session runs in (`None`: a person approved running it unconfined).
+    pub sandbox: Option<Arc<braincode_sandbox::Sandbox>>,
 }
 
 /// A snapshot of a session after waiting on it.
@@ -276,11 +278,13 @@ impl ExecSessions {
         if running(request.background) >= limit {
             return Err(SessionError::TooMany { kind, limit });
         }
-        let mut command = Command::new(&request.shell);
+        let mut command = super::process::confined_command(
+            request.sandbox.as_deref(),
+            &request.shell,
+            &["-c", &request.command],
+            &request.workdir,
+        );
         command
-            .arg("-c")
-            .arg(&request.command)
-            .current_dir(&request.workdir)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());

@@ -7,11 +7,11 @@ use serde_json::{Value, json};
 
 use super::process::{format_outcome, run_captured};
 use super::workdir;
-use crate::args::Args;
 use crate::fs::root_of;
 use crate::registry::builtin_definition;
 use crate::text::{DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES, MIN_OUTPUT_BYTES};
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+use crate::tool_args::{ShellArgs, ToolArgs};
 
 /// Default timeout (ms).
 pub const DEFAULT_SHELL_TIMEOUT_MS: u64 = 120_000;
@@ -35,7 +35,8 @@ impl Default for Shell {
                     "properties": {
                         "command": {"type": "string", "description": "Shell command. Alias: cmd."},
                         "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 600000, "description": "Kill after this long (default 120000). Alias: timeout."},
-                        "workdir": {"type": "string", "description": "Directory inside the project (default: the root). Alias: cwd."}
+                        "workdir": {"type": "string", "description": "Directory inside the project (default: the root). Alias: cwd."},
+                        "maxOutputBytes": {"type": "integer", "minimum": 1000, "maximum": 512000, "description": "Output kept, from the end (default 96000)."}
                     },
                     "required": ["command"]
                 }),
@@ -51,29 +52,34 @@ impl Tool for Shell {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
-        let Some(command) = args.non_empty_str(&["command", "cmd"]) else {
-            return ToolOutput::error("shell needs a command");
+        let args = match ShellArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
         };
+        let command = args.command.as_str();
+        if command.trim().is_empty() {
+            return ToolOutput::error("shell needs a command");
+        }
         let root = root_of(context);
-        let dir = match workdir(&root, args.str(&["workdir", "cwd"])) {
+        let dir = match workdir(&root, args.workdir.as_deref()) {
             Ok(dir) => dir,
             Err(error) => return ToolOutput::error(format!("shell: {error}")),
         };
-        let timeout = Duration::from_millis(args.clamped(
-            &["timeoutMs", "timeout_ms", "timeout"],
-            DEFAULT_SHELL_TIMEOUT_MS,
-            SHELL_TIMEOUT_RANGE_MS.0,
-            SHELL_TIMEOUT_RANGE_MS.1,
-        ));
-        let max_bytes = args.clamped(
-            &["maxOutputBytes", "max_output_bytes"],
-            DEFAULT_OUTPUT_BYTES,
-            MIN_OUTPUT_BYTES,
-            MAX_OUTPUT_BYTES,
-        ) as usize;
-        let mut process = tokio::process::Command::new("sh");
-        process.arg("-c").arg(command).current_dir(&dir);
+        let timeout = Duration::from_millis(
+            args.timeout_ms
+                .unwrap_or(DEFAULT_SHELL_TIMEOUT_MS)
+                .clamp(SHELL_TIMEOUT_RANGE_MS.0, SHELL_TIMEOUT_RANGE_MS.1),
+        );
+        let max_bytes = args
+            .max_output_bytes
+            .unwrap_or(DEFAULT_OUTPUT_BYTES)
+            .clamp(MIN_OUTPUT_BYTES, MAX_OUTPUT_BYTES) as usize;
+        let process = super::process::confined_command(
+            context.sandbox.as_deref(),
+            "sh",
+            &["-c", command],
+            &dir,
+        );
         let outcome = match run_captured(process, timeout, &context.cancel, max_bytes).await {
             Ok(outcome) => outcome,
             Err(error) => return ToolOutput::error(format!("shell: cannot run sh: {error}")),

@@ -7,11 +7,11 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
 use super::root_of;
-use crate::args::Args;
 use crate::patch::{escapes_root, patch_paths};
 use crate::paths::resolve_inside;
 use crate::registry::builtin_definition;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+use crate::tool_args::{ApplyPatchArgs, ToolArgs};
 
 /// How long `git apply` may run.
 const APPLY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -47,10 +47,14 @@ impl Tool for ApplyPatch {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
-        let Some(patch) = args.non_empty_str(&["patch", "diff"]) else {
-            return ToolOutput::error("apply_patch needs a patch");
+        let args = match ApplyPatchArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
         };
+        let patch = args.patch.as_str();
+        if patch.trim().is_empty() {
+            return ToolOutput::error("apply_patch needs a patch");
+        }
         if patch.trim_start().starts_with("*** Begin Patch") {
             return ToolOutput::error(
                 "apply_patch expects a unified diff (--- a/file, +++ b/file, @@ hunks), not a *** Begin Patch envelope",
@@ -74,10 +78,9 @@ impl Tool for ApplyPatch {
                 return ToolOutput::error(format!("apply_patch refused: {error}"));
             }
         }
-        let mut command = tokio::process::Command::new("git");
+        let mut command = tokio::process::Command::from(crate::git_safe::git_command(&root));
         command
             .args(["apply", "--whitespace=nowarn", "-"])
-            .current_dir(&root)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

@@ -4,10 +4,10 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::root_of;
-use crate::args::Args;
 use crate::paths::resolve_inside;
 use crate::registry::builtin_definition;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+use crate::tool_args::{EditFileArgs, ToolArgs};
 
 /// Largest file replace mode edits (bytes).
 pub const MAX_REPLACE_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -47,10 +47,14 @@ impl Tool for EditFile {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
-        let Some(raw) = args.non_empty_str(&["path", "file", "filePath", "file_path"]) else {
-            return ToolOutput::error("edit_file needs a path");
+        let args = match EditFileArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
         };
+        let raw = args.path.as_str();
+        if raw.trim().is_empty() {
+            return ToolOutput::error("edit_file needs a path");
+        }
         let root = root_of(context);
         let resolved = match resolve_inside(&root, raw) {
             Ok(resolved) => resolved,
@@ -60,8 +64,8 @@ impl Tool for EditFile {
         if rel.is_empty() || resolved.absolute.is_dir() {
             return ToolOutput::error(format!("edit_file: {raw} is a directory"));
         }
-        let old = args.str(&["oldString", "old_string", "old"]);
-        let content = args.str(&["content", "text"]);
+        let old = args.old_string.as_deref();
+        let content = args.content.as_deref();
         let (mode, new_content, replaced) = match (old, content) {
             (Some(old), _) => {
                 if old.is_empty() {
@@ -69,8 +73,8 @@ impl Tool for EditFile {
                         "edit_file: oldString is empty; use content to write a whole file",
                     );
                 }
-                let new = args.str(&["newString", "new_string", "new"]).unwrap_or("");
-                let replace_all = args.bool(&["replaceAll", "replace_all"]).unwrap_or(false);
+                let new = args.new_string.as_deref().unwrap_or("");
+                let replace_all = args.replace_all.unwrap_or(false);
                 let Ok(meta) = tokio::fs::metadata(&resolved.absolute).await else {
                     return ToolOutput::error(format!(
                         "edit_file: {rel} not found; use content to create it"

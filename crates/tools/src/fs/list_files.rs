@@ -4,9 +4,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{directory_arg, relative, root_of, walk};
-use crate::args::Args;
 use crate::registry::builtin_definition;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+use crate::tool_args::{ListFilesArgs, ToolArgs};
 
 /// Default number of files listed.
 pub const DEFAULT_MAX_FILES: u64 = 200;
@@ -45,19 +45,20 @@ impl Tool for ListFiles {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
+        let args = match ListFilesArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
+        };
         let root = root_of(context);
-        let dir = match directory_arg(&root, args.str(&["directory", "dir", "path"])) {
+        let dir = match directory_arg(&root, args.directory.as_deref()) {
             Ok(dir) => dir,
             Err(error) => return ToolOutput::error(format!("list_files: {error}")),
         };
-        let glob = args.str(&["glob", "pattern"]).map(str::to_string);
-        let max = args.clamped(
-            &["maxFiles", "max_files", "limit"],
-            DEFAULT_MAX_FILES,
-            1,
-            MAX_FILES,
-        ) as usize;
+        let glob = args.glob.clone();
+        let max = args
+            .max_files
+            .unwrap_or(DEFAULT_MAX_FILES)
+            .clamp(1, MAX_FILES) as usize;
         let cancel = context.cancel.clone();
         let listed = tokio::task::spawn_blocking(move || -> Result<(Vec<String>, bool), String> {
             let mut files = Vec::new();

@@ -6,10 +6,10 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::root_of;
-use crate::args::Args;
 use crate::paths::resolve_inside;
 use crate::registry::builtin_definition;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+use crate::tool_args::{ReadFileArgs, ToolArgs};
 
 /// Largest window (bytes).
 pub const MAX_READ_BYTES: u64 = 128_000;
@@ -103,18 +103,22 @@ impl Tool for ReadFile {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
-        let Some(raw) = args.non_empty_str(&["path", "file", "filePath", "file_path"]) else {
-            return ToolOutput::error("read_file needs a path");
+        let args = match ReadFileArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
         };
+        let raw = args.path.as_str();
+        if raw.trim().is_empty() {
+            return ToolOutput::error("read_file needs a path");
+        }
         let root = root_of(context);
         let resolved = match resolve_inside(&root, raw) {
             Ok(resolved) => resolved,
             Err(error) => return ToolOutput::error(format!("read_file: {error}")),
         };
         let rel = resolved.relative.clone();
-        let offset = args.u64(&["offset"]).unwrap_or(0);
-        let requested = args.u64(&["limit", "maxBytes", "max_bytes"]);
+        let offset = args.offset.unwrap_or(0);
+        let requested = args.limit;
         let path = resolved.absolute.clone();
         let result = tokio::task::spawn_blocking(move || -> Result<(Window, bool, u64), String> {
             let meta = std::fs::metadata(&path).map_err(|_| format!("{rel} not found"))?;

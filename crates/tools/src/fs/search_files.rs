@@ -7,9 +7,9 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde_json::{Value, json};
 
 use super::{directory_arg, relative, root_of, walk};
-use crate::args::Args;
 use crate::registry::builtin_definition;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+use crate::tool_args::{SearchFilesArgs, ToolArgs};
 
 /// Default number of results.
 pub const DEFAULT_MAX_RESULTS: u64 = 100;
@@ -63,27 +63,26 @@ impl Tool for SearchFiles {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
+        let args = match SearchFilesArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
+        };
         let root = root_of(context);
-        let dir = match directory_arg(&root, args.str(&["directory", "dir", "path"])) {
+        let dir = match directory_arg(&root, args.directory.as_deref()) {
             Ok(dir) => dir,
             Err(error) => return ToolOutput::error(format!("search_files: {error}")),
         };
-        let query = args
-            .str(&["query", "pattern", "text"])
-            .unwrap_or("")
-            .to_string();
+        let query = args.query.clone().unwrap_or_default();
         let path_mode = args
-            .str(&["mode"])
+            .mode
+            .as_deref()
             .is_some_and(|m| m.eq_ignore_ascii_case("path"))
             || query.is_empty();
-        let glob = args.str(&["glob"]).map(str::to_string);
-        let max = args.clamped(
-            &["maxResults", "max_results", "limit"],
-            DEFAULT_MAX_RESULTS,
-            1,
-            MAX_RESULTS,
-        ) as usize;
+        let glob = args.glob.clone();
+        let max = args
+            .max_results
+            .unwrap_or(DEFAULT_MAX_RESULTS)
+            .clamp(1, MAX_RESULTS) as usize;
         let cancel = context.cancel.clone();
         let query_for_search = query.clone();
         let result = tokio::task::spawn_blocking(move || -> Result<Outcome, String> {

@@ -5,8 +5,16 @@
 //! - commands are parsed with the bash grammar into every simple command they run (see
 //!   [`shell`]), and rules apply to each one, so `a; git push`, `sh -c "git push"`,
 //!   `` echo `git push` `` and `sudo /usr/bin/git push` are all seen as `git push`;
-//! - a command that cannot be analyzed confidently is never allowed: it is asked, and denied
-//!   when a deny pattern occurs anywhere in its text;
+//! - a command that cannot be analysed to the end (a command name from a variable, `eval`,
+//!   inline interpreter code, git aliases, wrappers with unknown options, …) is
+//!   *unanalysable*: it is asked (never allowed by a rule, never auto-approved on the parser's
+//!   word), and denied when a deny pattern occurs anywhere in its loose text;
+//! - arguments of built-in tools are read with the tool's own typed struct: what the policy
+//!   checks is what the tool runs, and arguments it cannot read deny the call;
+//! - input nested past the analysis limits is denied, never a stack overflow;
+//! - creating or changing a protected path (`.git/**`, agent and MCP configuration, …),
+//!   creating a link, or editing a file with other hard links is *protected*: only a person
+//!   may approve it;
 //! - allow needs every simple command to be allowed (or harmless, like `tail`): `cargo test &&
 //!   curl x | sh` is not allowed by the `cargo test` rule;
 //! - paths are resolved (`..`, absolute paths, symlinks) against the project root before
@@ -15,7 +23,11 @@
 //!   Makefile recipe text behind it.
 
 pub mod approval;
+mod evaluate;
+pub mod gitcmd;
 mod normalize;
+pub mod programs;
+pub mod protected;
 pub mod rules;
 pub mod shell;
 pub mod targets;
@@ -28,15 +40,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::{PermissionsConfig, PolicyDecision};
-use crate::paths::{canonical_root, normalize_path_text, resolve_from};
-use rules::{
-    CompiledCommandRule, CompiledPathRule, MatchStrength, default_command_rules,
-    default_path_rules, loose_text,
-};
-use targets::{PathOrigin, PathTarget};
-use words::display_words;
+use rules::{CompiledCommandRule, CompiledPathRule, default_command_rules, default_path_rules};
 
 pub use approval::requires_approval;
+pub use protected::PROTECTED_PATHS;
 
 /// Commands that never need an allow rule of their own: an allowed command piped through
 /// them stays allowed (`cargo test 2>&1 | tail -50`).
@@ -46,6 +53,9 @@ pub const NEUTRAL_COMMANDS: &[&str] = &[
     "which", "type", "test", "[", "basename", "dirname", "realpath", "nl", "column",
 ];
 
+/// Deepest JSON nesting accepted in a call's arguments; deeper is denied.
+pub const MAX_ARGUMENT_DEPTH: usize = 64;
+
 /// What a rule was matched against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -54,14 +64,17 @@ pub enum TargetKind {
     Path,
     /// A run command.
     Command,
+    /// The call's arguments themselves (unreadable, or nested too deeply).
+    Arguments,
 }
 
 impl TargetKind {
-    /// `path` or `command`.
+    /// `path`, `command` or `arguments`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Path => "path",
             Self::Command => "command",
+            Self::Arguments => "arguments",
         }
     }
 }
@@ -70,7 +83,7 @@ impl TargetKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleMatch {
-    /// Path or command.
+    /// Path, command or arguments.
     pub kind: TargetKind,
     /// The path (project-relative, resolved) or simple command matched.
     pub target: String,
@@ -96,9 +109,10 @@ pub struct CommandReport {
     pub text: String,
     /// Every simple command found, with its unwrapped forms after `→`.
     pub subcommands: Vec<String>,
-    /// Files it writes through redirections.
+    /// Files it writes (redirections and file-writing commands).
     pub writes: Vec<String>,
-    /// Why the analysis is not certain (empty when it is).
+    /// Why the command is unanalysable (empty when it was fully analysed); the same reasons
+    /// as [`PolicyEvaluation::unanalysable`], per command.
     pub uncertain: Vec<String>,
 }
 
@@ -118,12 +132,28 @@ pub struct PolicyEvaluation {
     pub commands: Vec<CommandReport>,
     /// Other remarks (a script that could not be resolved, …).
     pub notes: Vec<String>,
+    /// Why what the call runs could not be fully analysed (empty: fully analysed). A call
+    /// with reasons here is never allowed by a rule nor auto-approved on the analysis' word.
+    pub unanalysable: Vec<String>,
+    /// Why only a person may approve the call (protected paths, links, hard-linked files;
+    /// empty: none).
+    pub protected: Vec<String>,
 }
 
 impl PolicyEvaluation {
     /// Whether the call is denied.
     pub fn is_denied(&self) -> bool {
         self.decision == Some(PolicyDecision::Deny)
+    }
+
+    /// Whether the call could not be fully analysed.
+    pub fn is_unanalysable(&self) -> bool {
+        !self.unanalysable.is_empty()
+    }
+
+    /// Whether only a person may approve the call.
+    pub fn is_protected(&self) -> bool {
+        !self.protected.is_empty()
     }
 
     /// The message returned to the model when the call is denied.
@@ -148,17 +178,15 @@ impl PolicyEvaluation {
         ))
     }
 
-    /// One line for the approval prompt and the journal.
+    /// One line for the approval prompt and the journal: the decision, every matching rule,
+    /// and the unanalysable and protected reasons.
     pub fn summary(&self) -> String {
         let decision = self.decision.map_or("no rule", PolicyDecision::as_str);
         let mut line = decision.to_string();
         if self.review_required {
             line.push_str(" (review required)");
         }
-        if self.matches.is_empty() {
-            return line;
-        }
-        let details: Vec<String> = self
+        let mut parts: Vec<String> = self
             .matches
             .iter()
             .map(|m| {
@@ -177,12 +205,33 @@ impl PolicyEvaluation {
                 )
             })
             .collect();
-        format!("{line}: {}", details.join("; "))
+        if !self.unanalysable.is_empty() {
+            parts.push(format!("unanalysable: {}", self.unanalysable.join("; ")));
+        }
+        if !self.protected.is_empty() {
+            parts.push(format!("protected: {}", self.protected.join("; ")));
+        }
+        if parts.is_empty() {
+            return line;
+        }
+        format!("{line}: {}", parts.join("; "))
     }
 
     fn push(&mut self, found: RuleMatch) {
         if !self.matches.contains(&found) {
             self.matches.push(found);
+        }
+    }
+
+    fn add_unanalysable(&mut self, reason: String) {
+        if !self.unanalysable.contains(&reason) {
+            self.unanalysable.push(reason);
+        }
+    }
+
+    fn add_protected(&mut self, reason: String) {
+        if !self.protected.contains(&reason) {
+            self.protected.push(reason);
         }
     }
 }
@@ -196,6 +245,9 @@ pub struct PermissionRequest<'a> {
     pub arguments: &'a Value,
     /// Project root (canonicalized by the policy).
     pub project_root: &'a Path,
+    /// For `write_stdin`: the text already typed into the same session (the gate keeps it),
+    /// analysed together with the new text so a command typed in pieces is seen whole.
+    pub session_history: Option<&'a str>,
 }
 
 /// Why a policy could not be built.
@@ -266,277 +318,13 @@ impl PermissionPolicy {
         Ok(policy)
     }
 
-    /// Evaluates one call.
-    pub fn evaluate(&self, request: &PermissionRequest<'_>) -> PolicyEvaluation {
-        let root = canonical_root(request.project_root);
-        let extracted = targets::extract(request.tool_name, request.arguments, &root);
-        let mut evaluation = PolicyEvaluation {
-            notes: extracted.notes.clone(),
-            ..PolicyEvaluation::default()
-        };
-        let mut any_target = false;
-        let mut all_allowed = true;
-        let mut any_allow = false;
-        for target in &extracted.paths {
-            any_target = true;
-            let (allowed, matched) = self.evaluate_path(&root, target, &mut evaluation);
-            all_allowed &= allowed;
-            any_allow |= matched;
-        }
-        for command in &extracted.commands {
-            let (allowed, matched) = self.evaluate_command(&root, command, &mut evaluation);
-            if !command.script_body {
-                any_target = true;
-                all_allowed &= allowed;
-                any_allow |= matched;
-            }
-        }
-        let has = |action| evaluation.matches.iter().any(|m| m.action == action);
-        evaluation.decision = if has(PolicyDecision::Deny) {
-            Some(PolicyDecision::Deny)
-        } else if has(PolicyDecision::Ask) {
-            Some(PolicyDecision::Ask)
-        } else if any_target && all_allowed && any_allow {
-            Some(PolicyDecision::Allow)
-        } else {
-            None
-        };
-        evaluation.review_required = evaluation.matches.iter().any(|m| m.review_required);
-        evaluation
-    }
-
-    /// Returns (every part allowed, some allow rule matched).
-    fn evaluate_path(
-        &self,
-        root: &Path,
-        target: &PathTarget,
-        evaluation: &mut PolicyEvaluation,
-    ) -> (bool, bool) {
-        let base = match &target.base {
-            Some(base) => match resolve_from(root, root, base) {
-                Ok(resolved) => resolved.absolute,
-                Err(_) => root.to_path_buf(),
-            },
-            None => root.to_path_buf(),
-        };
-        let (relative, absolute, lexical) = match resolve_from(root, &base, &target.raw) {
-            Ok(resolved) => {
-                let lexical = normalize_path_text(&target.raw);
-                (
-                    resolved.relative,
-                    resolved.absolute.display().to_string(),
-                    lexical,
-                )
-            }
-            // A symlink loop: treat as outside so the default deny applies.
-            Err(_) => (
-                format!("../{}", normalize_path_text(&target.raw)),
-                target.raw.clone(),
-                String::new(),
-            ),
-        };
-        if !evaluation.paths.contains(&relative) {
-            evaluation.paths.push(relative.clone());
-        }
-        let inside = !relative.starts_with("../") && relative != "..";
-        let mut candidates = vec![relative.clone()];
-        if inside
-            && !lexical.is_empty()
-            && !lexical.starts_with('/')
-            && target.base.is_none()
-            && lexical != relative
-        {
-            candidates.push(lexical);
-        }
-        let mut allowed = false;
-        for rule in &self.path_rules {
-            if !candidates.iter().any(|c| rule.matches(c, &absolute)) {
-                continue;
-            }
-            let mut action = rule.action;
-            let mut reason = rule.reason.clone();
-            if target.origin == PathOrigin::Redirect
-                && rule.default_rule
-                && rule.action == PolicyDecision::Deny
-            {
-                // A command writing outside the project (a log in /tmp) is asked, not denied:
-                // the shell is not confined the way file tools are.
-                action = PolicyDecision::Ask;
-                reason = "the command writes outside the project (shell redirection): confirm it"
-                    .to_string();
-            }
-            if action == PolicyDecision::Allow {
-                allowed = true;
-            }
-            evaluation.push(RuleMatch {
-                kind: TargetKind::Path,
-                target: relative.clone(),
-                pattern: rule.pattern.clone(),
-                action,
-                reason,
-                review_required: rule.review,
-                default_rule: rule.default_rule,
-            });
-        }
-        (allowed, allowed)
-    }
-
-    /// Returns (every simple command allowed, some allow rule matched).
-    fn evaluate_command(
-        &self,
-        root: &Path,
-        command: &targets::CommandTarget,
-        evaluation: &mut PolicyEvaluation,
-    ) -> (bool, bool) {
-        let analysis = shell::analyze(&command.text);
-        let mut all_allowed = true;
-        let mut any_allow = false;
-        let mut report = CommandReport {
-            origin: command.origin.clone(),
-            text: command.text.clone(),
-            subcommands: Vec::new(),
-            writes: analysis.write_paths.clone(),
-            uncertain: analysis.uncertain.clone(),
-        };
-        for parsed in &analysis.commands {
-            let rendered: Vec<String> = parsed.forms.iter().map(|f| display_words(f)).collect();
-            report.subcommands.push(rendered.join(" → "));
-            let mut allowed = false;
-            for (index, form) in parsed.forms.iter().enumerate() {
-                let target = display_words(form);
-                for rule in &self.command_rules {
-                    let (action, reason) = match rule.action {
-                        PolicyDecision::Allow => {
-                            if index != 0
-                                || rule.matches(form, true) != Some(MatchStrength::Certain)
-                            {
-                                continue;
-                            }
-                            allowed = true;
-                            (PolicyDecision::Allow, rule.reason.clone())
-                        }
-                        action => match rule.matches(form, false) {
-                            Some(MatchStrength::Certain) => (action, rule.reason.clone()),
-                            Some(MatchStrength::Possible) => (
-                                PolicyDecision::Ask,
-                                format!(
-                                    "{} (may match: part of the command is only known at run time)",
-                                    if rule.reason.is_empty() {
-                                        format!("{} rule", action.as_str())
-                                    } else {
-                                        rule.reason.clone()
-                                    }
-                                ),
-                            ),
-                            None => continue,
-                        },
-                    };
-                    evaluation.push(RuleMatch {
-                        kind: TargetKind::Command,
-                        target: target.clone(),
-                        pattern: rule.pattern.clone(),
-                        action,
-                        reason,
-                        review_required: rule.review,
-                        default_rule: rule.default_rule,
-                    });
-                }
-            }
-            let neutral = parsed
-                .forms
-                .first()
-                .and_then(|form| form.first())
-                .is_some_and(|word| {
-                    !word.dynamic && NEUTRAL_COMMANDS.contains(&word.text.as_str())
-                });
-            any_allow |= allowed;
-            all_allowed &= allowed || neutral;
-        }
-        evaluation.commands.push(report);
-        if !command.script_body {
-            self.evaluate_invoked_scripts(root, command, &analysis, evaluation);
-        }
-        for path in &analysis.write_paths {
-            let target = PathTarget {
-                raw: path.clone(),
-                base: command.workdir.clone(),
-                origin: PathOrigin::Redirect,
-            };
-            self.evaluate_path(root, &target, evaluation);
-        }
-        if !analysis.is_certain() {
-            all_allowed = false;
-            evaluation.push(RuleMatch {
-                kind: TargetKind::Command,
-                target: command.text.clone(),
-                pattern: "(command not fully analyzable)".to_string(),
-                action: PolicyDecision::Ask,
-                reason: analysis.uncertain.join("; "),
-                review_required: false,
-                default_rule: true,
-            });
-            for source in &analysis.sources {
-                let loose = loose_text(source);
-                for rule in &self.command_rules {
-                    if rule.action == PolicyDecision::Deny && rule.matches_loose_text(&loose) {
-                        evaluation.push(RuleMatch {
-                            kind: TargetKind::Command,
-                            target: crate::text::clip_chars(source, 200),
-                            pattern: rule.pattern.clone(),
-                            action: PolicyDecision::Deny,
-                            reason: format!(
-                                "{} (found in text that could not be fully analyzed)",
-                                rule.reason
-                            ),
-                            review_required: rule.review,
-                            default_rule: rule.default_rule,
-                        });
-                    }
-                }
-            }
-        }
-        if analysis.commands.is_empty() && analysis.is_certain() {
-            // Nothing runs (an empty or comment-only command): nothing to allow.
-            all_allowed = false;
-        }
-        (all_allowed, any_allow)
-    }
-
-    /// `npm run deploy` or `make release` typed in a shell runs the project's own script
-    /// text: evaluate it too (deny and ask only).
-    fn evaluate_invoked_scripts(
-        &self,
-        root: &Path,
-        command: &targets::CommandTarget,
-        analysis: &shell::ShellAnalysis,
-        evaluation: &mut PolicyEvaluation,
-    ) {
-        let mut seen = std::collections::HashSet::new();
-        for parsed in &analysis.commands {
-            let Some(cwd) = &parsed.cwd else {
-                continue;
-            };
-            let relative = match &command.workdir {
-                Some(workdir) if !cwd.starts_with('/') => format!("{workdir}/{cwd}"),
-                _ => cwd.clone(),
-            };
-            let Ok(dir) = resolve_from(root, root, &relative) else {
-                continue;
-            };
-            for form in &parsed.forms {
-                let words: Vec<&str> = form.iter().map(|w| w.text.as_str()).collect();
-                for body in crate::script::invoked_script_bodies(&dir.absolute, &words) {
-                    if seen.insert((body.name.clone(), body.text.clone())) {
-                        let target = targets::CommandTarget {
-                            text: body.text,
-                            workdir: command.workdir.clone(),
-                            origin: format!("script body of {}", body.name),
-                            script_body: true,
-                        };
-                        self.evaluate_command(root, &target, evaluation);
-                    }
-                }
-            }
-        }
+    /// Also denies writes to this Braincode home (when it is not the one `BRAINCODE_HOME` or
+    /// `~/.braincode` already names).
+    pub fn with_braincode_home(mut self, home: &Path) -> Self {
+        self.path_rules.extend(rules::directory_deny_rule(
+            &home.display().to_string(),
+            rules::BRAINCODE_HOME_REASON,
+        ));
+        self
     }
 }

@@ -57,6 +57,52 @@ pub const DEFAULT_PATH_RULES: &[(&str, PolicyDecision, bool, &str)] = &[
     ),
 ];
 
+/// Default deny rules for secrets and start-up files in the user's home (`~` is the home
+/// directory, also when written `$HOME`): commands may not write there either.
+pub const DEFAULT_HOME_PATH_RULES: &[(&str, &str)] = &[
+    ("~/.ssh/**", "SSH keys and authorized_keys are off limits"),
+    ("~/.aws/**", "cloud credentials are off limits"),
+    ("~/.gnupg/**", "GnuPG keys are off limits"),
+    ("~/.config/gcloud/**", "cloud credentials are off limits"),
+    ("~/.kube/**", "cluster credentials are off limits"),
+    ("~/.docker/**", "registry credentials are off limits"),
+    ("~/.netrc", "stored passwords are off limits"),
+    (
+        "~/.git-credentials",
+        "stored git credentials are off limits",
+    ),
+    (
+        "~/.gitconfig",
+        "the user's git configuration (aliases run programs) is off limits",
+    ),
+    (
+        "~/.config/git/**",
+        "the user's git configuration is off limits",
+    ),
+    (
+        "~/.npmrc",
+        "the user's npm configuration (tokens, script-shell) is off limits",
+    ),
+    (
+        "~/.cargo/config*",
+        "the user's cargo configuration (runners) is off limits",
+    ),
+    (
+        "~/.cargo/credentials*",
+        "cargo registry tokens are off limits",
+    ),
+    ("~/.bashrc", "shell start-up files are off limits"),
+    ("~/.bash_profile", "shell start-up files are off limits"),
+    ("~/.profile", "shell start-up files are off limits"),
+    ("~/.zshrc", "shell start-up files are off limits"),
+    ("~/.zshenv", "shell start-up files are off limits"),
+    ("~/.config/fish/**", "shell start-up files are off limits"),
+];
+
+/// Reason of the deny rule over the Braincode home.
+pub const BRAINCODE_HOME_REASON: &str =
+    "the Braincode home (credentials, settings, sessions) is off limits";
+
 /// Default command rules.
 pub const DEFAULT_COMMAND_RULES: &[(&str, PolicyDecision, &str)] = &[
     ("npm test", PolicyDecision::Allow, "running tests is safe"),
@@ -154,6 +200,31 @@ pub fn check_command_pattern(pattern: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A path pattern with `~`, `$HOME` or `${HOME}` at its start expanded to the home directory
+/// (as written and, when different, with symlinks resolved); other patterns as they are.
+pub fn expand_path_pattern(pattern: &str) -> Vec<String> {
+    let trimmed = pattern.trim();
+    let is_home = ["~/", "$HOME/", "${HOME}/"]
+        .iter()
+        .any(|prefix| trimmed.starts_with(prefix))
+        || matches!(trimmed, "~" | "$HOME" | "${HOME}");
+    if !is_home {
+        return vec![pattern.to_string()];
+    }
+    let Some(home) = super::shell::home_dir() else {
+        return vec![pattern.to_string()];
+    };
+    let mut out = vec![super::shell::expand_home(trimmed)];
+    if let Ok(canonical) = std::fs::canonicalize(&home) {
+        let canonical = canonical.display().to_string();
+        if canonical != home {
+            let rest = out[0].strip_prefix(&home).unwrap_or("").to_string();
+            out.push(format!("{}{rest}", canonical.trim_end_matches('/')));
+        }
+    }
+    out
+}
+
 /// Parses (and so validates) a path pattern. Compiling it into a matcher is deferred to the
 /// first match: it builds a regex, which would otherwise cost every run's start-up.
 fn parse_glob(pattern: &str) -> Result<Glob, String> {
@@ -182,35 +253,45 @@ pub struct CompiledPathRule {
     pub reason: String,
     /// Whether this is a built-in rule.
     pub default_rule: bool,
+    /// Whether this is the built-in rule for everything outside the project (`../**`), which
+    /// commands soften to ask (a log in /tmp) while file tools are denied.
+    pub outside_project: bool,
     absolute: bool,
-    glob: Glob,
-    matcher: OnceLock<GlobMatcher>,
+    globs: Vec<Glob>,
+    matchers: OnceLock<Vec<GlobMatcher>>,
 }
 
 impl CompiledPathRule {
-    /// Compiles a rule.
+    /// Compiles a rule; `~/`, `$HOME/` and `${HOME}/` patterns are expanded first.
     pub fn new(rule: &PathRule, default_rule: bool) -> Result<Self, String> {
+        let expanded = expand_path_pattern(&rule.pattern);
+        let globs = expanded
+            .iter()
+            .map(|pattern| parse_glob(pattern))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             pattern: rule.pattern.clone(),
             action: rule.edit,
             review: rule.review == Some(ReviewRequirement::Required),
             reason: rule.reason.clone().unwrap_or_default(),
             default_rule,
-            absolute: normalize_path_text(&rule.pattern).starts_with('/'),
-            glob: parse_glob(&rule.pattern)?,
-            matcher: OnceLock::new(),
+            outside_project: default_rule && rule.pattern == "../**",
+            absolute: expanded
+                .first()
+                .is_some_and(|p| normalize_path_text(p).starts_with('/')),
+            globs,
+            matchers: OnceLock::new(),
         })
     }
 
     /// Whether the rule matches a target given by its project-relative form (`../…` when
     /// outside) and its absolute form.
     pub fn matches(&self, relative: &str, absolute: &str) -> bool {
-        let matcher = self.matcher.get_or_init(|| self.glob.compile_matcher());
-        if self.absolute {
-            matcher.is_match(absolute)
-        } else {
-            matcher.is_match(relative)
-        }
+        let matchers = self
+            .matchers
+            .get_or_init(|| self.globs.iter().map(Glob::compile_matcher).collect());
+        let target = if self.absolute { absolute } else { relative };
+        matchers.iter().any(|matcher| matcher.is_match(target))
     }
 }
 
@@ -321,7 +402,14 @@ impl CompiledCommandRule {
                         if word.dynamic {
                             strength = MatchStrength::Possible;
                             !anchored
-                        } else if word.text.to_lowercase() == *expected {
+                        } else if same_word(&word.text, expected) {
+                            true
+                        } else if !anchored
+                            && word.text.contains('/')
+                            && !expected.contains('/')
+                            && command_basename(&word.text) == *expected
+                        {
+                            // `chrt -o 0 /usr/bin/curl`: a program named by its path.
                             true
                         } else if word.glob && glob_word_matches(&word.text, expected) {
                             // `git pus?` runs `git push` when a file named push exists.
@@ -365,12 +453,52 @@ impl CommandRule {
     }
 }
 
+/// Whether a word equals a (lower-case) pattern word, ignoring case.
+fn same_word(word: &str, expected: &str) -> bool {
+    if word.is_ascii() {
+        word.eq_ignore_ascii_case(expected)
+    } else {
+        word.to_lowercase() == expected
+    }
+}
+
 /// Whether an unquoted glob word could expand to `expected`.
 fn glob_word_matches(word: &str, expected: &str) -> bool {
     GlobBuilder::new(&word.to_lowercase())
         .literal_separator(true)
         .build()
         .is_ok_and(|glob| glob.compile_matcher().is_match(expected))
+}
+
+/// The loose texts a deny pattern is searched in when a command cannot be fully analysed:
+/// quotes removed (`g""it push`), quotes as separators (`env -S'git push'`), and `=`, `,`, `:`
+/// and the script's own `IFS` characters as separators (`c=git push`, `IFS=,; c=rm,-rf,x`).
+pub fn loose_variants(raw: &str, separators: &str) -> Vec<String> {
+    let quotes_apart: String = raw
+        .chars()
+        .map(|c| if c == '"' || c == '\'' { ' ' } else { c })
+        .collect();
+    let split: String = raw
+        .chars()
+        .map(|c| {
+            if matches!(c, '=' | ',' | ':') || separators.contains(c) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let mut out = Vec::new();
+    for text in [
+        loose_text(raw),
+        loose_text(&quotes_apart),
+        loose_text(&split),
+    ] {
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
 }
 
 /// Text with quotes, escapes and shell punctuation replaced by spaces, lower-cased and
@@ -424,9 +552,11 @@ fn command_basename_if_path(word: &str) -> String {
     }
 }
 
-/// The default path rules as compiled rules.
+/// The default path rules as compiled rules: [`DEFAULT_PATH_RULES`],
+/// [`DEFAULT_HOME_PATH_RULES`] and the Braincode home (`BRAINCODE_HOME`, else
+/// `~/.braincode`).
 pub fn default_path_rules() -> Vec<CompiledPathRule> {
-    DEFAULT_PATH_RULES
+    let mut rules: Vec<CompiledPathRule> = DEFAULT_PATH_RULES
         .iter()
         .filter_map(|(pattern, action, review, reason)| {
             CompiledPathRule::new(
@@ -440,6 +570,49 @@ pub fn default_path_rules() -> Vec<CompiledPathRule> {
             )
             .ok()
         })
+        .collect();
+    for (pattern, reason) in DEFAULT_HOME_PATH_RULES {
+        rules.extend(deny_rule(pattern, reason));
+    }
+    let braincode_home = std::env::var("BRAINCODE_HOME")
+        .ok()
+        .filter(|home| !home.trim().is_empty())
+        .unwrap_or_else(|| "~/.braincode".to_string());
+    rules.extend(directory_deny_rule(&braincode_home, BRAINCODE_HOME_REASON));
+    rules
+}
+
+/// A built-in deny rule.
+fn deny_rule(pattern: &str, reason: &str) -> Option<CompiledPathRule> {
+    CompiledPathRule::new(
+        &PathRule {
+            pattern: pattern.to_string(),
+            edit: PolicyDecision::Deny,
+            review: None,
+            reason: Some(reason.to_string()),
+        },
+        true,
+    )
+    .ok()
+}
+
+/// Built-in deny rules for a directory and everything in it (as given and, when it exists,
+/// with symlinks resolved).
+pub fn directory_deny_rule(directory: &str, reason: &str) -> Vec<CompiledPathRule> {
+    let base = directory.trim_end_matches('/');
+    let mut patterns = vec![base.to_string()];
+    if base.starts_with('/')
+        && let Ok(canonical) = std::fs::canonicalize(base)
+    {
+        let canonical = canonical.display().to_string();
+        if canonical != base {
+            patterns.push(canonical);
+        }
+    }
+    patterns
+        .iter()
+        .flat_map(|base| [base.clone(), format!("{base}/**")])
+        .filter_map(|pattern| deny_rule(&pattern, reason))
         .collect()
 }
 
@@ -540,7 +713,7 @@ mod tests {
     #[test]
     fn path_patterns() {
         let rules = default_path_rules();
-        assert_eq!(rules.len(), 6);
+        assert!(rules.len() > DEFAULT_PATH_RULES.len() + DEFAULT_HOME_PATH_RULES.len());
         assert!(rules[0].matches("src/auth/a.ts", "/p/src/auth/a.ts"));
         assert!(rules[0].matches("SRC/Auth/a.ts", "/p/SRC/Auth/a.ts"));
         assert!(!rules[0].matches("src/authx/a.ts", "/p/src/authx/a.ts"));

@@ -6,8 +6,12 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::args::Args;
-use crate::patch::patch_paths;
+use crate::patch::{patch_paths, symlink_paths};
 use crate::script::resolve_script;
+use crate::tool_args::{
+    ApplyPatchArgs, ArgsError, EditFileArgs, ExecCommandArgs, RunScriptArgs, ShellArgs, ToolArgs,
+    WriteStdinArgs,
+};
 
 /// Where a path target came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +20,7 @@ pub enum PathOrigin {
     Argument,
     /// A path in a patch.
     Patch,
-    /// A shell redirection or `tee` inside a command.
+    /// A shell redirection, or a file a command writes (`tee`, `cp`, `sed -i`, …).
     Redirect,
 }
 
@@ -43,6 +47,9 @@ pub struct CommandTarget {
     /// Whether this is script text run by another target (it can deny or ask, but allowing
     /// is decided by the command that runs it).
     pub script_body: bool,
+    /// Whether this is text typed into a running program (`write_stdin`): whatever reads it
+    /// is not known, so it is never fully analysable.
+    pub typed_input: bool,
 }
 
 /// Everything extracted from one call.
@@ -50,11 +57,18 @@ pub struct CommandTarget {
 pub struct Targets {
     /// Paths written.
     pub paths: Vec<PathTarget>,
+    /// Paths created as symbolic links (a patch with mode 120000).
+    pub links: Vec<String>,
     /// Commands run.
     pub commands: Vec<CommandTarget>,
     /// Problems worth showing (a script that could not be resolved, …).
     pub notes: Vec<String>,
+    /// Why the arguments of a built-in tool could not be read: the call is denied.
+    pub invalid: Option<String>,
 }
+
+/// The most typed text of a session (bytes, the newest) analysed with a new `write_stdin`.
+pub const MAX_SESSION_HISTORY_BYTES: usize = 16 * 1024;
 
 const PATH_TOOL_MARKERS: &[&str] = &[
     "edit_file",
@@ -105,8 +119,122 @@ pub fn is_command_tool(name: &str) -> bool {
     COMMAND_TOOLS.contains(&bare_name(name).as_str())
 }
 
-/// Extracts the targets of a call.
-pub fn extract(tool_name: &str, arguments: &Value, project_root: &Path) -> Targets {
+/// The newest part of a session's typed text, cut at a character boundary.
+fn history_tail(history: &str) -> &str {
+    if history.len() <= MAX_SESSION_HISTORY_BYTES {
+        return history;
+    }
+    let mut start = history.len() - MAX_SESSION_HISTORY_BYTES;
+    while !history.is_char_boundary(start) {
+        start += 1;
+    }
+    &history[start..]
+}
+
+/// Extracts the targets of a call. Built-in tools are read through their typed arguments
+/// (the same struct the tool reads); other tools by the generic, name-based reading.
+pub fn extract(
+    tool_name: &str,
+    arguments: &Value,
+    project_root: &Path,
+    session_history: Option<&str>,
+) -> Targets {
+    if crate::registry::builtin_spec(tool_name).is_some() {
+        return extract_builtin(tool_name, arguments, project_root, session_history);
+    }
+    extract_generic(tool_name, arguments, project_root)
+}
+
+fn extract_builtin(
+    tool_name: &str,
+    arguments: &Value,
+    project_root: &Path,
+    session_history: Option<&str>,
+) -> Targets {
+    let mut targets = Targets::default();
+    let result: Result<(), ArgsError> = (|| {
+        match tool_name {
+            "edit_file" => {
+                let args = EditFileArgs::parse(arguments)?;
+                targets.paths.push(PathTarget {
+                    raw: args.path,
+                    base: None,
+                    origin: PathOrigin::Argument,
+                });
+            }
+            "apply_patch" => {
+                let args = ApplyPatchArgs::parse(arguments)?;
+                patch_targets(&args.patch, &mut targets);
+            }
+            "shell" => {
+                let args = ShellArgs::parse(arguments)?;
+                push_command(&mut targets, args.command, args.workdir);
+            }
+            "exec_command" => {
+                let args = ExecCommandArgs::parse(arguments)?;
+                push_command(&mut targets, args.cmd, args.workdir);
+            }
+            "write_stdin" => {
+                let args = WriteStdinArgs::parse(arguments)?;
+                let chars = args.chars.unwrap_or_default();
+                if !chars.is_empty() {
+                    let history = history_tail(session_history.unwrap_or(""));
+                    targets.commands.push(CommandTarget {
+                        text: format!("{history}{chars}"),
+                        workdir: None,
+                        origin: "input written to a running session".to_string(),
+                        script_body: false,
+                        typed_input: true,
+                    });
+                }
+            }
+            "run_script" => {
+                let args = RunScriptArgs::parse(arguments)?;
+                script_targets(&args.script, &args.args, project_root, &mut targets);
+            }
+            _ => {
+                crate::tool_args::check_builtin(tool_name, arguments)?;
+            }
+        }
+        Ok(())
+    })();
+    if let Err(error) = result {
+        targets.invalid = Some(error.to_string());
+    }
+    targets
+}
+
+fn push_command(targets: &mut Targets, text: String, workdir: Option<String>) {
+    if text.trim().is_empty() {
+        return;
+    }
+    targets.commands.push(CommandTarget {
+        text,
+        workdir: workdir.filter(|w| !w.trim().is_empty()),
+        origin: "command".to_string(),
+        script_body: false,
+        typed_input: false,
+    });
+}
+
+fn patch_targets(patch: &str, targets: &mut Targets) {
+    for path in patch_paths(patch) {
+        for raw in [path.path, path.raw] {
+            if !targets.paths.iter().any(|p| p.raw == raw) {
+                targets.paths.push(PathTarget {
+                    raw,
+                    base: None,
+                    origin: PathOrigin::Patch,
+                });
+            }
+        }
+    }
+    targets.links.extend(symlink_paths(patch));
+}
+
+/// MCP and custom tools: arguments read by name, every plausible key analysed (a server may
+/// read any of them).
+fn extract_generic(tool_name: &str, arguments: &Value, project_root: &Path) -> Targets {
     let args = Args(arguments);
     let mut targets = Targets::default();
     let bare = bare_name(tool_name);
@@ -132,52 +260,52 @@ pub fn extract(tool_name: &str, arguments: &Value, project_root: &Path) -> Targe
             }
         }
     }
-    if is_patch_tool(tool_name)
-        && let Some(patch) = args.str(&["patch", "diff", "input"])
-    {
-        for path in patch_paths(patch) {
-            for raw in [path.path, path.raw] {
-                if !targets.paths.iter().any(|p| p.raw == raw) {
-                    targets.paths.push(PathTarget {
-                        raw,
-                        base: None,
-                        origin: PathOrigin::Patch,
-                    });
-                }
+    if is_patch_tool(tool_name) {
+        for key in ["patch", "diff", "input"] {
+            if let Some(patch) = args.str(&[key]) {
+                patch_targets(patch, &mut targets);
             }
         }
     }
     if is_command_tool(tool_name) {
         let workdir = args.non_empty_str(&["workdir", "cwd"]).map(str::to_string);
-        if let Some(text) = command_text(&args) {
-            targets.commands.push(CommandTarget {
-                text,
-                workdir,
-                origin: "command".to_string(),
-                script_body: false,
-            });
+        for key in ["cmd", "command"] {
+            if let Some(text) = command_text(&args, key)
+                && !targets.commands.iter().any(|c| c.text == text)
+            {
+                push_command(&mut targets, text, workdir.clone());
+            }
         }
     }
-    if bare == "write_stdin"
-        && let Some(chars) = args.non_empty_str(&["chars", "input"])
-    {
-        targets.commands.push(CommandTarget {
-            text: chars.to_string(),
-            workdir: None,
-            origin: "input written to a running session".to_string(),
-            script_body: false,
-        });
+    if bare == "write_stdin" {
+        for key in ["chars", "input"] {
+            if let Some(chars) = args.non_empty_str(&[key]) {
+                targets.commands.push(CommandTarget {
+                    text: chars.to_string(),
+                    workdir: None,
+                    origin: "input written to a running session".to_string(),
+                    script_body: false,
+                    typed_input: true,
+                });
+            }
+        }
     }
-    if bare == "run_script" {
-        script_targets(&args, project_root, &mut targets);
+    if bare == "run_script"
+        && let Some(script) = args.non_empty_str(&["script", "name"])
+    {
+        script_targets(
+            script,
+            &args.string_list(&["args"]),
+            project_root,
+            &mut targets,
+        );
     }
     targets
 }
 
-/// The command text: a string, or an argv array (`["bash", "-lc", "…"]`) quoted back into
-/// shell text.
-fn command_text(args: &Args<'_>) -> Option<String> {
-    match args.value(&["cmd", "command"])? {
+/// The command text under one key: a string, or an argv array quoted back into shell text.
+fn command_text(args: &Args<'_>, key: &str) -> Option<String> {
+    match args.value(&[key])? {
         Value::String(text) if !text.trim().is_empty() => Some(text.clone()),
         Value::Array(items) => {
             let words: Vec<String> = items
@@ -190,12 +318,16 @@ fn command_text(args: &Args<'_>) -> Option<String> {
     }
 }
 
-fn script_targets(args: &Args<'_>, project_root: &Path, targets: &mut Targets) {
-    let Some(script) = args.non_empty_str(&["script", "name"]) else {
+fn script_targets(
+    script: &str,
+    script_args: &[String],
+    project_root: &Path,
+    targets: &mut Targets,
+) {
+    if script.trim().is_empty() {
         return;
-    };
-    let script_args = args.string_list(&["args"]);
-    match resolve_script(project_root, script, &script_args) {
+    }
+    match resolve_script(project_root, script, script_args) {
         // The script text behind the command line (package.json, Makefile) is looked up by
         // the policy from the command itself, as for a command typed in a shell.
         Ok(resolved) => targets.commands.push(CommandTarget {
@@ -203,6 +335,7 @@ fn script_targets(args: &Args<'_>, project_root: &Path, targets: &mut Targets) {
             workdir: None,
             origin: format!("run_script {script}"),
             script_body: false,
+            typed_input: false,
         }),
         Err(error) => targets.notes.push(format!("run_script: {error}")),
     }
@@ -230,6 +363,7 @@ mod tests {
             "exec_command",
             &json!({"cmd": ["bash", "-lc", "git push"]}),
             &root,
+            None,
         );
         assert_eq!(targets.commands[0].text, "bash -lc 'git push'");
     }

@@ -10,6 +10,9 @@ pub struct Word {
     pub dynamic: bool,
     /// Whether an unquoted glob character (`*`, `?`, `[`) makes the shell expand it.
     pub glob: bool,
+    /// Whether (part of) the value came from a parameter expansion, even one whose value is
+    /// known (`c=git; $c push`): a command name built that way is never trusted.
+    pub expanded: bool,
 }
 
 impl Word {
@@ -19,6 +22,7 @@ impl Word {
             text: text.into(),
             dynamic: false,
             glob: false,
+            expanded: false,
         }
     }
 
@@ -28,6 +32,7 @@ impl Word {
             text: source.into(),
             dynamic: true,
             glob: false,
+            expanded: true,
         }
     }
 
@@ -41,12 +46,23 @@ impl Word {
         !self.dynamic && self.text.starts_with('-') && self.text.len() > 1
     }
 
+    /// A word whose value is known but came from a parameter expansion.
+    pub fn expanded(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            dynamic: false,
+            glob: false,
+            expanded: true,
+        }
+    }
+
     /// Concatenates two adjacent parts of one word.
     pub fn concat(&self, other: &Word) -> Word {
         Word {
             text: format!("{}{}", self.text, other.text),
             dynamic: self.dynamic || other.dynamic,
             glob: self.glob || other.glob,
+            expanded: self.expanded || other.expanded,
         }
     }
 }

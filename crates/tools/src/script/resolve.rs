@@ -167,8 +167,18 @@ fn parse_makefile(text: &str) -> BTreeMap<String, MakeRule> {
     let mut rules: BTreeMap<String, MakeRule> = BTreeMap::new();
     let mut current: Vec<String> = Vec::new();
     let joined = text.replace("\\\n", " ");
+    // `.RECIPEPREFIX = >` makes recipe lines start with `>` instead of a tab.
+    let mut prefix = '\t';
     for line in joined.lines() {
-        if let Some(recipe) = line.strip_prefix('\t') {
+        if let Some(value) = line.trim_start().strip_prefix(".RECIPEPREFIX") {
+            let value = value
+                .trim_start()
+                .trim_start_matches([':', '+', '?', '!'])
+                .trim_start_matches('=');
+            prefix = value.trim().chars().next().unwrap_or('\t');
+            continue;
+        }
+        if let Some(recipe) = line.strip_prefix(prefix) {
             let command = recipe.trim_start_matches(['@', '-', '+']).trim();
             if !command.is_empty() {
                 for target in &current {

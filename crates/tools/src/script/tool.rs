@@ -6,12 +6,12 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::resolve_script;
-use crate::args::Args;
 use crate::exec::process::{format_outcome, run_captured};
 use crate::fs::root_of;
 use crate::registry::builtin_definition;
 use crate::text::DEFAULT_OUTPUT_BYTES;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
+use crate::tool_args::{RunScriptArgs, ToolArgs};
 
 /// Default timeout (ms).
 pub const DEFAULT_SCRIPT_TIMEOUT_MS: u64 = 120_000;
@@ -51,22 +51,27 @@ impl Tool for RunScript {
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> ToolOutput {
-        let args = Args(&arguments);
-        let script = args.str(&["script", "name"]).unwrap_or("");
-        let extra = args.string_list(&["args"]);
+        let args = match RunScriptArgs::parse(&arguments) {
+            Ok(args) => args,
+            Err(error) => return ToolOutput::error(error.to_string()),
+        };
         let root = root_of(context);
-        let resolved = match resolve_script(&root, script, &extra) {
+        let resolved = match resolve_script(&root, &args.script, &args.args) {
             Ok(resolved) => resolved,
             Err(error) => return ToolOutput::error(format!("run_script: {error}")),
         };
-        let timeout = Duration::from_millis(args.clamped(
-            &["timeoutMs", "timeout_ms", "timeout"],
-            DEFAULT_SCRIPT_TIMEOUT_MS,
-            SCRIPT_TIMEOUT_RANGE_MS.0,
-            SCRIPT_TIMEOUT_RANGE_MS.1,
-        ));
-        let mut command = tokio::process::Command::new(&resolved.program);
-        command.args(&resolved.args).current_dir(&root);
+        let timeout = Duration::from_millis(
+            args.timeout_ms
+                .unwrap_or(DEFAULT_SCRIPT_TIMEOUT_MS)
+                .clamp(SCRIPT_TIMEOUT_RANGE_MS.0, SCRIPT_TIMEOUT_RANGE_MS.1),
+        );
+        let args: Vec<&str> = resolved.args.iter().map(String::as_str).collect();
+        let command = crate::exec::process::confined_command(
+            context.sandbox.as_deref(),
+            &resolved.program,
+            &args,
+            &root,
+        );
         let outcome = match run_captured(
             command,
             timeout,

@@ -64,6 +64,7 @@ impl Repo {
         ToolContext {
             project_root: self.root.clone(),
             cancel: CancellationToken::new(),
+            sandbox: None,
         }
     }
 

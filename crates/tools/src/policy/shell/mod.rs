@@ -1,24 +1,37 @@
 //! Shell command analysis with the real bash grammar (tree-sitter-bash): every simple command
 //! a script can run — through lists, pipelines, subshells, groups, control flow, functions,
 //! command and process substitution, heredocs fed to shells, `sh -c`/`eval` strings (parsed
-//! again) and wrapper commands — plus the files it redirects output into.
+//! again) and wrapper commands — plus the files it writes.
 //!
-//! The analysis never claims certainty it lacks: a syntax error, a command name only known at
-//! run time, a shell reading commands from a pipe, inline interpreter code, … are recorded in
-//! [`ShellAnalysis::uncertain`], and the policy then fails closed.
+//! The analysis never claims certainty it lacks. Whatever the policy cannot follow to the end
+//! (a command name built from a variable, `eval`, inline interpreter code, a program reading
+//! its code from standard input, git aliases, bash arithmetic on variables, …) is recorded in
+//! [`ShellAnalysis::unanalysable`], and such a command is never auto-approved on the parser's
+//! word. Input nested deeper than the limits below is recorded in
+//! [`ShellAnalysis::too_deep`], and the policy denies it: the walker never recurses without
+//! bound over text a model wrote.
+
+mod checks;
+mod eval;
+mod writes;
 
 use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
 
 use super::unwrap::{command_basename, unwrap_command};
-use super::words::{
-    Word, decode_ansi_c, display_words, expand_braces, unescape_double_quoted, unescape_unquoted,
-};
+use super::words::{Word, display_words};
 
-/// How deeply script strings (`sh -c "…"` inside `eval "…"` …) are re-parsed.
-const MAX_NESTING: usize = 8;
-/// Scripts longer than this are not parsed (they are treated as uncertain).
+pub use checks::dangerous_variable;
+
+/// How deeply script strings (`sh -c "…"` inside `eval "…"` …) are re-parsed; deeper is denied.
+pub const MAX_SOURCE_NESTING: usize = 8;
+/// Deepest bracket nesting (`(`, `{`, `[`, counted in the raw text) a script may have; deeper
+/// is denied before the text is even parsed.
+pub const MAX_BRACKET_DEPTH: usize = 64;
+/// Deepest syntax-tree nesting the walker follows; deeper is denied.
+pub const MAX_NODE_DEPTH: usize = 64;
+/// Scripts longer than this are not parsed (they are unanalysable).
 const MAX_SCRIPT_BYTES: usize = 256 * 1024;
 
 /// One simple command found in a script.
@@ -37,19 +50,25 @@ pub struct ParsedCommand {
 pub struct ShellAnalysis {
     /// Every simple command, in source order (nested scripts after their parent command).
     pub commands: Vec<ParsedCommand>,
-    /// Files the script writes through redirections or `tee`, relative to the directory the
-    /// script starts in (or absolute).
+    /// Files the script writes (redirections, `tee`, `cp`, `sed -i`, …), relative to the
+    /// directory the script starts in (or absolute).
     pub write_paths: Vec<String>,
-    /// Why the analysis cannot be sure it saw everything that runs.
-    pub uncertain: Vec<String>,
+    /// Links the script creates (`ln`, `cp -s`), same form as [`Self::write_paths`].
+    pub link_paths: Vec<String>,
+    /// Why the policy cannot be sure it saw everything that runs (empty: fully analysed).
+    pub unanalysable: Vec<String>,
+    /// Nesting limits the text exceeds: the call is denied.
+    pub too_deep: Vec<String>,
     /// Every script text analyzed: the input and each re-parsed string.
     pub sources: Vec<String>,
+    /// Characters the script assigns to `IFS` (word separators the loose text must split on).
+    pub separators: String,
 }
 
 impl ShellAnalysis {
     /// Whether the analysis is complete.
-    pub fn is_certain(&self) -> bool {
-        self.uncertain.is_empty()
+    pub fn is_analysable(&self) -> bool {
+        self.unanalysable.is_empty() && self.too_deep.is_empty()
     }
 }
 
@@ -58,72 +77,85 @@ pub fn analyze(script: &str) -> ShellAnalysis {
     let mut walker = Walker {
         analysis: ShellAnalysis::default(),
         vars: HashMap::new(),
+        git_aliases: HashMap::new(),
         cwd: Some(String::new()),
-        depth: 0,
+        source_depth: 0,
+        node_depth: 0,
     };
     walker.analyze_source(script, None);
-    walker.analysis.uncertain.dedup();
     walker.analysis
 }
 
-struct Walker {
+pub(super) struct Walker {
     analysis: ShellAnalysis,
     /// Variables assigned a literal earlier in the script (`a=git; $a push`).
     vars: HashMap<String, String>,
+    /// Git aliases the script defines (`git config alias.p push`).
+    git_aliases: HashMap<String, String>,
     /// Directory relative to the start (`None` after `cd` somewhere only known at run time).
     cwd: Option<String>,
-    depth: usize,
+    source_depth: usize,
+    node_depth: usize,
 }
 
-fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+pub(super) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
     src.get(node.start_byte()..node.end_byte()).unwrap_or("")
 }
 
-fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+pub(super) fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor).collect()
 }
 
-fn clip(text: &str) -> String {
+pub(super) fn clip(text: &str) -> String {
     crate::text::clip_chars(text.trim(), 80)
 }
 
 impl Walker {
-    fn uncertain(&mut self, reason: String) {
-        if !self.analysis.uncertain.contains(&reason) {
-            self.analysis.uncertain.push(reason);
+    pub(super) fn unanalysable(&mut self, reason: String) {
+        if !self.analysis.unanalysable.contains(&reason) {
+            self.analysis.unanalysable.push(reason);
+        }
+    }
+
+    fn too_deep(&mut self, reason: String) {
+        if !self.analysis.too_deep.contains(&reason) {
+            self.analysis.too_deep.push(reason);
         }
     }
 
     fn analyze_source(&mut self, src: &str, saved_cwd: Option<Option<String>>) {
-        if self.depth >= MAX_NESTING {
-            self.uncertain(format!("`{}` is nested too deeply to analyze", clip(src)));
+        if self.source_depth >= MAX_SOURCE_NESTING {
+            self.too_deep(format!(
+                "`{}` nests shell scripts more than {MAX_SOURCE_NESTING} levels deep",
+                clip(src)
+            ));
             return;
         }
         if src.len() > MAX_SCRIPT_BYTES {
-            self.uncertain("the script is too long to analyze".to_string());
+            self.unanalysable("the script is too long to analyse".to_string());
+            self.analysis.sources.push(src.to_string());
+            return;
+        }
+        let depth = checks::bracket_depth(src);
+        if depth > MAX_BRACKET_DEPTH {
+            self.too_deep(format!(
+                "the command nests brackets {depth} levels deep (the limit is {MAX_BRACKET_DEPTH})"
+            ));
             return;
         }
         self.analysis.sources.push(src.to_string());
-        let mut parser = Parser::new();
-        if parser
-            .set_language(&tree_sitter_bash::LANGUAGE.into())
-            .is_err()
-        {
-            self.uncertain("the bash grammar could not be loaded".to_string());
-            return;
-        }
-        let Some(tree) = parser.parse(src, None) else {
-            self.uncertain(format!("`{}` could not be parsed", clip(src)));
+        let Some(tree) = parse_bash(src) else {
+            self.unanalysable(format!("`{}` could not be parsed", clip(src)));
             return;
         };
         let root = tree.root_node();
         if root.has_error() {
-            self.uncertain(format!("`{}` has a syntax error", clip(src)));
+            self.unanalysable(format!("`{}` has a syntax error", clip(src)));
         }
-        self.depth += 1;
+        self.source_depth += 1;
         self.walk(root, src);
-        self.depth -= 1;
+        self.source_depth -= 1;
         if let Some(cwd) = saved_cwd {
             self.cwd = cwd;
         }
@@ -135,12 +167,28 @@ impl Walker {
         }
     }
 
-    fn walk(&mut self, node: Node<'_>, src: &str) {
+    pub(super) fn walk(&mut self, node: Node<'_>, src: &str) {
+        if self.node_depth >= MAX_NODE_DEPTH {
+            self.too_deep(format!(
+                "the command's syntax nests more than {MAX_NODE_DEPTH} levels deep"
+            ));
+            return;
+        }
+        self.node_depth += 1;
+        self.walk_node(node, src);
+        self.node_depth -= 1;
+    }
+
+    fn walk_node(&mut self, node: Node<'_>, src: &str) {
         match node.kind() {
             "command" => self.command(node, src, None),
             "redirected_statement" => self.redirected(node, src),
             "variable_assignment" => {
                 self.assign(node, src);
+                self.walk_children(node, src);
+            }
+            "declaration_command" => {
+                self.declaration(node, src);
                 self.walk_children(node, src);
             }
             "file_redirect" => self.redirect(node, src),
@@ -149,8 +197,44 @@ impl Walker {
                 self.walk_children(node, src);
                 self.cwd = saved;
             }
+            "arithmetic_expansion" | "c_style_for_statement" | "subscript" => {
+                self.arithmetic(node, src);
+                self.walk_children(node, src);
+            }
+            "compound_statement" if text(node, src).starts_with("((") => {
+                self.arithmetic(node, src);
+                self.walk_children(node, src);
+            }
+            "test_command" => {
+                self.test_command(node, src);
+                self.walk_children(node, src);
+            }
+            "list" => self.list(node, src),
             "comment" => {}
             _ => self.walk_children(node, src),
+        }
+    }
+
+    /// `a && b && c` nests to the left, one level per command: walk the spine without
+    /// recursion so a long list is not mistaken for deep nesting.
+    fn list(&mut self, node: Node<'_>, src: &str) {
+        let mut pending: Vec<Vec<Node<'_>>> = Vec::new();
+        let mut current = node;
+        loop {
+            let children = named_children(current);
+            match children.split_first() {
+                Some((first, rest)) if current.kind() == "list" && first.kind() == "list" => {
+                    pending.push(rest.to_vec());
+                    current = *first;
+                }
+                _ => break,
+            }
+        }
+        self.walk_children(current, src);
+        for nodes in pending.into_iter().rev() {
+            for child in nodes {
+                self.walk(child, src);
+            }
         }
     }
 
@@ -199,14 +283,20 @@ impl Walker {
 
     fn command(&mut self, node: Node<'_>, src: &str, mut stdin: Option<String>) {
         let mut words = Vec::new();
+        let mut env: Vec<(String, String)> = Vec::new();
         for child in named_children(node) {
             match child.kind() {
                 "command_name" => {
                     let inner = child.named_child(0).unwrap_or(child);
-                    words.extend(self.eval_word(inner, src));
+                    words.extend(self.eval_argument(inner, src));
                     self.walk_children(child, src);
                 }
-                "variable_assignment" => self.walk_children(child, src),
+                "variable_assignment" => {
+                    if let Some((name, value)) = self.assignment(child, src) {
+                        env.push((name, value.text));
+                    }
+                    self.walk_children(child, src);
+                }
                 "file_redirect" => self.redirect(child, src),
                 "herestring_redirect" => {
                     stdin = Some(self.herestring(child, src));
@@ -215,28 +305,36 @@ impl Walker {
                 "heredoc_redirect" => self.walk(child, src),
                 "comment" => {}
                 _ => {
-                    words.extend(self.eval_word(child, src));
+                    words.extend(self.eval_argument(child, src));
                     self.walk(child, src);
                 }
             }
         }
-        if words.is_empty() {
-            return;
+        if !words.is_empty() {
+            self.finish_command(words, env, stdin);
         }
-        let unwrapped = unwrap_command(&words);
-        for reason in unwrapped.uncertain {
-            self.uncertain(reason);
+    }
+
+    /// The non-recursive half of [`Self::command`]: kept out of the recursive frame, so deep
+    /// nesting costs little stack per level.
+    #[inline(never)]
+    fn finish_command(
+        &mut self,
+        words: Vec<Word>,
+        mut env: Vec<(String, String)>,
+        stdin: Option<String>,
+    ) {
+        let mut unwrapped = unwrap_command(&words);
+        env.extend(unwrapped.env.iter().cloned());
+        self.resolve_git_alias(&mut unwrapped, &env);
+        for reason in std::mem::take(&mut unwrapped.unanalysable) {
+            self.unanalysable(reason);
+        }
+        for (name, value) in std::mem::take(&mut unwrapped.git_alias_definitions) {
+            self.git_aliases.insert(name, value);
         }
         for form in &unwrapped.forms {
-            match form.first().map(|w| w.text.as_str()) {
-                Some("tee") => {
-                    for word in form[1..].iter().filter(|w| !w.is_option()) {
-                        self.write_path(word);
-                    }
-                }
-                Some("cd" | "pushd") => self.change_dir(&form[1..]),
-                _ => {}
-            }
+            self.command_effects(form);
         }
         self.analysis.commands.push(ParsedCommand {
             display: display_words(&words),
@@ -250,15 +348,89 @@ impl Walker {
         if unwrapped.shell_reads_stdin {
             match stdin {
                 Some(script) => {
+                    self.unanalysable(format!(
+                        "`{}` runs a script fed through standard input (heredoc or here-string)",
+                        clip(&display_words(&words))
+                    ));
                     let saved = self.cwd.clone();
                     self.analyze_source(&script, Some(saved));
                 }
-                None => self.uncertain(format!(
-                    "`{}` reads commands from standard input, which is not analyzed",
+                None => self.unanalysable(format!(
+                    "`{}` reads commands from standard input, which is not analysed",
                     clip(&display_words(&words))
                 )),
             }
         }
+    }
+
+    /// Files a command form writes, links it creates, and `cd`.
+    fn command_effects(&mut self, form: &[Word]) {
+        let Some(name) = form.first().map(|w| w.text.as_str()) else {
+            return;
+        };
+        if matches!(name, "cd" | "pushd") {
+            self.change_dir(&form[1..]);
+            return;
+        }
+        if form[1..].iter().any(checks::subscript_word) {
+            self.unanalysable(format!(
+                "`{}` names an array element whose subscript bash evaluates as arithmetic",
+                clip(&display_words(form))
+            ));
+        }
+        let effects = writes::command_writes(form);
+        for reason in effects.unanalysable {
+            self.unanalysable(reason);
+        }
+        for word in &effects.paths {
+            self.write_path(word);
+        }
+        for word in &effects.links {
+            if let Some(path) = self.place(word)
+                && !self.analysis.link_paths.contains(&path)
+            {
+                self.analysis.link_paths.push(path);
+            }
+        }
+    }
+
+    /// `git p` where the script (or `-c alias.p=…`, or `GIT_CONFIG_*` variables) defines `p`:
+    /// the alias text is analysed as what runs.
+    fn resolve_git_alias(
+        &mut self,
+        unwrapped: &mut super::unwrap::Unwrapped,
+        env: &[(String, String)],
+    ) {
+        let Some((alias, rest)) = unwrapped.git_alias_use.take() else {
+            return;
+        };
+        let from_env = env_git_aliases(env);
+        let value = unwrapped
+            .git_alias_inline
+            .iter()
+            .chain(from_env.iter())
+            .find(|(name, _)| name.eq_ignore_ascii_case(&alias))
+            .map(|(_, value)| value.clone())
+            .or_else(|| self.git_aliases.get(&alias.to_lowercase()).cloned());
+        let Some(value) = value else {
+            return;
+        };
+        let tail = display_words(&rest);
+        if let Some(shell) = value.strip_prefix('!') {
+            unwrapped.nested.push(format!("{shell} {tail}"));
+            return;
+        }
+        let mut words = vec![Word::literal("git")];
+        words.extend(value.split_whitespace().map(Word::literal));
+        words.extend(rest);
+        let expanded = unwrap_command(&words);
+        for form in expanded.forms {
+            if !unwrapped.forms.contains(&form) {
+                unwrapped.forms.push(form);
+            }
+        }
+        unwrapped.nested.extend(expanded.nested);
+        unwrapped.unanalysable.extend(expanded.unanalysable);
     }
 
     fn redirect(&mut self, node: Node<'_>, src: &str) {
@@ -289,48 +461,53 @@ impl Walker {
         }
     }
 
-    fn write_path(&mut self, word: &Word) {
+    /// Where a written path lands, relative to the start directory (or absolute).
+    fn place(&mut self, word: &Word) -> Option<String> {
         if word.dynamic {
-            self.uncertain(format!(
-                "output goes to `{}`, a path only known at run time",
+            self.unanalysable(format!(
+                "a file is written at `{}`, a path only known at run time",
                 word.text
             ));
-            return;
+            return None;
         }
         let path = word.text.as_str();
         if matches!(
             path,
-            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "-"
         ) || path.starts_with("/dev/fd/")
         {
-            return;
+            return None;
         }
-        let path = expand_tilde(path);
+        let path = expand_home(path);
         if path.starts_with('/') {
-            self.analysis.write_paths.push(path);
-            return;
+            return Some(path);
         }
         match &self.cwd {
-            Some(cwd) => {
-                let joined = join(cwd, &path);
-                self.analysis.write_paths.push(joined);
-            }
+            Some(cwd) => Some(join(cwd, &path)),
             None => {
-                self.uncertain(format!(
-                    "output goes to `{path}` after `cd` to a directory only known at run time"
+                self.unanalysable(format!(
+                    "a file is written at `{path}` after `cd` to a directory only known at run time"
                 ));
-                self.analysis.write_paths.push(path);
+                Some(path)
             }
+        }
+    }
+
+    fn write_path(&mut self, word: &Word) {
+        if let Some(path) = self.place(word)
+            && !self.analysis.write_paths.contains(&path)
+        {
+            self.analysis.write_paths.push(path);
         }
     }
 
     fn change_dir(&mut self, args: &[Word]) {
         let target = args.iter().find(|w| !w.is_option() || w.text == "-");
         self.cwd = match target {
-            None => Some(expand_tilde("~")),
+            None => Some(expand_home("~")),
             Some(word) if word.dynamic || word.text == "-" => None,
             Some(word) => {
-                let path = expand_tilde(&word.text);
+                let path = expand_home(&word.text);
                 if path.starts_with('/') {
                     Some(path)
                 } else {
@@ -339,186 +516,89 @@ impl Walker {
             }
         };
     }
-
-    fn assign(&mut self, node: Node<'_>, src: &str) {
-        let Some(name) = node.child_by_field_name("name") else {
-            return;
-        };
-        if name.kind() != "variable_name" {
-            return;
-        }
-        let name = text(name, src).to_string();
-        let value = match node.child_by_field_name("value") {
-            Some(value) => self.eval_word(value, src),
-            None => vec![Word::literal("")],
-        };
-        match value.as_slice() {
-            [word] if !word.dynamic => {
-                self.vars.insert(name, word.text.clone());
-            }
-            _ => {
-                self.vars.remove(&name);
-            }
-        }
-    }
-
-    fn lookup(&self, name: &str, source: &str) -> Word {
-        match self.vars.get(name) {
-            Some(value) => Word::literal(value.clone()),
-            None => Word::dynamic(source),
-        }
-    }
-
-    /// The words one argument node stands for (brace expansion may give several).
-    fn eval_word(&mut self, node: Node<'_>, src: &str) -> Vec<Word> {
-        let raw = text(node, src);
-        match node.kind() {
-            "word" => self.unquoted_word(raw),
-            "concatenation"
-                if named_children(node)
-                    .iter()
-                    .all(|child| child.kind() == "word") =>
-            {
-                self.unquoted_word(raw)
-            }
-            "concatenation" => {
-                let mut results = vec![Word::literal("")];
-                for child in named_children(node) {
-                    let parts = self.eval_word(child, src);
-                    let mut next = Vec::new();
-                    for base in &results {
-                        for part in &parts {
-                            next.push(base.concat(part));
-                        }
-                    }
-                    if next.len() > super::words::MAX_BRACE_EXPANSION {
-                        return vec![Word::dynamic(raw)];
-                    }
-                    results = next;
-                }
-                results
-            }
-            "number" => vec![Word::literal(raw)],
-            "raw_string" => vec![Word::literal(strip_delimiters(raw, 1, 1))],
-            "ansi_c_string" => vec![Word::literal(decode_ansi_c(strip_delimiters(raw, 2, 1)))],
-            "string" | "translated_string" => vec![self.double_quoted(node, src)],
-            "simple_expansion" => {
-                let name = raw.trim_start_matches('$');
-                vec![self.lookup(name, raw)]
-            }
-            "expansion" => {
-                let children = named_children(node);
-                match children.as_slice() {
-                    [only]
-                        if only.kind() == "variable_name"
-                            && raw == format!("${{{}}}", text(*only, src)) =>
-                    {
-                        vec![self.lookup(text(*only, src), raw)]
-                    }
-                    _ => vec![Word::dynamic(raw)],
-                }
-            }
-            _ => vec![Word::dynamic(raw)],
-        }
-    }
-
-    fn unquoted_word(&mut self, raw: &str) -> Vec<Word> {
-        let glob = has_unquoted_glob(raw);
-        let value = unescape_unquoted(raw);
-        if raw.contains('{') && raw.contains(',') {
-            match expand_braces(&value) {
-                Some(expanded) => {
-                    return expanded
-                        .into_iter()
-                        .map(|text| Word {
-                            text,
-                            dynamic: false,
-                            glob,
-                        })
-                        .collect();
-                }
-                None => {
-                    self.uncertain(format!("`{}` expands to too many words", clip(raw)));
-                    return vec![Word::dynamic(raw)];
-                }
-            }
-        }
-        vec![Word {
-            text: value,
-            dynamic: false,
-            glob,
-        }]
-    }
-
-    fn double_quoted(&mut self, node: Node<'_>, src: &str) -> Word {
-        let raw = text(node, src);
-        let open = if node.kind() == "translated_string" {
-            2
-        } else {
-            1
-        };
-        let inner_start = node.start_byte() + open.min(raw.len());
-        let inner_end = node.end_byte().saturating_sub(1).max(inner_start);
-        let mut word = Word::literal("");
-        let mut position = inner_start;
-        for child in named_children(node) {
-            let gap = src.get(position..child.start_byte()).unwrap_or("");
-            word = word.concat(&Word::literal(unescape_double_quoted(gap)));
-            let part = match child.kind() {
-                "string_content" => Word::literal(unescape_double_quoted(text(child, src))),
-                "simple_expansion" | "expansion" => self
-                    .eval_word(child, src)
-                    .into_iter()
-                    .next()
-                    .unwrap_or_else(|| Word::dynamic(text(child, src))),
-                _ => Word::dynamic(text(child, src)),
-            };
-            word = word.concat(&part);
-            position = child.end_byte();
-        }
-        let gap = src.get(position..inner_end).unwrap_or("");
-        word = word.concat(&Word::literal(unescape_double_quoted(gap)));
-        if word.dynamic {
-            Word::dynamic(raw)
-        } else {
-            word
-        }
-    }
 }
 
-fn strip_delimiters(raw: &str, open: usize, close: usize) -> &str {
-    if raw.len() >= open + close {
-        raw.get(open..raw.len() - close).unwrap_or("")
-    } else {
-        ""
-    }
-}
-
-fn has_unquoted_glob(raw: &str) -> bool {
-    let mut escaped = false;
-    for ch in raw.chars() {
-        if escaped {
-            escaped = false;
+/// Aliases set through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`.
+fn env_git_aliases(env: &[(String, String)]) -> Vec<(String, String)> {
+    let get = |name: &str| env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v);
+    let mut out = Vec::new();
+    for (name, key) in env {
+        let Some(index) = name.strip_prefix("GIT_CONFIG_KEY_") else {
             continue;
-        }
-        match ch {
-            '\\' => escaped = true,
-            '*' | '?' | '[' => return true,
-            _ => {}
+        };
+        if let (Some(alias), Some(value)) = (
+            key.to_lowercase()
+                .strip_prefix("alias.")
+                .map(str::to_string),
+            get(&format!("GIT_CONFIG_VALUE_{index}")),
+        ) {
+            out.push((alias, value.clone()));
         }
     }
-    false
+    out
 }
 
-fn expand_tilde(path: &str) -> String {
-    let home = || std::env::var("HOME").unwrap_or_else(|_| "/nonexistent-home".to_string());
-    if path == "~" {
-        home()
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        format!("{}/{rest}", home().trim_end_matches('/'))
-    } else {
-        path.to_string()
+/// Parses bash text with a parser kept per thread (building one per call costs time).
+fn parse_bash(src: &str) -> Option<tree_sitter::Tree> {
+    thread_local! {
+        static PARSER: std::cell::RefCell<Option<Parser>> = const { std::cell::RefCell::new(None) };
     }
+    PARSER.with(|cell| {
+        // A nested script is parsed while an outer tree is walked, never while parsing: the
+        // borrow is free here; if it were not, fall back to a fresh parser.
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            return fresh_parser()?.parse(src, None);
+        };
+        if slot.is_none() {
+            *slot = fresh_parser();
+        }
+        slot.as_mut()?.parse(src, None)
+    })
+}
+
+fn fresh_parser() -> Option<Parser> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .ok()?;
+    Some(parser)
+}
+
+/// The current user's home directory (`HOME`), without a trailing `/`.
+pub fn home_dir() -> Option<String> {
+    std::env::var("HOME")
+        .ok()
+        .filter(|home| home.starts_with('/'))
+        .map(|home| {
+            let trimmed = home.trim_end_matches('/');
+            if trimmed.is_empty() {
+                "/".to_string()
+            } else {
+                trimmed.to_string()
+            }
+        })
+}
+
+/// `~`, `~/x`, `$HOME/x` and `${HOME}/x` with the home directory put in; other text as is.
+pub fn expand_home(path: &str) -> String {
+    let home = || home_dir().unwrap_or_else(|| "/nonexistent-home".to_string());
+    let join_home = |rest: &str| {
+        let home = home();
+        if home == "/" {
+            format!("/{rest}")
+        } else {
+            format!("{home}/{rest}")
+        }
+    };
+    if path == "~" || path == "$HOME" || path == "${HOME}" {
+        return home();
+    }
+    for prefix in ["~/", "$HOME/", "${HOME}/"] {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            return join_home(rest);
+        }
+    }
+    path.to_string()
 }
 
 fn join(base: &str, path: &str) -> String {

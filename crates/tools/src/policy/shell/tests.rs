@@ -47,7 +47,7 @@ fn records_uncertainty() {
         "git push (",
         "python3 -c 'x'",
     ] {
-        assert!(!analyze(script).is_certain(), "{script}");
+        assert!(!analyze(script).is_analysable(), "{script}");
     }
     for script in [
         "git status",
@@ -55,9 +55,9 @@ fn records_uncertainty() {
         "ls 2>/dev/null | head -5",
     ] {
         assert!(
-            analyze(script).is_certain(),
+            analyze(script).is_analysable(),
             "{script}: {:?}",
-            analyze(script).uncertain
+            analyze(script).unanalysable
         );
     }
 }

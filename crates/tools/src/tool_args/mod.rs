@@ -1,0 +1,573 @@
+//! One typed argument struct per built-in tool, read by BOTH the permission policy (to find
+//! what a call touches) and the tool itself (to do it), so the two can never read different
+//! fields: `{"command": "git push", "cmd": "true"}` is an error (the alias names the same
+//! field twice), not two commands. Unknown fields are errors too; the lenient encodings
+//! models use (`"true"`, `"200"`, an argv array) are accepted by small helpers in
+//! [`lenient`].
+
+pub mod lenient;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Why a tool's arguments could not be read: names the tool, the field and what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{tool}: invalid arguments: {}{message}. Accepted fields: {accepted}", field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default())]
+pub struct ArgsError {
+    /// The tool.
+    pub tool: &'static str,
+    /// The field at fault, when known.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+    /// The accepted fields with their aliases, for the message.
+    pub accepted: String,
+}
+
+/// A tool's typed arguments.
+pub trait ToolArgs: DeserializeOwned {
+    /// The tool name.
+    const TOOL: &'static str;
+    /// Accepted fields: the name, then its aliases.
+    const FIELDS: &'static [(&'static str, &'static [&'static str])];
+
+    /// Reads the arguments; `null` counts as `{}`.
+    fn parse(arguments: &Value) -> Result<Self, ArgsError> {
+        parse_with::<Self>(arguments, Self::TOOL, Self::FIELDS)
+    }
+}
+
+/// The accepted fields as text: `command (or cmd), timeoutMs (or timeout_ms, timeout)`.
+pub fn accepted_fields(fields: &[(&str, &[&str])]) -> String {
+    fields
+        .iter()
+        .map(|(name, aliases)| {
+            if aliases.is_empty() {
+                (*name).to_string()
+            } else {
+                format!("{name} (or {})", aliases.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn parse_with<T: DeserializeOwned>(
+    arguments: &Value,
+    tool: &'static str,
+    fields: &[(&str, &[&str])],
+) -> Result<T, ArgsError> {
+    let empty = Value::Object(serde_json::Map::new());
+    let arguments = if arguments.is_null() {
+        &empty
+    } else {
+        arguments
+    };
+    serde_path_to_error::deserialize(arguments).map_err(|error| {
+        let path = error.path().to_string();
+        let mut message = error.inner().to_string();
+        if let Some((head, _)) = message.split_once(", expected one of") {
+            message = head.to_string();
+        }
+        if message.starts_with("duplicate field") {
+            message.push_str(" (an alias names the same field: give each field once)");
+        }
+        ArgsError {
+            tool,
+            field: (path != "." && !path.is_empty()).then_some(path),
+            message,
+            accepted: accepted_fields(fields),
+        }
+    })
+}
+
+/// `shell`: one command to completion.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellArgs {
+    /// Shell text (an argv array is quoted back into shell text).
+    #[serde(alias = "cmd", deserialize_with = "lenient::command")]
+    pub command: String,
+    /// Kill after this long (ms).
+    #[serde(
+        rename = "timeoutMs",
+        alias = "timeout_ms",
+        alias = "timeout",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub timeout_ms: Option<u64>,
+    /// Directory inside the project.
+    #[serde(alias = "cwd", default)]
+    pub workdir: Option<String>,
+    /// Output kept (bytes).
+    #[serde(
+        rename = "maxOutputBytes",
+        alias = "max_output_bytes",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub max_output_bytes: Option<u64>,
+    /// What the command is for (display only; models trained on other agents send it).
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl ToolArgs for ShellArgs {
+    const TOOL: &'static str = "shell";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("command", &["cmd"]),
+        ("timeoutMs", &["timeout_ms", "timeout"]),
+        ("workdir", &["cwd"]),
+        ("maxOutputBytes", &["max_output_bytes"]),
+        ("description", &[]),
+    ];
+}
+
+/// `exec_command`: start a command in a session.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecCommandArgs {
+    /// Shell text (an argv array is quoted back into shell text).
+    #[serde(alias = "command", deserialize_with = "lenient::command")]
+    pub cmd: String,
+    /// Directory inside the project.
+    #[serde(alias = "cwd", default)]
+    pub workdir: Option<String>,
+    /// Shell program (`sh`, `bash`, `zsh`, `dash`).
+    #[serde(default)]
+    pub shell: Option<String>,
+    /// Keep running in the background.
+    #[serde(
+        alias = "run_in_background",
+        alias = "detach",
+        default,
+        deserialize_with = "lenient::opt_bool"
+    )]
+    pub background: Option<bool>,
+    /// Wait this long for output (ms).
+    #[serde(
+        rename = "yieldTimeMs",
+        alias = "yield_time_ms",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub yield_time_ms: Option<u64>,
+    /// Kill after this long (ms).
+    #[serde(
+        rename = "timeoutMs",
+        alias = "timeout_ms",
+        alias = "timeout",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub timeout_ms: Option<u64>,
+    /// Output kept (bytes).
+    #[serde(
+        rename = "maxOutputBytes",
+        alias = "max_output_bytes",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub max_output_bytes: Option<u64>,
+    /// Output kept (tokens, ×4 bytes) when bytes are not given.
+    #[serde(
+        rename = "maxOutputTokens",
+        alias = "max_output_tokens",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub max_output_tokens: Option<u64>,
+    /// What the command is for (display only).
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl ToolArgs for ExecCommandArgs {
+    const TOOL: &'static str = "exec_command";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("cmd", &["command"]),
+        ("workdir", &["cwd"]),
+        ("shell", &[]),
+        ("background", &["run_in_background", "detach"]),
+        ("yieldTimeMs", &["yield_time_ms"]),
+        ("timeoutMs", &["timeout_ms", "timeout"]),
+        ("maxOutputBytes", &["max_output_bytes"]),
+        ("maxOutputTokens", &["max_output_tokens"]),
+        ("description", &[]),
+    ];
+}
+
+/// `write_stdin`: type into (or poll) a running session.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteStdinArgs {
+    /// Session id from `exec_command`.
+    #[serde(
+        rename = "sessionId",
+        alias = "session_id",
+        alias = "id",
+        deserialize_with = "lenient::req_u64"
+    )]
+    pub session_id: u64,
+    /// Text to type; empty or absent to just poll.
+    #[serde(alias = "input", default)]
+    pub chars: Option<String>,
+    /// Wait this long for output (ms).
+    #[serde(
+        rename = "yieldTimeMs",
+        alias = "yield_time_ms",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub yield_time_ms: Option<u64>,
+    /// Output kept (bytes).
+    #[serde(
+        rename = "maxOutputBytes",
+        alias = "max_output_bytes",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub max_output_bytes: Option<u64>,
+    /// Output kept (tokens, ×4 bytes) when bytes are not given.
+    #[serde(
+        rename = "maxOutputTokens",
+        alias = "max_output_tokens",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub max_output_tokens: Option<u64>,
+}
+
+impl ToolArgs for WriteStdinArgs {
+    const TOOL: &'static str = "write_stdin";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("sessionId", &["session_id", "id"]),
+        ("chars", &["input"]),
+        ("yieldTimeMs", &["yield_time_ms"]),
+        ("maxOutputBytes", &["max_output_bytes"]),
+        ("maxOutputTokens", &["max_output_tokens"]),
+    ];
+}
+
+/// `kill_background`: stop a session.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KillBackgroundArgs {
+    /// Session id.
+    #[serde(
+        rename = "sessionId",
+        alias = "session_id",
+        alias = "id",
+        deserialize_with = "lenient::req_u64"
+    )]
+    pub session_id: u64,
+}
+
+impl ToolArgs for KillBackgroundArgs {
+    const TOOL: &'static str = "kill_background";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] =
+        &[("sessionId", &["session_id", "id"])];
+}
+
+/// `list_background`: no arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListBackgroundArgs {}
+
+impl ToolArgs for ListBackgroundArgs {
+    const TOOL: &'static str = "list_background";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[];
+}
+
+/// `get_changed_files`: no arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GetChangedFilesArgs {}
+
+impl ToolArgs for GetChangedFilesArgs {
+    const TOOL: &'static str = "get_changed_files";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[];
+}
+
+/// `git_diff`: the working-tree or staged diff.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitDiffArgs {
+    /// Limit to this file or directory.
+    #[serde(alias = "file", default)]
+    pub path: Option<String>,
+    /// Diff of staged changes.
+    #[serde(alias = "cached", default, deserialize_with = "lenient::opt_bool")]
+    pub staged: Option<bool>,
+    /// Only a per-file summary.
+    #[serde(alias = "summary", default, deserialize_with = "lenient::opt_bool")]
+    pub stat: Option<bool>,
+}
+
+impl ToolArgs for GitDiffArgs {
+    const TOOL: &'static str = "git_diff";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("path", &["file"]),
+        ("staged", &["cached"]),
+        ("stat", &["summary"]),
+    ];
+}
+
+/// `edit_file`: write a whole file or replace a literal string.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// File path relative to the project root.
+    #[serde(alias = "file", alias = "filePath", alias = "file_path")]
+    pub path: String,
+    /// The whole new content.
+    #[serde(alias = "text", default)]
+    pub content: Option<String>,
+    /// Exact text to replace.
+    #[serde(rename = "oldString", alias = "old_string", alias = "old", default)]
+    pub old_string: Option<String>,
+    /// Replacement text.
+    #[serde(rename = "newString", alias = "new_string", alias = "new", default)]
+    pub new_string: Option<String>,
+    /// Replace every occurrence.
+    #[serde(
+        rename = "replaceAll",
+        alias = "replace_all",
+        default,
+        deserialize_with = "lenient::opt_bool"
+    )]
+    pub replace_all: Option<bool>,
+}
+
+impl ToolArgs for EditFileArgs {
+    const TOOL: &'static str = "edit_file";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("path", &["file", "filePath", "file_path"]),
+        ("content", &["text"]),
+        ("oldString", &["old_string", "old"]),
+        ("newString", &["new_string", "new"]),
+        ("replaceAll", &["replace_all"]),
+    ];
+}
+
+/// `apply_patch`: a unified diff.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyPatchArgs {
+    /// The unified diff.
+    #[serde(alias = "diff")]
+    pub patch: String,
+}
+
+impl ToolArgs for ApplyPatchArgs {
+    const TOOL: &'static str = "apply_patch";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[("patch", &["diff"])];
+}
+
+/// `run_script`: a project script by name.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunScriptArgs {
+    /// Script name (`test`, `make:release`, …).
+    #[serde(alias = "name")]
+    pub script: String,
+    /// Extra arguments.
+    #[serde(default, deserialize_with = "lenient::string_list")]
+    pub args: Vec<String>,
+    /// Kill after this long (ms).
+    #[serde(
+        rename = "timeoutMs",
+        alias = "timeout_ms",
+        alias = "timeout",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub timeout_ms: Option<u64>,
+}
+
+impl ToolArgs for RunScriptArgs {
+    const TOOL: &'static str = "run_script";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("script", &["name"]),
+        ("args", &[]),
+        ("timeoutMs", &["timeout_ms", "timeout"]),
+    ];
+}
+
+/// `read_file`: a window of a text file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// File path relative to the project root.
+    #[serde(alias = "file", alias = "filePath", alias = "file_path")]
+    pub path: String,
+    /// Byte offset to start at.
+    #[serde(default, deserialize_with = "lenient::opt_u64")]
+    pub offset: Option<u64>,
+    /// Bytes to read.
+    #[serde(
+        alias = "maxBytes",
+        alias = "max_bytes",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub limit: Option<u64>,
+}
+
+impl ToolArgs for ReadFileArgs {
+    const TOOL: &'static str = "read_file";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("path", &["file", "filePath", "file_path"]),
+        ("offset", &[]),
+        ("limit", &["maxBytes", "max_bytes"]),
+    ];
+}
+
+/// `list_files`: project files.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListFilesArgs {
+    /// Directory inside the project.
+    #[serde(alias = "dir", alias = "path", default)]
+    pub directory: Option<String>,
+    /// Only files matching this glob.
+    #[serde(alias = "pattern", default)]
+    pub glob: Option<String>,
+    /// At most this many files.
+    #[serde(
+        rename = "maxFiles",
+        alias = "max_files",
+        alias = "limit",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub max_files: Option<u64>,
+}
+
+impl ToolArgs for ListFilesArgs {
+    const TOOL: &'static str = "list_files";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("directory", &["dir", "path"]),
+        ("glob", &["pattern"]),
+        ("maxFiles", &["max_files", "limit"]),
+    ];
+}
+
+/// `search_files`: content or path search.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchFilesArgs {
+    /// Regex (content mode) or substring (path mode).
+    #[serde(alias = "pattern", alias = "text", default)]
+    pub query: Option<String>,
+    /// `content` or `path`.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Only files matching this glob.
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// Directory inside the project.
+    #[serde(alias = "dir", alias = "path", default)]
+    pub directory: Option<String>,
+    /// At most this many results.
+    #[serde(
+        rename = "maxResults",
+        alias = "max_results",
+        alias = "limit",
+        default,
+        deserialize_with = "lenient::opt_u64"
+    )]
+    pub max_results: Option<u64>,
+}
+
+impl ToolArgs for SearchFilesArgs {
+    const TOOL: &'static str = "search_files";
+    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("query", &["pattern", "text"]),
+        ("mode", &[]),
+        ("glob", &[]),
+        ("directory", &["dir", "path"]),
+        ("maxResults", &["max_results", "limit"]),
+    ];
+}
+
+/// Parses the arguments of a built-in tool by name, for the policy: `Ok(None)` for a name
+/// that is not built in (MCP and custom tools keep the generic reading).
+pub fn check_builtin(tool: &str, arguments: &Value) -> Result<Option<()>, ArgsError> {
+    fn check<T: ToolArgs>(arguments: &Value) -> Result<Option<()>, ArgsError> {
+        T::parse(arguments).map(|_| Some(()))
+    }
+    match tool {
+        "shell" => check::<ShellArgs>(arguments),
+        "exec_command" => check::<ExecCommandArgs>(arguments),
+        "write_stdin" => check::<WriteStdinArgs>(arguments),
+        "kill_background" => check::<KillBackgroundArgs>(arguments),
+        "list_background" => check::<ListBackgroundArgs>(arguments),
+        "get_changed_files" => check::<GetChangedFilesArgs>(arguments),
+        "git_diff" => check::<GitDiffArgs>(arguments),
+        "edit_file" => check::<EditFileArgs>(arguments),
+        "apply_patch" => check::<ApplyPatchArgs>(arguments),
+        "run_script" => check::<RunScriptArgs>(arguments),
+        "read_file" => check::<ReadFileArgs>(arguments),
+        "list_files" => check::<ListFilesArgs>(arguments),
+        "search_files" => check::<SearchFilesArgs>(arguments),
+        _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn aliases_are_one_field() {
+        let error = ShellArgs::parse(&json!({"command": "git push", "cmd": "true"})).unwrap_err();
+        assert!(error.to_string().contains("duplicate field"), "{error}");
+        let error =
+            ExecCommandArgs::parse(&json!({"cmd": "true", "command": "git push"})).unwrap_err();
+        assert!(error.to_string().contains("duplicate field"), "{error}");
+        let ok = ShellArgs::parse(&json!({"cmd": "ls", "timeout": "2000", "cwd": "src"})).unwrap();
+        assert_eq!(ok.command, "ls");
+        assert_eq!(ok.timeout_ms, Some(2000));
+        assert_eq!(ok.workdir.as_deref(), Some("src"));
+    }
+
+    #[test]
+    fn unknown_and_mistyped_fields_name_the_field() {
+        let error = ShellArgs::parse(&json!({"command": "ls", "env": {"A": "1"}})).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("unknown field `env`"), "{text}");
+        assert!(text.contains("Accepted fields: command (or cmd)"), "{text}");
+        let error = ShellArgs::parse(&json!({"command": "ls", "timeoutMs": "soon"})).unwrap_err();
+        assert_eq!(error.field.as_deref(), Some("timeoutMs"), "{error}");
+        let error = ShellArgs::parse(&json!({"command": {"x": 1}})).unwrap_err();
+        assert_eq!(error.field.as_deref(), Some("command"), "{error}");
+        assert!(ShellArgs::parse(&json!({})).is_err());
+    }
+
+    #[test]
+    fn lenient_values() {
+        let args = ExecCommandArgs::parse(&json!({
+            "cmd": ["bash", "-lc", "git status"], "background": "true", "yieldTimeMs": 12.9,
+            "timeoutMs": -5, "maxOutputBytes": null
+        }))
+        .unwrap();
+        assert_eq!(args.cmd, "bash -lc 'git status'");
+        assert_eq!(args.background, Some(true));
+        assert_eq!(args.yield_time_ms, Some(12));
+        assert_eq!(args.timeout_ms, Some(0));
+        assert_eq!(args.max_output_bytes, None);
+        let stdin = WriteStdinArgs::parse(&json!({"session_id": "3", "input": "x"})).unwrap();
+        assert_eq!(stdin.session_id, 3);
+        let script = RunScriptArgs::parse(&json!({"name": "test", "args": ["-k", 2]})).unwrap();
+        assert_eq!(script.args, vec!["-k", "2"]);
+        let script = RunScriptArgs::parse(&json!({"script": "test", "args": "-v"})).unwrap();
+        assert_eq!(script.args, vec!["-v"]);
+        assert!(ListBackgroundArgs::parse(&Value::Null).is_ok());
+        assert!(ListBackgroundArgs::parse(&json!({"x": 1})).is_err());
+        assert_eq!(check_builtin("mcp__x__y", &json!({"a": 1})), Ok(None));
+    }
+}
