@@ -5,8 +5,15 @@
 //! (radical / `--yes`), the runtime policy (`--allow-edits` approves file edits), a person
 //! through an [`ApprovalHandler`] (TUI, web panel, terminal prompt), or nobody — then it is
 //! blocked. Every decision that involved a rule or an approval is journaled.
+//!
+//! Two kinds of call only a person may approve: a *protected* call (it changes `.git/**`,
+//! agent or MCP configuration, creates a link, edits a hard-linked file, …) — per call, never
+//! remembered for the session, never by a mode or flag; and, when the OS sandbox is not
+//! active, any call that runs a command. An *unanalysable* command (the policy could not
+//! follow everything it runs) is never approved by a session approval, and by `--yes`/radical
+//! mode only inside the sandbox.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,9 +22,11 @@ use async_trait::async_trait;
 use braincode_protocol::{
     ApprovalDecision, Approver, Mode, Record, ToolApprovalDecision, ToolCallOrigin,
 };
+use braincode_tools::policy::targets::MAX_SESSION_HISTORY_BYTES;
+use braincode_tools::tool_args::{ToolArgs, WriteStdinArgs};
 use braincode_tools::{
-    PermissionPolicy, PermissionRequest, PolicyDecision, ToolPermission, requires_approval,
-    summarize_json,
+    PermissionPolicy, PermissionRequest, PolicyDecision, PolicyEvaluation, ToolPermission,
+    requires_approval, summarize_json,
 };
 use serde_json::Value;
 
@@ -67,7 +76,8 @@ pub struct ApprovalRequest {
 pub enum ApprovalAnswer {
     /// Run this call.
     Approve,
-    /// Run this call and every later call of the same tool in this session.
+    /// Run this call and every later call of the same tool in this session — except
+    /// protected calls (approved once, asked again) and unanalysable ones (asked again).
     ApproveForSession,
     /// Do not run it.
     Block(String),
@@ -88,12 +98,33 @@ pub struct PolicyGate {
     permission: PermissionMode,
     handler: Option<std::sync::Arc<dyn ApprovalHandler>>,
     sink: RunSink,
+    sandboxed: bool,
     approved_for_session: Mutex<HashSet<String>>,
+    /// Text typed into each exec session (`write_stdin`) and let through, newest last: the
+    /// policy reads a new piece together with it (`git pu` + `sh\n` is `git push`).
+    typed: Mutex<HashMap<u64, String>>,
     review_required: AtomicBool,
 }
 
+/// What approving a call needs beyond the policy.
+enum PersonOnly {
+    /// A protected call: a person, for this call only.
+    Protected(String),
+    /// Commands would run without the OS sandbox: a person (session approvals count).
+    Unsandboxed(String),
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
 impl PolicyGate {
-    /// A gate for one run.
+    /// A gate for one run. `sandboxed` says whether the OS sandbox confines this run's
+    /// commands: without it every command needs a person (`--yes` does not approve it), and
+    /// with it an unanalysable command may be auto-approved by `--yes`/radical mode.
     pub fn new(
         policy: PermissionPolicy,
         project_root: PathBuf,
@@ -101,6 +132,7 @@ impl PolicyGate {
         permission: PermissionMode,
         handler: Option<std::sync::Arc<dyn ApprovalHandler>>,
         sink: RunSink,
+        sandboxed: bool,
     ) -> Self {
         Self {
             policy,
@@ -109,7 +141,9 @@ impl PolicyGate {
             permission,
             handler,
             sink,
+            sandboxed,
             approved_for_session: Mutex::new(HashSet::new()),
+            typed: Mutex::new(HashMap::new()),
             review_required: AtomicBool::new(false),
         }
     }
@@ -120,17 +154,61 @@ impl PolicyGate {
     }
 
     fn session_approved(&self, tool: &str) -> bool {
-        match self.approved_for_session.lock() {
-            Ok(set) => set.contains(tool),
-            Err(poisoned) => poisoned.into_inner().contains(tool),
-        }
+        lock(&self.approved_for_session).contains(tool)
     }
 
     fn approve_for_session(&self, tool: &str) {
-        match self.approved_for_session.lock() {
-            Ok(mut set) => set.insert(tool.to_string()),
-            Err(poisoned) => poisoned.into_inner().insert(tool.to_string()),
-        };
+        lock(&self.approved_for_session).insert(tool.to_string());
+    }
+
+    fn typed_history(&self, session: u64) -> Option<String> {
+        lock(&self.typed).get(&session).cloned()
+    }
+
+    fn remember_typed(&self, session: u64, chars: &str) {
+        let mut typed = lock(&self.typed);
+        let history = typed.entry(session).or_default();
+        history.push_str(chars);
+        if history.len() > MAX_SESSION_HISTORY_BYTES {
+            let mut start = history.len() - MAX_SESSION_HISTORY_BYTES;
+            while !history.is_char_boundary(start) {
+                start += 1;
+            }
+            history.drain(..start);
+        }
+    }
+
+    /// Whether a call starts or feeds a process (listing, polling and stopping our own
+    /// sessions do not).
+    fn runs_commands(request: &GateRequest<'_>) -> bool {
+        if request.tool.permission != ToolPermission::Execute {
+            return false;
+        }
+        match request.tool.name.as_str() {
+            "list_background" | "kill_background" => false,
+            "write_stdin" => WriteStdinArgs::parse(&request.call.arguments)
+                .map_or(true, |args| args.chars.is_some_and(|c| !c.is_empty())),
+            _ => true,
+        }
+    }
+
+    fn person_only(
+        &self,
+        request: &GateRequest<'_>,
+        evaluation: &PolicyEvaluation,
+    ) -> Option<PersonOnly> {
+        if let Some(reason) = evaluation.protected.first() {
+            return Some(PersonOnly::Protected(format!(
+                "{reason}: only a person can approve this; the TUI will ask"
+            )));
+        }
+        if !self.sandboxed && (Self::runs_commands(request) || evaluation.is_unanalysable()) {
+            return Some(PersonOnly::Unsandboxed(format!(
+                "the OS sandbox is not available: {} would run unconfined, so only a person can approve it; the TUI will ask",
+                request.tool.name
+            )));
+        }
+        None
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -154,22 +232,23 @@ impl PolicyGate {
                 permission_policy: policy,
             }));
     }
-}
 
-#[async_trait]
-impl ToolGate for PolicyGate {
-    async fn check(&self, request: GateRequest<'_>) -> GateOutcome {
+    async fn decide(&self, request: &GateRequest<'_>, history: Option<&str>) -> GateOutcome {
         let evaluation = self.policy.evaluate(&PermissionRequest {
             tool_name: &request.tool.name,
             arguments: &request.call.arguments,
             project_root: &self.project_root,
+            session_history: history,
         });
-        let policy_json = (!evaluation.matches.is_empty() || !evaluation.notes.is_empty())
-            .then(|| serde_json::to_value(&evaluation).ok())
-            .flatten();
+        let policy_json = (!evaluation.matches.is_empty()
+            || !evaluation.notes.is_empty()
+            || evaluation.is_unanalysable()
+            || evaluation.is_protected())
+        .then(|| serde_json::to_value(&evaluation).ok())
+        .flatten();
         if let Some(message) = evaluation.denial_message() {
             self.record(
-                &request,
+                request,
                 ApprovalDecision::Denied,
                 Approver::PermissionPolicy,
                 Some(message.clone()),
@@ -180,11 +259,15 @@ impl ToolGate for PolicyGate {
         if evaluation.review_required {
             self.review_required.store(true, Ordering::SeqCst);
         }
-        let needs_approval = requires_approval(request.tool, &request.call.arguments, &evaluation);
+        let person_only = self.person_only(request, &evaluation);
+        let needs_approval = requires_approval(request.tool, &request.call.arguments, &evaluation)
+            || person_only.is_some()
+            || evaluation.is_unanalysable()
+            || evaluation.is_protected();
         if !needs_approval {
             if evaluation.decision == Some(PolicyDecision::Allow) {
                 self.record(
-                    &request,
+                    request,
                     ApprovalDecision::Allowed,
                     Approver::PermissionPolicy,
                     None,
@@ -193,36 +276,11 @@ impl ToolGate for PolicyGate {
             }
             return GateOutcome::Allow;
         }
-        if self.mode == Mode::Radical || self.permission == PermissionMode::Yes {
-            let why = if self.mode == Mode::Radical {
-                "radical mode"
-            } else {
-                "--yes"
-            };
-            self.record(
-                &request,
-                ApprovalDecision::AutoApproved,
-                Approver::ModePolicy,
-                Some(format!("approved by {why}")),
-                policy_json,
-            );
-            return GateOutcome::Allow;
-        }
-        if self.permission == PermissionMode::AllowEdits
-            && request.tool.permission == ToolPermission::Write
+        let protected = matches!(person_only, Some(PersonOnly::Protected(_)));
+        if !protected && !evaluation.is_unanalysable() && self.session_approved(&request.tool.name)
         {
             self.record(
-                &request,
-                ApprovalDecision::Approved,
-                Approver::RuntimePolicy,
-                Some("file edits approved by --allow-edits".into()),
-                policy_json,
-            );
-            return GateOutcome::Allow;
-        }
-        if self.session_approved(&request.tool.name) {
-            self.record(
-                &request,
+                request,
                 ApprovalDecision::Approved,
                 Approver::Human,
                 Some("approved earlier for this session".into()),
@@ -230,18 +288,57 @@ impl ToolGate for PolicyGate {
             );
             return GateOutcome::Allow;
         }
-        let Some(handler) = &self.handler else {
-            let reason = format!(
-                "{} needs approval and nobody can approve it in this run; rerun with {} to allow it",
-                request.tool.name,
-                if request.tool.permission == ToolPermission::Write {
-                    "--allow-edits or --yes"
+        if person_only.is_none() {
+            if self.mode == Mode::Radical || self.permission == PermissionMode::Yes {
+                let why = if self.mode == Mode::Radical {
+                    "radical mode"
                 } else {
                     "--yes"
+                };
+                let reason = if evaluation.is_unanalysable() {
+                    "auto-approved: unanalysable, runs only inside the OS sandbox".to_string()
+                } else {
+                    format!("approved by {why}")
+                };
+                self.record(
+                    request,
+                    ApprovalDecision::AutoApproved,
+                    Approver::ModePolicy,
+                    Some(reason),
+                    policy_json,
+                );
+                return GateOutcome::Allow;
+            }
+            if self.permission == PermissionMode::AllowEdits
+                && request.tool.permission == ToolPermission::Write
+            {
+                self.record(
+                    request,
+                    ApprovalDecision::Approved,
+                    Approver::RuntimePolicy,
+                    Some("file edits approved by --allow-edits".into()),
+                    policy_json,
+                );
+                return GateOutcome::Allow;
+            }
+        }
+        let Some(handler) = &self.handler else {
+            let reason = match &person_only {
+                Some(PersonOnly::Protected(reason) | PersonOnly::Unsandboxed(reason)) => {
+                    reason.clone()
                 }
-            );
+                None => format!(
+                    "{} needs approval and nobody can approve it in this run; rerun with {} to allow it",
+                    request.tool.name,
+                    if request.tool.permission == ToolPermission::Write {
+                        "--allow-edits or --yes"
+                    } else {
+                        "--yes"
+                    }
+                ),
+            };
             self.record(
-                &request,
+                request,
                 ApprovalDecision::Blocked,
                 Approver::RuntimePolicy,
                 Some(reason.clone()),
@@ -259,7 +356,7 @@ impl ToolGate for PolicyGate {
         match handler.decide(&ask).await {
             ApprovalAnswer::Approve => {
                 self.record(
-                    &request,
+                    request,
                     ApprovalDecision::Approved,
                     Approver::Human,
                     None,
@@ -267,10 +364,23 @@ impl ToolGate for PolicyGate {
                 );
                 GateOutcome::Allow
             }
+            ApprovalAnswer::ApproveForSession if protected => {
+                self.record(
+                    request,
+                    ApprovalDecision::Approved,
+                    Approver::Human,
+                    Some(
+                        "approved once: a protected call is approved per call, never for the session"
+                            .into(),
+                    ),
+                    policy_json,
+                );
+                GateOutcome::Allow
+            }
             ApprovalAnswer::ApproveForSession => {
                 self.approve_for_session(&request.tool.name);
                 self.record(
-                    &request,
+                    request,
                     ApprovalDecision::Approved,
                     Approver::Human,
                     Some("approved for the rest of the session".into()),
@@ -280,7 +390,7 @@ impl ToolGate for PolicyGate {
             }
             ApprovalAnswer::Block(reason) => {
                 self.record(
-                    &request,
+                    request,
                     ApprovalDecision::Blocked,
                     Approver::Human,
                     Some(reason.clone()),
@@ -289,5 +399,25 @@ impl ToolGate for PolicyGate {
                 GateOutcome::Refuse(format!("blocked by the user: {reason}"))
             }
         }
+    }
+}
+
+#[async_trait]
+impl ToolGate for PolicyGate {
+    async fn check(&self, request: GateRequest<'_>) -> GateOutcome {
+        let typed = (request.tool.name == "write_stdin")
+            .then(|| WriteStdinArgs::parse(&request.call.arguments).ok())
+            .flatten();
+        let history = typed
+            .as_ref()
+            .and_then(|args| self.typed_history(args.session_id));
+        let outcome = self.decide(&request, history.as_deref()).await;
+        if outcome == GateOutcome::Allow
+            && let Some(args) = &typed
+            && let Some(chars) = args.chars.as_deref().filter(|c| !c.is_empty())
+        {
+            self.remember_typed(args.session_id, chars);
+        }
+        outcome
     }
 }

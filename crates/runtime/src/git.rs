@@ -14,10 +14,9 @@ use tokio::process::Command;
 const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 async fn git(root: &Path, args: &[&str], timeout: Duration) -> Option<String> {
-    let child = Command::new("git")
+    let mut command = Command::from(braincode_tools::git_safe::git_command(root));
+    let child = command
         .args(args)
-        .current_dir(root)
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)

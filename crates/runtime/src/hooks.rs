@@ -8,7 +8,7 @@
 //! is a crash — reported as such, never read as a "no". Every handler runs in its own process
 //! group and the whole group is killed on timeout or cancellation.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,6 @@ use braincode_protocol::{HookOutcome, HookRecord, HookRun};
 use regex::Regex;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use braincode_tools::exec::process::terminate_group;
@@ -209,6 +208,10 @@ pub struct HookEnvironment {
     pub model: String,
     /// `default`, `acceptEdits` or `bypassPermissions`.
     pub permission_mode: String,
+    /// The OS sandbox hooks run in (`None` when none could be set up: hooks are the user's
+    /// trusted configuration, so they then run unconfined, with credentials still removed
+    /// from their environment).
+    pub sandbox: Option<std::sync::Arc<braincode_sandbox::Sandbox>>,
 }
 
 /// Whether `matcher` selects `value`.
@@ -256,7 +259,7 @@ pub async fn run_hooks(
     let payload = payload.to_string();
     let runs = selected
         .iter()
-        .map(|handler| run_handler(handler, event, &env.cwd, &payload, cancel));
+        .map(|handler| run_handler(handler, event, env, &payload, cancel));
     let outcomes = futures::future::join_all(runs).await;
 
     let mut result = HookResult::default();
@@ -292,7 +295,7 @@ fn skipped(handler: &HookCommand, reason: &str) -> HandlerOutcome {
 async fn run_handler(
     handler: &HookCommand,
     event: HookEvent,
-    cwd: &Path,
+    env: &HookEnvironment,
     payload: &str,
     cancel: &CancellationToken,
 ) -> HandlerOutcome {
@@ -328,10 +331,13 @@ async fn run_handler(
         reason,
     };
 
-    let mut child = match Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
+    let mut process = braincode_tools::exec::process::confined_command(
+        env.sandbox.as_deref(),
+        "sh",
+        &["-c", command],
+        &env.cwd,
+    );
+    let mut child = match process
         .env("BRAINCODE_HOOK_SOURCE", &handler.source)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

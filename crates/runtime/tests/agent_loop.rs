@@ -148,6 +148,7 @@ fn harness(
         tool_context: ToolContext {
             project_root: root.to_path_buf(),
             cancel,
+            sandbox: None,
         },
         stats: Arc::new(ToolStats::default()),
     };

@@ -12,7 +12,10 @@ use braincode_runtime::approval::PolicyGate;
 use braincode_runtime::{
     ApprovalAnswer, ApprovalHandler, ApprovalRequest, MemoryJournal, PermissionMode, RunSink,
 };
-use braincode_tools::{PermissionPolicy, ToolDefinition, ToolPermission, ToolRisk};
+use braincode_tools::{
+    PermissionPolicy, PermissionsConfig, Tool, ToolContext, ToolDefinition, ToolPermission,
+    ToolRisk,
+};
 use serde_json::{Value, json};
 
 fn tool(name: &str, permission: ToolPermission) -> ToolDefinition {
@@ -45,6 +48,15 @@ struct Gate {
 }
 
 fn gate(mode: Mode, permission: PermissionMode, handler: Option<Arc<dyn ApprovalHandler>>) -> Gate {
+    gate_with(mode, permission, handler, true)
+}
+
+fn gate_with(
+    mode: Mode,
+    permission: PermissionMode,
+    handler: Option<Arc<dyn ApprovalHandler>>,
+    sandboxed: bool,
+) -> Gate {
     let root = tempfile::tempdir().unwrap();
     let journal = MemoryJournal::default();
     let sink = RunSink::new("s", Some(Box::new(journal.clone())), Vec::new());
@@ -55,6 +67,7 @@ fn gate(mode: Mode, permission: PermissionMode, handler: Option<Arc<dyn Approval
         permission,
         handler,
         sink,
+        sandboxed,
     );
     Gate {
         gate,
@@ -157,7 +170,7 @@ async fn allow_edits_approves_file_edits_but_not_commands() {
     );
     let shell = tool("shell", ToolPermission::Execute);
     assert!(matches!(
-        check(&g.gate, &shell, json!({"command": "make"})).await,
+        check(&g.gate, &shell, json!({"command": "cargo build"})).await,
         GateOutcome::Refuse(_)
     ));
     assert_eq!(
@@ -206,17 +219,17 @@ async fn a_person_approves_once_for_the_session_or_blocks() {
     let g = gate(Mode::Auto, PermissionMode::ReadOnly, Some(handler.clone()));
     let shell = tool("shell", ToolPermission::Execute);
     let GateOutcome::Refuse(message) =
-        check(&g.gate, &shell, json!({"command": "make test"})).await
+        check(&g.gate, &shell, json!({"command": "cargo build"})).await
     else {
         panic!("blocked call ran");
     };
     assert!(message.contains("not now"));
     assert_eq!(
-        check(&g.gate, &shell, json!({"command": "make test"})).await,
+        check(&g.gate, &shell, json!({"command": "cargo build"})).await,
         GateOutcome::Allow
     );
     assert_eq!(
-        check(&g.gate, &shell, json!({"command": "make lint"})).await,
+        check(&g.gate, &shell, json!({"command": "cargo check"})).await,
         GateOutcome::Allow
     );
     assert_eq!(
@@ -231,5 +244,542 @@ async fn a_person_approves_once_for_the_session_or_blocks() {
             (ApprovalDecision::Approved, Approver::Human),
             (ApprovalDecision::Approved, Approver::Human),
         ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attacks that really run: the gate under `--yes` in front of the real tools, in a temporary
+// clone with a local bare remote and a 127.0.0.1 hit counter. Each asserts the side effect did
+// not happen.
+// ---------------------------------------------------------------------------------------------
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use braincode_tools::exec::{ExecCommand, Shell, WriteStdin};
+use braincode_tools::fs::apply_patch::ApplyPatch;
+use braincode_tools::fs::edit_file::EditFile;
+use braincode_tools::script::RunScript;
+use braincode_tools::{ExecLimits, ExecSessions};
+use tokio_util::sync::CancellationToken;
+
+/// Counts TCP connections to 127.0.0.1:port; stops by itself after two minutes or on drop.
+struct HitServer {
+    port: u16,
+    hits: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl HitServer {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hits = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (counter, stopped) = (hits.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !stopped.load(Ordering::SeqCst) && Instant::now() < deadline {
+                match listener.accept() {
+                    Ok((mut stream, _)) => {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+                        let mut buffer = [0u8; 1024];
+                        let _ = stream.read(&mut buffer);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        });
+        Self { port, hits, stop }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/hit", self.port)
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for HitServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+fn run_git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A clone of a local bare remote, with a committed `.env`.
+struct Lab {
+    _dir: tempfile::TempDir,
+    remote: PathBuf,
+    project: PathBuf,
+}
+
+impl Lab {
+    fn new(files: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let remote = base.join("remote.git");
+        run_git(&base, &["init", "-q", "--bare", "remote.git"]);
+        run_git(&base, &["clone", "-q", "remote.git", "project"]);
+        let project = base.join("project");
+        let lab = Self {
+            _dir: dir,
+            remote,
+            project,
+        };
+        lab.write(".env", "SECRET=1\n");
+        for (name, body) in files {
+            lab.write(name, body);
+        }
+        run_git(&lab.project, &["add", "-A"]);
+        run_git(&lab.project, &["commit", "-q", "-m", "initial"]);
+        run_git(
+            &lab.project,
+            &["push", "-q", "origin", "HEAD:refs/heads/main"],
+        );
+        lab
+    }
+
+    fn write(&self, name: &str, body: &str) {
+        let path = self.project.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
+    }
+
+    fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.project.join(name)).ok()
+    }
+
+    /// Branches on the remote other than main.
+    fn pushed_branches(&self) -> Vec<String> {
+        run_git(&self.remote, &["branch", "--list"])
+            .lines()
+            .map(|line| line.trim_start_matches(['*', ' ']).to_string())
+            .filter(|name| name != "main")
+            .collect()
+    }
+
+    fn context(&self) -> ToolContext {
+        ToolContext {
+            project_root: self.project.clone(),
+            cancel: CancellationToken::new(),
+            sandbox: None,
+        }
+    }
+}
+
+/// The policy the attacks targeted: the defaults plus `curl` and `.env` denied.
+fn attack_policy() -> PermissionPolicy {
+    let config: PermissionsConfig = serde_json::from_value(json!({
+        "paths": [{"pattern": ".env", "edit": "deny"}],
+        "commands": [{"pattern": "curl", "policy": "deny"}]
+    }))
+    .unwrap();
+    PermissionPolicy::new(&config).unwrap()
+}
+
+struct Armed {
+    gate: PolicyGate,
+    journal: MemoryJournal,
+}
+
+fn armed(
+    lab: &Lab,
+    mode: Mode,
+    permission: PermissionMode,
+    handler: Option<Arc<dyn ApprovalHandler>>,
+    sandboxed: bool,
+) -> Armed {
+    let journal = MemoryJournal::default();
+    let sink = RunSink::new("s", Some(Box::new(journal.clone())), Vec::new());
+    Armed {
+        gate: PolicyGate::new(
+            attack_policy(),
+            lab.project.clone(),
+            mode,
+            permission,
+            handler,
+            sink,
+            sandboxed,
+        ),
+        journal,
+    }
+}
+
+/// Asks the gate, and runs the real tool when it allows; returns the refusal, if any.
+async fn attempt(
+    gate: &PolicyGate,
+    lab: &Lab,
+    tool: &dyn Tool,
+    arguments: Value,
+) -> Result<String, String> {
+    match check(gate, tool.definition(), arguments.clone()).await {
+        GateOutcome::Refuse(message) => Err(message),
+        GateOutcome::Allow => Ok(tool.call(arguments, &lab.context()).await.content),
+    }
+}
+
+fn yes(
+    handler: Option<Arc<dyn ApprovalHandler>>,
+) -> (Mode, PermissionMode, Option<Arc<dyn ApprovalHandler>>) {
+    (Mode::Auto, PermissionMode::Yes, handler)
+}
+
+#[tokio::test]
+async fn shell_attacks_under_yes_do_not_run() {
+    let server = HitServer::start();
+    let url = server.url();
+    let lab = Lab::new(&[
+        ("notes.txt", "hello\n"),
+        (
+            "Makefile",
+            &format!(".RECIPEPREFIX = >\nall:\n> curl -s {url} ; touch made.marker\n"),
+        ),
+    ]);
+    let shell = Shell::default();
+    let push = |branch: &str| format!("git push -q origin HEAD:refs/heads/{branch}");
+    let attacks: Vec<Value> = vec![
+        json!({"command": push("confused"), "cmd": "true"}),
+        json!({"cmd": "true", "command": push("confused2")}),
+        json!({"command": format!("c='{}'; $c", push("var"))}),
+        json!({"command": format!("IFS=,; c=git,push,-q,origin,HEAD:refs/heads/ifs; $c")}),
+        json!({"command": format!("env -S'{}'", push("envs"))}),
+        json!({"command": format!("trap -- 'curl -s {url}' EXIT")}),
+        json!({"command": format!("python3 <<EOF\nimport os\nos.system('curl -s {url}')\nEOF")}),
+        json!({"command": format!("sed '1e curl -s {url}' notes.txt")}),
+        json!({"command": format!("chrt -o 0 curl -s {url}")}),
+        json!({"command": "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p -q origin HEAD:refs/heads/alias"}),
+        json!({"command": "git config alias.p push && git p -q origin HEAD:refs/heads/alias2"}),
+        json!({"command": format!("x='a[$(curl -s {url})]'; [[ $x -eq 0 ]]")}),
+        json!({"command": "make all"}),
+        json!({"command": "sed -i s/SECRET/LEAKED/ .env"}),
+        json!({"command": "cp notes.txt .env"}),
+        json!({"command": format!("{}true{}", "{ ".repeat(20_000), "; }".repeat(20_000))}),
+    ];
+    for sandboxed in [false, true] {
+        let (mode, permission, handler) = yes(None);
+        let armed = armed(&lab, mode, permission, handler, sandboxed);
+        for arguments in &attacks {
+            let outcome = attempt(&armed.gate, &lab, &shell, arguments.clone()).await;
+            let Err(message) = outcome else {
+                panic!("ran (sandboxed: {sandboxed}): {arguments}");
+            };
+            // Every one of these names a denied command or path somewhere: denied outright,
+            // whatever the mode, and also inside the sandbox.
+            assert!(
+                message.contains("Permission policy denied"),
+                "{arguments}: {message}"
+            );
+        }
+        assert!(
+            decisions(&armed.journal)
+                .iter()
+                .all(|(decision, _)| *decision != ApprovalDecision::AutoApproved || sandboxed),
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.hits(), 0, "a denied command reached the network");
+    assert!(
+        lab.pushed_branches().is_empty(),
+        "pushed: {:?}",
+        lab.pushed_branches()
+    );
+    assert_eq!(lab.read(".env").as_deref(), Some("SECRET=1\n"));
+    assert!(lab.read("made.marker").is_none());
+    assert!(
+        !run_git(&lab.project, &["config", "--list", "--local"]).contains("alias.p"),
+        "git config ran"
+    );
+}
+
+#[tokio::test]
+async fn without_the_sandbox_yes_does_not_approve_commands() {
+    let lab = Lab::new(&[]);
+    let (mode, permission, handler) = yes(None);
+    let armed = armed(&lab, mode, permission, handler, false);
+    let shell = Shell::default();
+    let Err(message) = attempt(&armed.gate, &lab, &shell, json!({"command": "git status"})).await
+    else {
+        panic!("a command ran unconfined under --yes");
+    };
+    assert!(
+        message.contains("the OS sandbox is not available"),
+        "{message}"
+    );
+    let reasons: Vec<String> = armed
+        .journal
+        .entries()
+        .into_iter()
+        .filter_map(|e| match e.record {
+            Record::ToolApprovalDecision(d) => d.reason,
+            _ => None,
+        })
+        .collect();
+    assert!(
+        reasons[0].contains("the OS sandbox is not available"),
+        "{reasons:?}"
+    );
+    // With the sandbox, the same call is approved by --yes, and an unanalysable one says why.
+    let armed = armed_sandboxed(&lab);
+    assert!(
+        attempt(&armed.gate, &lab, &shell, json!({"command": "git status"}))
+            .await
+            .is_ok()
+    );
+    assert!(
+        attempt(&armed.gate, &lab, &shell, json!({"command": "c=true; $c"}))
+            .await
+            .is_ok()
+    );
+    let reasons: Vec<String> = armed
+        .journal
+        .entries()
+        .into_iter()
+        .filter_map(|e| match e.record {
+            Record::ToolApprovalDecision(d) => d.reason,
+            _ => None,
+        })
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r == "auto-approved: unanalysable, runs only inside the OS sandbox"),
+        "{reasons:?}"
+    );
+}
+
+fn armed_sandboxed(lab: &Lab) -> Armed {
+    let (mode, permission, handler) = yes(None);
+    armed(lab, mode, permission, handler, true)
+}
+
+#[tokio::test]
+async fn typing_a_command_in_two_pieces_does_not_push() {
+    let lab = Lab::new(&[]);
+    let sessions = Arc::new(ExecSessions::new(ExecLimits::default()));
+    let exec = ExecCommand::new(sessions.clone());
+    let stdin = WriteStdin::new(sessions.clone());
+    for sandboxed in [false, true] {
+        let (mode, permission, handler) = yes(None);
+        let armed = armed(&lab, mode, permission, handler, sandboxed);
+        // The session itself: refused without the sandbox; with it, a bash reading stdin is
+        // unanalysable and auto-approved (it runs confined).
+        let started = attempt(
+            &armed.gate,
+            &lab,
+            &exec,
+            json!({"cmd": "bash", "background": true, "yieldTimeMs": 200}),
+        )
+        .await;
+        let session = match started {
+            Ok(_) => sessions.list().last().map_or(1, |s| s.id),
+            Err(_) => {
+                assert!(!sandboxed);
+                // Start one outside the gate so the typing itself is what is tested.
+                exec.call(
+                    json!({"cmd": "bash", "background": true, "yieldTimeMs": 200}),
+                    &lab.context(),
+                )
+                .await;
+                sessions.list().last().unwrap().id
+            }
+        };
+        let first = attempt(
+            &armed.gate,
+            &lab,
+            &stdin,
+            json!({"sessionId": session, "chars": "git pu", "yieldTimeMs": 100}),
+        )
+        .await;
+        assert_eq!(first.is_ok(), sandboxed, "{first:?}");
+        let second = attempt(
+            &armed.gate,
+            &lab,
+            &stdin,
+            json!({"sessionId": session, "chars": "sh -q origin HEAD:refs/heads/typed\n", "yieldTimeMs": 500}),
+        )
+        .await;
+        let Err(message) = second else {
+            panic!("the second piece was typed");
+        };
+        if sandboxed {
+            assert!(message.contains("Permission policy denied"), "{message}");
+        }
+    }
+    for session in sessions.list() {
+        let _ = sessions.kill(session.id, 1000).await;
+    }
+    assert!(
+        lab.pushed_branches().is_empty(),
+        "pushed: {:?}",
+        lab.pushed_branches()
+    );
+}
+
+#[tokio::test]
+async fn run_script_attacks_do_not_run() {
+    let server = HitServer::start();
+    let url = server.url();
+    let lab = Lab::new(&[
+        ("package.json", r#"{"scripts": {"test": "echo tests"}}"#),
+        (".npmrc", "script-shell=./evil.sh\n"),
+        (
+            "evil.sh",
+            &format!("#!/bin/sh\ncurl -s {url}\ntouch npm.marker\n"),
+        ),
+        (
+            "Makefile",
+            &format!(".RECIPEPREFIX = >\nall:\n> curl -s {url}; touch make.marker\n"),
+        ),
+    ]);
+    let run_script = RunScript::default();
+    for sandboxed in [false, true] {
+        let (mode, permission, handler) = yes(None);
+        let armed = armed(&lab, mode, permission, handler, sandboxed);
+        for script in ["test", "make:all"] {
+            let outcome = attempt(&armed.gate, &lab, &run_script, json!({"script": script})).await;
+            if !sandboxed {
+                assert!(outcome.is_err(), "{script} ran without the sandbox");
+            }
+            // Inside the sandbox these may run (the sandbox is what confines them); this test
+            // only runs them unsandboxed for real.
+            if sandboxed {
+                break;
+            }
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.hits(), 0);
+    assert!(lab.read("npm.marker").is_none() && lab.read("make.marker").is_none());
+}
+
+#[tokio::test]
+async fn protected_edits_need_a_person_for_each_call() {
+    let lab = Lab::new(&[]);
+    std::fs::hard_link(lab.project.join(".env"), lab.project.join("notes.txt")).unwrap();
+    let config_before = lab.read(".git/config").unwrap();
+    let edit = EditFile::default();
+    let patch = ApplyPatch::default();
+    let symlink_patch = "diff --git a/link b/link\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/link\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n";
+    let cases: Vec<(&dyn Tool, Value)> = vec![
+        (
+            &edit,
+            json!({"path": ".git/config", "content": "[alias]\n\tp = push\n"}),
+        ),
+        (
+            &edit,
+            json!({"path": ".agents/hooks.json", "content": "{}"}),
+        ),
+        (
+            &edit,
+            json!({"path": "notes.txt", "content": "SECRET=stolen\n"}),
+        ),
+        (&patch, json!({"patch": symlink_patch})),
+    ];
+    for (mode, permission) in [
+        (Mode::Auto, PermissionMode::Yes),
+        (Mode::Auto, PermissionMode::AllowEdits),
+        (Mode::Radical, PermissionMode::Yes),
+    ] {
+        for sandboxed in [false, true] {
+            let armed = armed(&lab, mode, permission, None, sandboxed);
+            for (tool, arguments) in &cases {
+                let Err(message) = attempt(&armed.gate, &lab, *tool, arguments.clone()).await
+                else {
+                    panic!("{arguments} ran under {mode:?}/{permission:?}");
+                };
+                assert!(
+                    message.contains("only a person can approve this; the TUI will ask"),
+                    "{message}"
+                );
+            }
+        }
+    }
+    assert_eq!(lab.read(".git/config").unwrap(), config_before);
+    assert!(lab.read(".agents/hooks.json").is_none());
+    assert_eq!(lab.read(".env").as_deref(), Some("SECRET=1\n"));
+    assert!(std::fs::symlink_metadata(lab.project.join("link")).is_err());
+
+    // A person approves one call; "for the session" counts once and is not remembered.
+    let handler = Arc::new(Scripted {
+        answers: Mutex::new(vec![
+            ApprovalAnswer::ApproveForSession,
+            ApprovalAnswer::Block("no".into()),
+            ApprovalAnswer::Approve,
+        ]),
+        asked: Mutex::new(Vec::new()),
+    });
+    let armed = armed(
+        &lab,
+        Mode::Auto,
+        PermissionMode::Yes,
+        Some(handler.clone()),
+        true,
+    );
+    let hooks = json!({"path": ".agents/hooks.json", "content": "{\"x\": 1}"});
+    assert!(
+        attempt(&armed.gate, &lab, &edit, hooks.clone())
+            .await
+            .is_ok()
+    );
+    assert_eq!(
+        lab.read(".agents/hooks.json").as_deref(),
+        Some("{\"x\": 1}")
+    );
+    let again = attempt(&armed.gate, &lab, &edit, hooks.clone()).await;
+    assert!(again.unwrap_err().contains("blocked by the user"));
+    assert!(
+        attempt(&armed.gate, &lab, &patch, json!({"patch": symlink_patch}))
+            .await
+            .is_ok()
+    );
+    assert!(
+        std::fs::symlink_metadata(lab.project.join("link"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        handler.asked.lock().unwrap().len(),
+        3,
+        "each protected call was asked"
+    );
+    assert!(
+        decisions(&armed.journal)
+            .iter()
+            .all(|(_, approver)| *approver == Approver::Human)
     );
 }

@@ -32,6 +32,7 @@ fn env(dir: &Path) -> HookEnvironment {
         cwd: dir.to_path_buf(),
         model: "braincode".into(),
         permission_mode: "default".into(),
+        sandbox: None,
     }
 }
 

@@ -507,11 +507,29 @@ async fn execute_isolated(
     let context = ToolContext {
         project_root: services.tool_context.project_root.clone(),
         cancel: call_cancel.clone(),
+        sandbox: services.tool_context.sandbox.clone(),
     };
     let tool = Arc::clone(tool);
     let arguments = call.arguments.clone();
     let handle = tokio::spawn(async move { tool.call(arguments, &context).await });
     let abort = handle.abort_handle();
+    let mut output = finish_isolated(call, limit, &call_cancel, abort, handle).await;
+    // Tool output goes to a model and the journal: no registered secret goes with it.
+    if let std::borrow::Cow::Owned(redacted) =
+        braincode_protocol::secrets::redact_secrets(&output.content)
+    {
+        output.content = redacted;
+    }
+    output
+}
+
+async fn finish_isolated(
+    call: &ToolCall,
+    limit: Duration,
+    call_cancel: &tokio_util::sync::CancellationToken,
+    abort: tokio::task::AbortHandle,
+    handle: tokio::task::JoinHandle<ToolOutput>,
+) -> ToolOutput {
     match tokio::time::timeout(limit, handle).await {
         Ok(Ok(output)) => output,
         Ok(Err(join_error)) if join_error.is_panic() => ToolOutput::error(format!(

@@ -64,6 +64,8 @@ pub struct RunRequest {
     pub mode: Option<Mode>,
     /// How much the run may change.
     pub permission: PermissionMode,
+    /// Whether commands may reach the network (the OS sandbox cuts it off otherwise).
+    pub allow_network: bool,
     /// How to plan.
     pub routing: RoutingChoice,
 }
@@ -189,6 +191,20 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     finish::finish(&sink, draft, outcome, &usage, &stats, started)
 }
 
+/// What an untrusted project had ignored, said once per run (and a trust store that could not
+/// be read, which counts as "not trusted").
+fn trust_notices(home: &braincode_config::Home, project_root: &std::path::Path) -> Vec<String> {
+    let (trust, error) = braincode_config::check_trust(home, project_root);
+    let mut notices: Vec<String> = error
+        .map(|err| {
+            format!("workspace trust could not be read ({err}); treating this project as untrusted")
+        })
+        .into_iter()
+        .collect();
+    notices.extend(trust.notice());
+    notices
+}
+
 /// Plans without running anything (`braincode run --dry-run`): no journal, no tools.
 pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<RuntimePlan, String> {
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
@@ -238,6 +254,17 @@ async fn pipeline(
         Vec::new(),
     )
     .map_err(Stop::failed)?;
+    for notice in trust_notices(home, &request.project_root) {
+        sink.warning(notice.clone());
+        draft.warnings.push(notice);
+    }
+    if let (Err(reason), PermissionMode::Yes) = (&shared.sandbox, request.permission) {
+        let notice = format!(
+            "commands cannot be sandboxed ({reason}): each command needs a person's approval, so this run refuses them"
+        );
+        sink.warning(notice.clone());
+        draft.warnings.push(notice);
+    }
 
     // Hooks before anything else sees the prompt; the read-only environment probe overlaps them.
     let source = if continuing { "resume" } else { "startup" };

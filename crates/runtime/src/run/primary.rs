@@ -30,6 +30,7 @@ async fn project_overview(shared: &RunShared) -> String {
     let context = ToolContext {
         project_root: shared.project_root.clone(),
         cancel: shared.cancel.clone(),
+        sandbox: None,
     };
     let listing = ListFiles::default()
         .call(serde_json::json!({"maxFiles": OVERVIEW_FILES}), &context)
@@ -39,15 +40,31 @@ async fn project_overview(shared: &RunShared) -> String {
     } else {
         format!("Files:\n{}\n", listing.content.trim())
     };
-    let readme = [
-        "README.md",
-        "README",
-        "readme.md",
-        "README.rst",
-        "README.txt",
-    ]
-    .iter()
-    .find_map(|name| std::fs::read_to_string(shared.project_root.join(name)).ok());
+    // The README goes to a model: read it contained to the project (a `README.md ->
+    // ~/.ssh/id_rsa` or `-> /proc/self/environ` is refused, a FIFO never opened) and bounded
+    // (four bytes per character kept).
+    let readme = braincode_config::ReadScope::new(&shared.project_root)
+        .ok()
+        .and_then(|scope| {
+            [
+                "README.md",
+                "README",
+                "readme.md",
+                "README.rst",
+                "README.txt",
+            ]
+            .iter()
+            .find_map(|name| {
+                match scope.read_to_string(std::path::Path::new(name), OVERVIEW_README_CHARS * 4) {
+                    Ok(read) => Some(read.text),
+                    Err(err) if err.is_not_found() => None,
+                    Err(err) => {
+                        tracing::warn!("project overview: {err}");
+                        None
+                    }
+                }
+            })
+        });
     if let Some(readme) = readme {
         overview.push_str(&format!(
             "\nREADME (start):\n{}\n",

@@ -9,6 +9,7 @@ use braincode_config::{
 };
 use braincode_llm::ContentPart;
 use braincode_protocol::{Mode, SessionId};
+use braincode_sandbox::{Sandbox, SandboxPolicy};
 use braincode_tools::{
     EvidenceCache, EvidenceCacheConfig, ExecLimits, ExecSessions, PermissionPolicy, ToolsConfig,
 };
@@ -73,9 +74,16 @@ pub(crate) fn build_shared(
     environment: String,
     images: Vec<ContentPart>,
 ) -> Result<RunShared, String> {
-    let policy =
-        PermissionPolicy::new(&loaded.tools.permissions).map_err(|e| format!("tools.json: {e}"))?;
+    let policy = PermissionPolicy::new(&loaded.tools.permissions)
+        .map_err(|e| format!("tools.json: {e}"))?
+        .with_braincode_home(services.home.root());
     let project_root = request.project_root.clone();
+    let sandbox = make_sandbox(
+        &services.home,
+        &project_root,
+        request.allow_network || loaded.settings.sandbox.allow_network,
+        &loaded.settings.sandbox.writable_paths,
+    );
     let gate = Arc::new(PolicyGate::new(
         policy,
         project_root.clone(),
@@ -83,6 +91,9 @@ pub(crate) fn build_shared(
         request.permission,
         services.approver.clone(),
         sink.clone(),
+        // Without the OS sandbox every command needs a person; with it, `--yes` may approve
+        // unanalysable commands too.
+        sandbox.is_ok(),
     ));
     let support = discover_support(&services.home, &project_root);
     let hook_env = HookEnvironment {
@@ -90,6 +101,7 @@ pub(crate) fn build_shared(
         cwd: project_root.clone(),
         model: loaded.brain_id.clone(),
         permission_mode: request.permission.as_str().to_string(),
+        sandbox: sandbox.as_ref().ok().cloned(),
     };
     Ok(RunShared {
         sink: sink.clone(),
@@ -124,7 +136,35 @@ pub(crate) fn build_shared(
         continued: false,
         images,
         settings: loaded.settings,
+        sandbox,
     })
+}
+
+/// The OS sandbox this run's commands use, or why there is none.
+fn make_sandbox(
+    home: &Home,
+    project_root: &std::path::Path,
+    allow_network: bool,
+    writable_paths: &[String],
+) -> Result<Arc<Sandbox>, String> {
+    let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut policy = SandboxPolicy::for_project(project_root, user_home.as_deref(), home.root());
+    policy.network = allow_network;
+    for raw in writable_paths {
+        let path = match (raw.strip_prefix("~/"), &user_home) {
+            (Some(rest), Some(home_dir)) => home_dir.join(rest),
+            _ => std::path::PathBuf::from(raw),
+        };
+        if !path.is_absolute() {
+            return Err(format!(
+                "settings.json sandbox.writablePaths entry {raw:?} must be absolute or start with ~/"
+            ));
+        }
+        policy.writable.push(path);
+    }
+    Sandbox::new(policy)
+        .map(Arc::new)
+        .map_err(|err| err.to_string())
 }
 
 pub(crate) async fn environment_section(root: &std::path::Path, brain: &str, mode: Mode) -> String {

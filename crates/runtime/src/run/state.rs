@@ -52,6 +52,8 @@ pub(crate) struct RunShared {
     pub continued: bool,
     /// Images attached to the request.
     pub images: Vec<ContentPart>,
+    /// The OS sandbox commands run in, or why none could be set up.
+    pub sandbox: Result<Arc<braincode_sandbox::Sandbox>, String>,
 }
 
 impl RunShared {
@@ -65,6 +67,7 @@ impl RunShared {
             tool_context: ToolContext {
                 project_root: self.project_root.clone(),
                 cancel: self.cancel.clone(),
+                sandbox: self.sandbox.as_ref().ok().cloned(),
             },
             stats: self.stats.clone(),
         }
