@@ -22,12 +22,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod fixtures;
+mod hit;
 mod request;
 mod script;
 mod scripted_model;
 mod server;
 
 pub use fixtures::{HOME_ENV, TempHome, TempRepo, scripted_model_entry};
+pub use hit::HitServer;
 pub use script::{
     HttpFailure, Matcher, Reply, ReplyEnd, RequestSummary, Rule, Script, ScriptedCall,
 };
