@@ -34,6 +34,8 @@ enum Command {
     /// Explain permission decisions.
     #[command(subcommand)]
     Permissions(commands::permissions::PermissionsCommand),
+    /// Trust a project: let its hooks, MCP servers, settings and checks run.
+    Trust(commands::trust::TrustArgs),
     /// Measure Braincode's own speed.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
@@ -50,6 +52,8 @@ fn main() -> ExitCode {
         }
     };
     commands::init_tracing();
+    // Every credential in the environment is redacted wherever text leaves the process.
+    braincode_protocol::secrets::register_environment_secrets();
     let result = match cli.command {
         Command::Run(args) => commands::run::execute(args),
         Command::Sessions(cmd) => commands::sessions::execute(cmd),
@@ -57,12 +61,14 @@ fn main() -> ExitCode {
         Command::Models(cmd) => commands::models::execute(cmd),
         Command::Auth(cmd) => commands::auth::execute(cmd),
         Command::Permissions(cmd) => commands::permissions::execute(cmd),
+        Command::Trust(args) => commands::trust::execute(args),
         Command::Bench(cmd) => commands::bench::execute(cmd),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            let message = format!("error: {err:#}");
+            eprintln!("{}", braincode_protocol::secrets::redact_secrets(&message));
             ExitCode::from(1)
         }
     }

@@ -255,3 +255,44 @@ fn broken_tools_json_exits_1_and_names_the_file() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("sometimes"), "{}", stderr(&output));
 }
+
+#[test]
+fn unanalysable_protected_and_sandbox_are_explained() {
+    let env = Env::new();
+    let output = env.run(&["--tool", "shell", "--command", "c='git push'; $c"]);
+    let text = stdout(&output);
+    assert!(text.contains("unanalysable: "), "{text}");
+    assert!(text.contains("never auto-approved outside the OS sandbox"), "{text}");
+    assert!(text.contains("sandbox:    "), "{text}");
+    assert!(
+        text.contains("commands run confined") || text.contains("unavailable ("),
+        "{text}"
+    );
+
+    let output = env.run(&["--tool", "edit_file", "--path", ".git/config"]);
+    let text = stdout(&output);
+    assert!(text.contains("protected:  "), "{text}");
+    assert!(text.contains("only a person can approve it"), "{text}");
+
+    let doc = env.json(&["--tool", "shell", "--command", "eval \"$x\""]);
+    assert!(
+        !doc["evaluation"]["unanalysable"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{doc}"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_braincode"))
+        .args(["permissions", "check", "--tool", "shell", "--command", "ls"])
+        .arg("--project")
+        .arg(env.project.path())
+        .env("BRAINCODE_HOME", env.home.path())
+        .env("BRAINCODE_SANDBOX", "off")
+        .output()
+        .unwrap();
+    let text = stdout(&output);
+    assert!(
+        text.contains("unavailable (") && text.contains("needs a person's approval"),
+        "{text}"
+    );
+}

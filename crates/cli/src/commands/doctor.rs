@@ -235,7 +235,7 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
                     format!(
                         "{handlers} hook handler(s), {untrusted} not trusted (they are skipped)"
                     ),
-                    "set \"trusted\": true on the handlers you have read and want to run",
+                    "set \"trusted\": true on the handlers of ~/.braincode/hooks.json you have read and want to run",
                 );
             } else {
                 checks.ok("hooks", format!("{handlers} hook handler(s)"));
@@ -251,29 +251,47 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
             "fix the JSON of the named file (it is skipped until then)",
         );
     } else {
-        let untrusted: Vec<&str> = servers
-            .iter()
-            .filter(|s| s.scope == braincode_config::Scope::Project && !s.trusted && !s.disabled)
-            .map(|s| s.name.as_str())
-            .collect();
-        if untrusted.is_empty() {
-            checks.ok(
-                "mcp",
+        checks.ok(
+            "mcp",
+            format!(
+                "{} MCP server(s) configured (no live connection attempted)",
+                servers.len()
+            ),
+        );
+    }
+    match braincode_config::check_trust(home, project) {
+        (_, Some(err)) => checks.config_error("trust", &err),
+        (trust, None) => match trust.notice() {
+            Some(notice) => checks.warn(
+                "trust",
+                notice,
                 format!(
-                    "{} MCP server(s) configured (no live connection attempted)",
-                    servers.len()
+                    "read the named files, then `braincode trust {}`",
+                    trust.root.display()
                 ),
-            );
-        } else {
-            checks.warn(
-                "mcp",
-                format!(
-                    "project MCP server(s) not trusted (they are skipped): {}",
-                    untrusted.join(", ")
-                ),
-                "set \"trusted\": true on project servers you want to start",
-            );
-        }
+            ),
+            None => checks.ok(
+                "trust",
+                if trust.state == braincode_config::TrustState::Trusted {
+                    "project trusted; its configuration files are unchanged"
+                } else {
+                    "the project has no hooks, MCP servers, settings or checks to trust"
+                },
+            ),
+        },
+    }
+    let sandbox = braincode_sandbox::status();
+    if sandbox.kind == braincode_sandbox::SandboxKind::Unavailable {
+        checks.warn(
+            "sandbox",
+            format!("no OS sandbox: {}", sandbox.detail),
+            "install bubblewrap (`apt-get install bubblewrap`) or use a kernel with Landlock; until then every command needs your approval",
+        );
+    } else {
+        checks.ok(
+            "sandbox",
+            format!("commands run confined by {}", sandbox.detail),
+        );
     }
     match AuthStore::new(home).status() {
         Ok(status) => checks.ok(

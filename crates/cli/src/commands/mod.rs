@@ -9,6 +9,7 @@ pub mod models_pull;
 pub mod permissions;
 pub mod run;
 pub mod sessions;
+pub mod trust;
 
 /// Routes `tracing` output to stderr, filtered by `BRAINCODE_LOG` (default: warnings only).
 pub fn init_tracing() {

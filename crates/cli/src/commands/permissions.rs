@@ -103,9 +103,14 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         arguments.insert("path".into(), json!(path));
     }
     if let Some(command) = &args.command {
-        arguments.insert("command".into(), json!(command));
-        // write_stdin sends text to a session: evaluate the text it would type.
-        arguments.insert("chars".into(), json!(command));
+        if args.tool == "write_stdin" {
+            // write_stdin sends text to a session: evaluate the text it would type. (Built-in
+            // tools reject fields they do not have, so only its own fields are given.)
+            arguments.insert("sessionId".into(), json!(0));
+            arguments.insert("chars".into(), json!(command));
+        } else {
+            arguments.insert("command".into(), json!(command));
+        }
     }
     if let Some(script) = &args.script {
         arguments.insert("script".into(), json!(script));
@@ -135,6 +140,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         tool_name: &args.tool,
         arguments: &arguments,
         project_root: &project,
+        session_history: None,
     });
     if evaluation.paths.is_empty() && evaluation.commands.is_empty() && evaluation.notes.is_empty()
     {
@@ -240,6 +246,33 @@ fn render(
     if let Some(message) = evaluation.denial_message() {
         out.push(format!("message:    {message}"));
     }
+    if evaluation.is_unanalysable() {
+        out.push(format!(
+            "unanalysable: {} — never auto-approved outside the OS sandbox: --yes runs it only sandboxed, otherwise a person decides",
+            evaluation.unanalysable.join("; ")
+        ));
+    }
+    if evaluation.is_protected() {
+        out.push(format!(
+            "protected:  {} — only a person can approve it, one call at a time (not --yes, not --allow-edits)",
+            evaluation.protected.join("; ")
+        ));
+    }
+    let sandbox = braincode_sandbox::status();
+    out.push(format!(
+        "sandbox:    {}",
+        if sandbox.kind == braincode_sandbox::SandboxKind::Unavailable {
+            format!(
+                "unavailable ({}) — every command needs a person's approval",
+                sandbox.detail
+            )
+        } else {
+            format!(
+                "{} — commands run confined: writes only in the project and a private /tmp, secrets hidden, no network unless --allow-network",
+                sandbox.detail
+            )
+        }
+    ));
     if !evaluation.paths.is_empty() {
         out.push(String::new());
         out.push("paths (resolved against the project root):".to_string());

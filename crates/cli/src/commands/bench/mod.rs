@@ -3,6 +3,7 @@
 
 mod local;
 mod overhead;
+mod sandbox;
 mod snapshot;
 
 use std::process::ExitCode;
@@ -16,6 +17,8 @@ pub enum BenchCommand {
     Overhead(overhead::OverheadBenchArgs),
     /// `@@session` snapshot of a large journal: time and peak RSS.
     Snapshot(snapshot::SnapshotBenchArgs),
+    /// Wall time the OS sandbox adds to running a command.
+    Sandbox(sandbox::SandboxBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -24,6 +27,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Local(args) => local::execute(args),
         BenchCommand::Overhead(args) => overhead::execute(args),
         BenchCommand::Snapshot(args) => snapshot::execute(args),
+        BenchCommand::Sandbox(args) => sandbox::execute(args),
     }
 }
 

@@ -241,6 +241,7 @@ fn request(repo: &Path) -> RunRequest {
         brain_id: None,
         mode: None,
         permission: PermissionMode::ReadOnly,
+        allow_network: false,
         routing: RoutingChoice::Auto,
     }
 }

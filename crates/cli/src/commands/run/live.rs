@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use braincode_protocol::secrets::redact_secrets;
 use braincode_protocol::{Record, RunEvent};
 use braincode_runtime::EventSubscriber;
 
@@ -12,7 +13,7 @@ impl EventSubscriber for JsonLines {
     fn on_event(&self, event: &RunEvent) {
         if let Ok(line) = serde_json::to_string(event) {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", redact_secrets(&line));
             let _ = out.flush();
         }
     }
@@ -81,7 +82,7 @@ impl EventSubscriber for Progress {
         };
         if let Some(line) = line {
             let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "{line}");
+            let _ = writeln!(err, "{}", redact_secrets(&line));
         }
     }
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use braincode_config::{Home, resolve_session};
+use braincode_protocol::secrets::redact_secrets;
 use braincode_protocol::{FinalStatus, Mode, SessionId};
 use braincode_runtime::{PermissionMode, RoutingChoice, RunRequest, RunServices, plan_only, run};
 
@@ -62,6 +63,13 @@ pub struct RunArgs {
     /// Project root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// Trust this project first (its hooks, MCP servers, settings and checks may run); the
+    /// same as `braincode trust` before the run.
+    #[arg(long)]
+    pub trust: bool,
+    /// Let commands reach the network (they run without it otherwise).
+    #[arg(long)]
+    pub allow_network: bool,
 }
 
 impl RunArgs {
@@ -98,6 +106,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if !project_root.is_dir() {
         anyhow::bail!("{} is not a directory", project_root.display());
     }
+    if args.trust && !args.dry_run {
+        eprintln!("{}", super::trust::trust_and_report(&home, &project_root)?);
+    }
     let session_id: Option<SessionId> = match &args.session {
         Some(prefix) => Some(resolve_session(&home, prefix)?),
         None => None,
@@ -109,6 +120,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         brain_id: args.brain.clone(),
         mode: args.mode,
         permission: args.permission(),
+        allow_network: args.allow_network,
         routing: if args.heuristic {
             RoutingChoice::HeuristicOnly
         } else {
@@ -174,13 +186,16 @@ async fn real_run(request: RunRequest, home: Home, args: &RunArgs) -> anyhow::Re
 
     let report = run(request, services).await;
     let mut stdout = std::io::stdout().lock();
-    if args.json {
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&report)?)?;
+    let printed = if args.json {
+        format!("{}\n", serde_json::to_string_pretty(&report)?)
     } else if args.summary_only {
-        writeln!(stdout, "{}", report.model_summary.trim())?;
+        format!("{}\n", report.model_summary.trim())
     } else if !args.events {
-        write!(stdout, "{}", report::format_report(&report))?;
-    }
+        report::format_report(&report)
+    } else {
+        String::new()
+    };
+    write!(stdout, "{}", redact_secrets(&printed))?;
     stdout.flush()?;
     let code = report.status.exit_code();
     Ok(match report.status {

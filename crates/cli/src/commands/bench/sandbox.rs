@@ -1,0 +1,102 @@
+//! `braincode bench sandbox`: the wall time the OS sandbox adds to a command (`true`), per
+//! backend available here, against the same command run plainly.
+
+use std::ffi::OsString;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use anyhow::Context;
+use braincode_sandbox::{Sandbox, SandboxKind, SandboxPolicy};
+use serde_json::json;
+
+use super::median;
+
+/// Arguments of `braincode bench sandbox`.
+#[derive(Debug, clap::Args)]
+pub struct SandboxBenchArgs {
+    /// Timed runs per variant (the median is reported).
+    #[arg(long, default_value_t = 100)]
+    pub runs: usize,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn time_runs(runs: usize, mut make: impl FnMut() -> Command) -> anyhow::Result<Vec<f64>> {
+    let mut times = Vec::with_capacity(runs);
+    // One untimed warm-up run (page cache, probe).
+    for index in 0..=runs {
+        let mut command = make();
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let started = Instant::now();
+        let status = command.status().context("running `true`")?;
+        let elapsed = started.elapsed().as_secs_f64() * 1_000.0;
+        anyhow::ensure!(status.success(), "`true` failed: {status}");
+        if index > 0 {
+            times.push(elapsed);
+        }
+    }
+    Ok(times)
+}
+
+/// Runs the benchmark.
+pub fn execute(args: SandboxBenchArgs) -> anyhow::Result<ExitCode> {
+    let project = tempfile::tempdir().context("creating a temporary project")?;
+    let braincode_home = tempfile::tempdir().context("creating a temporary home")?;
+    let policy = SandboxPolicy::for_project(
+        &project.path().canonicalize()?,
+        std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .as_deref(),
+        braincode_home.path(),
+    );
+    let runs = args.runs.max(1);
+    let mut plain = time_runs(runs, || Command::new("true"))?;
+    let plain_ms = median(&mut plain);
+    let mut rows = vec![json!({"variant": "plain", "medianMs": plain_ms, "extraMs": 0.0})];
+    for kind in [SandboxKind::Bubblewrap, SandboxKind::Landlock] {
+        match Sandbox::with_kind(policy.clone(), kind) {
+            Ok(sandbox) => {
+                let mut times = time_runs(runs, || {
+                    sandbox.command("true".as_ref(), &[] as &[OsString], project.path())
+                })?;
+                let ms = median(&mut times);
+                rows.push(json!({
+                    "variant": kind.to_string(),
+                    "medianMs": ms,
+                    "extraMs": ms - plain_ms,
+                    "describe": sandbox.describe(),
+                }));
+            }
+            Err(err) => {
+                rows.push(json!({"variant": kind.to_string(), "unavailable": err.to_string()}));
+            }
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"runs": runs, "results": rows}))?
+        );
+    } else {
+        println!("`true`, {runs} runs each, median wall time from spawn to exit:");
+        for row in &rows {
+            match row.get("medianMs").and_then(serde_json::Value::as_f64) {
+                Some(ms) => println!(
+                    "  {:<11} {ms:>7.2} ms  (+{:.2} ms)",
+                    row["variant"].as_str().unwrap_or_default(),
+                    row["extraMs"].as_f64().unwrap_or_default()
+                ),
+                None => println!(
+                    "  {:<11} unavailable: {}",
+                    row["variant"].as_str().unwrap_or_default(),
+                    row["unavailable"].as_str().unwrap_or_default()
+                ),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
