@@ -150,6 +150,12 @@ impl AuthStore {
 
     fn check_permissions(&self) -> Result<bool, ConfigError> {
         match std::fs::metadata(&self.path) {
+            Ok(meta) if !meta.is_file() => Err(ConfigError::Read {
+                path: self.path.clone(),
+                source: std::io::Error::other(
+                    "it is not a regular file (a directory?): remove it, then `braincode auth set <provider>`",
+                ),
+            }),
             Ok(meta) => {
                 let mode = meta.permissions().mode() & 0o777;
                 if mode & 0o077 != 0 {
@@ -318,13 +324,27 @@ pub fn env_api_key(provider: &str, api_key_env: Option<&str>) -> Option<Resolved
     None
 }
 
+/// Logs a problem once per process: every model client resolves its key, and one broken
+/// auth.json should be one warning, not one per client.
+fn warn_once(message: &str) {
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = match WARNED.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if !warned.iter().any(|m| m == message) {
+        warned.push(message.to_string());
+        tracing::warn!("{message}");
+    }
+}
+
 /// [`resolve_api_key_with_source`] without the source; an auth.json problem is logged (without
 /// any secret) and counts as "no key in the file".
 pub fn resolve_api_key(home: &Home, provider: &str, api_key_env: Option<&str>) -> Option<ApiKey> {
     match resolve_api_key_with_source(home, provider, api_key_env) {
         Ok(found) => found.map(|r| r.key),
         Err(err) => {
-            tracing::warn!("{err}");
+            warn_once(&err.to_string());
             env_api_key(provider, api_key_env).map(|r| r.key)
         }
     }

@@ -37,15 +37,12 @@ fn validate(doc: &BrainsDocument, path: &Path, text: Option<&str>) -> Result<(),
     Ok(())
 }
 
-/// Reads `brains.json` as written (no built-ins). `Ok(None)` when missing or empty.
+/// Reads `brains.json` as written (no built-ins). `Ok(None)` when missing; empty is an error.
 pub fn read_brains_file(home: &Home) -> Result<Option<BrainsDocument>, ConfigError> {
     let path = home.brains_path();
-    let Some(text) = json_io::read_text(&path)? else {
+    let Some(text) = json_io::read_config_text(&path)? else {
         return Ok(None);
     };
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
     let mut doc: BrainsDocument = json_io::parse_json_text(&path, &text)?;
     validate(&doc, &path, Some(&text))?;
     for preset in &mut doc.brains {

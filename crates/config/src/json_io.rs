@@ -117,13 +117,32 @@ pub(crate) fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// Reads and parses a JSON file. `Ok(None)` when the file is missing or holds only
-/// whitespace; otherwise a syntax or field error with the file, line, column and field path.
-pub fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, ConfigError> {
+/// Reads a configuration file's text: `Ok(None)` when it is missing. An empty file (0 bytes
+/// or only whitespace, e.g. a truncated write) is an error, never read as "missing": treating
+/// it as absent would silently switch to defaults.
+pub(crate) fn read_config_text(path: &Path) -> Result<Option<String>, ConfigError> {
     match read_text(path)? {
-        Some(text) if !text.trim().is_empty() => parse_json_text(path, &text).map(Some),
-        _ => Ok(None),
+        Some(text) if text.trim().is_empty() => Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            location: Box::new(JsonLocation {
+                line: Some(1),
+                column: Some(1),
+                field: None,
+            }),
+            message: "the file is empty".into(),
+            hint: "write `{}` to use the defaults, or delete the file".into(),
+        }),
+        other => Ok(other),
     }
+}
+
+/// Reads and parses a JSON file. `Ok(None)` when the file is missing; an empty file is an
+/// error (see [`read_config_text`]); otherwise a syntax or field error with the file, line,
+/// column and field path.
+pub fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, ConfigError> {
+    read_config_text(path)?
+        .map(|text| parse_json_text(path, &text))
+        .transpose()
 }
 
 /// Parses JSON text that came from `path` (used for error messages only).
@@ -324,15 +343,20 @@ mod tests {
     }
 
     #[test]
-    fn missing_and_empty_files_are_none() {
+    fn missing_files_are_none_and_empty_files_an_error() {
         let dir = tempfile::tempdir().unwrap();
         assert!(
             read_json_file::<Doc>(&dir.path().join("nope.json"))
                 .unwrap()
                 .is_none()
         );
-        let (_d, path) = temp_file("  \n");
-        assert!(read_json_file::<Doc>(&path).unwrap().is_none());
+        // An empty file is not a missing one: it says so instead of switching to defaults.
+        for text in ["", "  \n"] {
+            let (_d, path) = temp_file(text);
+            let err = read_json_file::<Doc>(&path).unwrap_err().to_string();
+            assert!(err.contains("doc.json:1:1"), "{err}");
+            assert!(err.contains("the file is empty"), "{err}");
+        }
     }
 
     #[test]

@@ -66,15 +66,12 @@ fn validate(doc: &ModelsDocument, path: &Path, text: Option<&str>) -> Result<(),
     Ok(())
 }
 
-/// Reads `models.json` as written (no built-ins). `Ok(None)` when missing or empty.
+/// Reads `models.json` as written (no built-ins). `Ok(None)` when missing; empty is an error.
 pub fn read_models_file(home: &Home) -> Result<Option<ModelsDocument>, ConfigError> {
     let path = home.models_path();
-    let Some(text) = json_io::read_text(&path)? else {
+    let Some(text) = json_io::read_config_text(&path)? else {
         return Ok(None);
     };
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
     let doc: ModelsDocument = json_io::parse_json_text(&path, &text)?;
     validate(&doc, &path, Some(&text))?;
     Ok(Some(doc))

@@ -173,16 +173,13 @@ impl Settings {
     }
 }
 
-/// Reads `settings.json` (defaults when missing or empty). A malformed file is an error with
+/// Reads `settings.json` (defaults when missing; an empty file is an error). A malformed file is an error with
 /// its line, column and field; it is never rewritten.
 pub fn load_settings(home: &Home) -> Result<Settings, ConfigError> {
     let path = home.settings_path();
-    let Some(text) = json_io::read_text(&path)? else {
+    let Some(text) = json_io::read_config_text(&path)? else {
         return Ok(Settings::default());
     };
-    if text.trim().is_empty() {
-        return Ok(Settings::default());
-    }
     let mut settings: Settings = json_io::parse_json_text(&path, &text)?;
     settings.validate(&path, Some(&text))?;
     settings.migrate();

@@ -333,3 +333,51 @@ fn reading_never_creates_files() {
     assert!(!home.root().exists());
     assert_eq!(fs::read_dir(&project).unwrap().count(), 0);
 }
+
+#[test]
+fn empty_config_files_are_errors_not_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    let project = dir.path().join("project");
+    fs::create_dir_all(project.join(".agents")).unwrap();
+    fs::create_dir_all(home.root()).unwrap();
+
+    fs::write(home.settings_path(), "").unwrap();
+    let err = load_settings(&home).unwrap_err().to_string();
+    assert!(err.contains("settings.json:1:1"), "{err}");
+    assert!(err.contains("the file is empty"), "{err}");
+
+    for path in [home.brains_path(), home.models_path(), home.tools_path()] {
+        fs::write(&path, " \n").unwrap();
+        let err = read_json_file::<serde_json::Value>(&path)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("the file is empty"), "{err}");
+    }
+
+    fs::write(home.hooks_path(), "").unwrap();
+    let err = load_hooks(&home, &project).unwrap_err().to_string();
+    assert!(err.contains("hooks.json:1:1"), "{err}");
+
+    fs::write(home.mcp_path(), "").unwrap();
+    let (_, warnings) = load_mcp_servers(&home, &project);
+    assert!(
+        warnings.iter().any(|w| w.contains("the file is empty")),
+        "{warnings:?}"
+    );
+
+    fs::write(home.auth_path(), "").unwrap();
+    fs::set_permissions(home.auth_path(), fs::Permissions::from_mode(0o600)).unwrap();
+    let err = AuthStore::new(&home).status().unwrap_err().to_string();
+    assert!(err.contains("the file is empty"), "{err}");
+}
+
+#[test]
+fn an_auth_json_directory_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    fs::create_dir_all(home.auth_path()).unwrap();
+    let err = AuthStore::new(&home).status().unwrap_err().to_string();
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(!err.contains("chmod"), "{err}");
+}
