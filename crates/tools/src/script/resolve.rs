@@ -2,8 +2,12 @@
 //! the package manager its lockfile names), a cargo command, a Makefile target, pytest, or a
 //! go command. The permission policy evaluates the resulting command line, not a guess.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use super::makefile::{make_bodies, makefile_rules};
+use super::package_json::{
+    PackageManager, detect_package_manager, package_bodies, package_json_scripts,
+};
 
 /// Cargo subcommands `run_script` offers in a Rust project.
 pub const CARGO_SCRIPTS: &[&str] = &[
@@ -14,32 +18,7 @@ pub const GO_SCRIPTS: &[&str] = &["test", "build", "vet"];
 /// Names that run pytest in a Python project.
 pub const PYTEST_SCRIPTS: &[&str] = &["test", "tests", "pytest"];
 /// How deeply script bodies calling other scripts are followed.
-const MAX_SCRIPT_NESTING: usize = 8;
-
-/// The package manager a JavaScript project uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PackageManager {
-    /// `bun.lock` / `bun.lockb`.
-    Bun,
-    /// `pnpm-lock.yaml`.
-    Pnpm,
-    /// `yarn.lock`.
-    Yarn,
-    /// `package-lock.json`, or no lockfile.
-    Npm,
-}
-
-impl PackageManager {
-    /// The executable name.
-    pub fn program(self) -> &'static str {
-        match self {
-            Self::Bun => "bun",
-            Self::Pnpm => "pnpm",
-            Self::Yarn => "yarn",
-            Self::Npm => "npm",
-        }
-    }
-}
+pub(super) const MAX_SCRIPT_NESTING: usize = 8;
 
 /// Where a script comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,115 +91,6 @@ pub enum ScriptError {
         /// Parser message.
         message: String,
     },
-}
-
-/// The package manager named by the project's lockfile (npm when there is none).
-pub fn detect_package_manager(root: &Path) -> PackageManager {
-    if root.join("bun.lockb").exists() || root.join("bun.lock").exists() {
-        PackageManager::Bun
-    } else if root.join("pnpm-lock.yaml").exists() {
-        PackageManager::Pnpm
-    } else if root.join("yarn.lock").exists() {
-        PackageManager::Yarn
-    } else {
-        PackageManager::Npm
-    }
-}
-
-/// The `scripts` of package.json (empty when there is no package.json).
-pub fn package_json_scripts(root: &Path) -> Result<BTreeMap<String, String>, ScriptError> {
-    let path = root.join("package.json");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(BTreeMap::new());
-    };
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|error| ScriptError::InvalidPackageJson {
-            path: path.display().to_string(),
-            message: error.to_string(),
-        })?;
-    Ok(value
-        .get("scripts")
-        .and_then(serde_json::Value::as_object)
-        .map(|scripts| {
-            scripts
-                .iter()
-                .filter_map(|(name, body)| Some((name.clone(), body.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default())
-}
-
-fn makefile(root: &Path) -> Option<PathBuf> {
-    ["GNUmakefile", "makefile", "Makefile"]
-        .iter()
-        .map(|name| root.join(name))
-        .find(|path| path.is_file())
-}
-
-#[derive(Debug, Default)]
-struct MakeRule {
-    prerequisites: Vec<String>,
-    recipe: Vec<String>,
-}
-
-fn parse_makefile(text: &str) -> BTreeMap<String, MakeRule> {
-    let mut rules: BTreeMap<String, MakeRule> = BTreeMap::new();
-    let mut current: Vec<String> = Vec::new();
-    let joined = text.replace("\\\n", " ");
-    // `.RECIPEPREFIX = >` makes recipe lines start with `>` instead of a tab.
-    let mut prefix = '\t';
-    for line in joined.lines() {
-        if let Some(value) = line.trim_start().strip_prefix(".RECIPEPREFIX") {
-            let value = value
-                .trim_start()
-                .trim_start_matches([':', '+', '?', '!'])
-                .trim_start_matches('=');
-            prefix = value.trim().chars().next().unwrap_or('\t');
-            continue;
-        }
-        if let Some(recipe) = line.strip_prefix(prefix) {
-            let command = recipe.trim_start_matches(['@', '-', '+']).trim();
-            if !command.is_empty() {
-                for target in &current {
-                    rules
-                        .entry(target.clone())
-                        .or_default()
-                        .recipe
-                        .push(command.to_string());
-                }
-            }
-            continue;
-        }
-        let trimmed = line.trim_end();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        current.clear();
-        let Some((targets, rest)) = trimmed.split_once(':') else {
-            continue;
-        };
-        if rest.starts_with('=') || targets.contains('=') {
-            continue;
-        }
-        let rest = rest.trim_start_matches(':');
-        let (prerequisites, inline) = match rest.split_once(';') {
-            Some((prerequisites, inline)) => (prerequisites, Some(inline.trim())),
-            None => (rest, None),
-        };
-        for target in targets.split_whitespace() {
-            if target.starts_with('.') || target.contains('%') || target.contains('$') {
-                continue;
-            }
-            let rule = rules.entry(target.to_string()).or_default();
-            rule.prerequisites
-                .extend(prerequisites.split_whitespace().map(str::to_string));
-            if let Some(inline) = inline.filter(|i| !i.is_empty()) {
-                rule.recipe.push(inline.to_string());
-            }
-            current.push(target.to_string());
-        }
-    }
-    rules
 }
 
 fn is_python_project(root: &Path) -> bool {
@@ -324,15 +194,13 @@ pub fn resolve_script(
         ));
     }
     if wants("make")
-        && let Some(path) = makefile(root)
+        && let Some(rules) = makefile_rules(root)
+        && rules.contains_key(name)
     {
-        let rules = parse_makefile(&std::fs::read_to_string(&path).unwrap_or_default());
-        if rules.contains_key(name) {
-            let mut make_args = vec![name.to_string()];
-            make_args.extend(args.iter().cloned());
-            let bodies = make_bodies(&rules, name);
-            return Ok(resolved("make", make_args, ScriptSource::Make, bodies));
-        }
+        let mut make_args = vec![name.to_string()];
+        make_args.extend(args.iter().cloned());
+        let bodies = make_bodies(&rules, name);
+        return Ok(resolved("make", make_args, ScriptSource::Make, bodies));
     }
     if wants("pytest")
         && is_python_project(root)
@@ -382,14 +250,13 @@ pub fn available_scripts(root: &Path) -> Result<Vec<String>, ScriptError> {
     if root.join("Cargo.toml").is_file() {
         groups.push(format!("cargo: {}", CARGO_SCRIPTS.join(", ")));
     }
-    if let Some(path) = makefile(root) {
-        let rules = parse_makefile(&std::fs::read_to_string(&path).unwrap_or_default());
-        if !rules.is_empty() {
-            groups.push(format!(
-                "make: {}",
-                rules.keys().cloned().collect::<Vec<_>>().join(", ")
-            ));
-        }
+    if let Some(rules) = makefile_rules(root)
+        && !rules.is_empty()
+    {
+        groups.push(format!(
+            "make: {}",
+            rules.keys().cloned().collect::<Vec<_>>().join(", ")
+        ));
     }
     if is_python_project(root) {
         groups.push("pytest: test".to_string());
@@ -429,10 +296,9 @@ pub fn invoked_script_bodies(dir: &Path, words: &[&str]) -> Vec<ScriptBody> {
             }
         }
         "make" | "gmake" => {
-            let Some(path) = makefile(dir) else {
+            let Some(rules) = makefile_rules(dir) else {
                 return Vec::new();
             };
-            let rules = parse_makefile(&std::fs::read_to_string(&path).unwrap_or_default());
             rest.iter()
                 .filter(|word| !word.starts_with('-') && !word.contains('='))
                 .flat_map(|target| make_bodies(&rules, target))
@@ -440,64 +306,6 @@ pub fn invoked_script_bodies(dir: &Path, words: &[&str]) -> Vec<ScriptBody> {
         }
         _ => Vec::new(),
     }
-}
-
-/// The script, its pre/post hooks, and scripts its text calls, transitively.
-fn package_bodies(scripts: &BTreeMap<String, String>, name: &str) -> Vec<ScriptBody> {
-    let mut bodies: Vec<ScriptBody> = Vec::new();
-    let mut queue = vec![(name.to_string(), 0usize)];
-    while let Some((current, depth)) = queue.pop() {
-        for hooked in [
-            format!("pre{current}"),
-            current.clone(),
-            format!("post{current}"),
-        ] {
-            let Some(text) = scripts.get(&hooked) else {
-                continue;
-            };
-            if bodies.iter().any(|body| body.name == hooked) {
-                continue;
-            }
-            bodies.push(ScriptBody {
-                name: hooked.clone(),
-                text: text.clone(),
-            });
-            if depth < MAX_SCRIPT_NESTING {
-                for word in text.split(|c: char| c.is_whitespace() || ";&|()'\"".contains(c)) {
-                    if word != hooked && scripts.contains_key(word) {
-                        queue.push((word.to_string(), depth + 1));
-                    }
-                }
-            }
-        }
-    }
-    bodies
-}
-
-fn make_bodies(rules: &BTreeMap<String, MakeRule>, target: &str) -> Vec<ScriptBody> {
-    let mut bodies: Vec<ScriptBody> = Vec::new();
-    let mut queue = vec![(target.to_string(), 0usize)];
-    let mut seen = std::collections::HashSet::new();
-    while let Some((current, depth)) = queue.pop() {
-        if !seen.insert(current.clone()) {
-            continue;
-        }
-        let Some(rule) = rules.get(&current) else {
-            continue;
-        };
-        for line in &rule.recipe {
-            bodies.push(ScriptBody {
-                name: current.clone(),
-                text: line.clone(),
-            });
-        }
-        if depth < MAX_SCRIPT_NESTING {
-            for prerequisite in &rule.prerequisites {
-                queue.push((prerequisite.clone(), depth + 1));
-            }
-        }
-    }
-    bodies
 }
 
 #[cfg(test)]

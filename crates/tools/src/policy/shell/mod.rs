@@ -10,19 +10,27 @@
 //! word. Input nested deeper than the limits below is recorded in
 //! [`ShellAnalysis::too_deep`], and the policy denies it: the walker never recurses without
 //! bound over text a model wrote.
+//!
+//! This module holds the walk over the syntax tree; what one simple command amounts to is in
+//! `command`, where its writes land in `places`, word evaluation in `eval`, the checks that
+//! make a script unanalysable in `checks`, and the files commands write by themselves in
+//! `writes`.
 
 mod checks;
+mod command;
 mod eval;
+mod places;
 mod writes;
 
 use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
 
-use super::unwrap::{command_basename, unwrap_command};
-use super::words::{Word, display_words};
+use super::unwrap::command_basename;
+use super::words::Word;
 
 pub use checks::dangerous_variable;
+pub use places::{expand_home, home_dir};
 
 /// How deeply script strings (`sh -c "…"` inside `eval "…"` …) are re-parsed; deeper is denied.
 pub const MAX_SOURCE_NESTING: usize = 8;
@@ -314,228 +322,6 @@ impl Walker {
             self.finish_command(words, env, stdin);
         }
     }
-
-    /// The non-recursive half of [`Self::command`]: kept out of the recursive frame, so deep
-    /// nesting costs little stack per level.
-    #[inline(never)]
-    fn finish_command(
-        &mut self,
-        words: Vec<Word>,
-        mut env: Vec<(String, String)>,
-        stdin: Option<String>,
-    ) {
-        let mut unwrapped = unwrap_command(&words);
-        env.extend(unwrapped.env.iter().cloned());
-        self.resolve_git_alias(&mut unwrapped, &env);
-        for reason in std::mem::take(&mut unwrapped.unanalysable) {
-            self.unanalysable(reason);
-        }
-        for (name, value) in std::mem::take(&mut unwrapped.git_alias_definitions) {
-            self.git_aliases.insert(name, value);
-        }
-        for form in &unwrapped.forms {
-            self.command_effects(form);
-        }
-        self.analysis.commands.push(ParsedCommand {
-            display: display_words(&words),
-            forms: unwrapped.forms,
-            cwd: self.cwd.clone(),
-        });
-        for script in unwrapped.nested {
-            let saved = self.cwd.clone();
-            self.analyze_source(&script, Some(saved));
-        }
-        if unwrapped.shell_reads_stdin {
-            match stdin {
-                Some(script) => {
-                    self.unanalysable(format!(
-                        "`{}` runs a script fed through standard input (heredoc or here-string)",
-                        clip(&display_words(&words))
-                    ));
-                    let saved = self.cwd.clone();
-                    self.analyze_source(&script, Some(saved));
-                }
-                None => self.unanalysable(format!(
-                    "`{}` reads commands from standard input, which is not analysed",
-                    clip(&display_words(&words))
-                )),
-            }
-        }
-    }
-
-    /// Files a command form writes, links it creates, and `cd`.
-    fn command_effects(&mut self, form: &[Word]) {
-        let Some(name) = form.first().map(|w| w.text.as_str()) else {
-            return;
-        };
-        if matches!(name, "cd" | "pushd") {
-            self.change_dir(&form[1..]);
-            return;
-        }
-        if form[1..].iter().any(checks::subscript_word) {
-            self.unanalysable(format!(
-                "`{}` names an array element whose subscript bash evaluates as arithmetic",
-                clip(&display_words(form))
-            ));
-        }
-        let effects = writes::command_writes(form);
-        for reason in effects.unanalysable {
-            self.unanalysable(reason);
-        }
-        for word in &effects.paths {
-            self.write_path(word);
-        }
-        for word in &effects.links {
-            if let Some(path) = self.place(word)
-                && !self.analysis.link_paths.contains(&path)
-            {
-                self.analysis.link_paths.push(path);
-            }
-        }
-    }
-
-    /// `git p` where the script (or `-c alias.p=…`, or `GIT_CONFIG_*` variables) defines `p`:
-    /// the alias text is analysed as what runs.
-    fn resolve_git_alias(
-        &mut self,
-        unwrapped: &mut super::unwrap::Unwrapped,
-        env: &[(String, String)],
-    ) {
-        let Some((alias, rest)) = unwrapped.git_alias_use.take() else {
-            return;
-        };
-        let from_env = env_git_aliases(env);
-        let value = unwrapped
-            .git_alias_inline
-            .iter()
-            .chain(from_env.iter())
-            .find(|(name, _)| name.eq_ignore_ascii_case(&alias))
-            .map(|(_, value)| value.clone())
-            .or_else(|| self.git_aliases.get(&alias.to_lowercase()).cloned());
-        let Some(value) = value else {
-            return;
-        };
-        let tail = display_words(&rest);
-        if let Some(shell) = value.strip_prefix('!') {
-            unwrapped.nested.push(format!("{shell} {tail}"));
-            return;
-        }
-        let mut words = vec![Word::literal("git")];
-        words.extend(value.split_whitespace().map(Word::literal));
-        words.extend(rest);
-        let expanded = unwrap_command(&words);
-        for form in expanded.forms {
-            if !unwrapped.forms.contains(&form) {
-                unwrapped.forms.push(form);
-            }
-        }
-        unwrapped.nested.extend(expanded.nested);
-        unwrapped.unanalysable.extend(expanded.unanalysable);
-    }
-
-    fn redirect(&mut self, node: Node<'_>, src: &str) {
-        let mut cursor = node.walk();
-        let operator = node
-            .children(&mut cursor)
-            .find(|child| !child.is_named())
-            .map(|child| child.kind().to_string())
-            .unwrap_or_default();
-        let Some(destination) = node.child_by_field_name("destination") else {
-            return;
-        };
-        self.walk(destination, src);
-        if !matches!(
-            operator.as_str(),
-            ">" | ">>" | "&>" | "&>>" | ">|" | "<>" | ">&"
-        ) {
-            return;
-        }
-        if destination.kind() == "number" {
-            return;
-        }
-        for word in self.eval_word(destination, src) {
-            if operator == ">&" && (word.text == "-" || word.text.parse::<u32>().is_ok()) {
-                continue;
-            }
-            self.write_path(&word);
-        }
-    }
-
-    /// Where a written path lands, relative to the start directory (or absolute).
-    fn place(&mut self, word: &Word) -> Option<String> {
-        if word.dynamic {
-            self.unanalysable(format!(
-                "a file is written at `{}`, a path only known at run time",
-                word.text
-            ));
-            return None;
-        }
-        let path = word.text.as_str();
-        if matches!(
-            path,
-            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "-"
-        ) || path.starts_with("/dev/fd/")
-        {
-            return None;
-        }
-        let path = expand_home(path);
-        if path.starts_with('/') {
-            return Some(path);
-        }
-        match &self.cwd {
-            Some(cwd) => Some(join(cwd, &path)),
-            None => {
-                self.unanalysable(format!(
-                    "a file is written at `{path}` after `cd` to a directory only known at run time"
-                ));
-                Some(path)
-            }
-        }
-    }
-
-    fn write_path(&mut self, word: &Word) {
-        if let Some(path) = self.place(word)
-            && !self.analysis.write_paths.contains(&path)
-        {
-            self.analysis.write_paths.push(path);
-        }
-    }
-
-    fn change_dir(&mut self, args: &[Word]) {
-        let target = args.iter().find(|w| !w.is_option() || w.text == "-");
-        self.cwd = match target {
-            None => Some(expand_home("~")),
-            Some(word) if word.dynamic || word.text == "-" => None,
-            Some(word) => {
-                let path = expand_home(&word.text);
-                if path.starts_with('/') {
-                    Some(path)
-                } else {
-                    self.cwd.as_ref().map(|cwd| join(cwd, &path))
-                }
-            }
-        };
-    }
-}
-
-/// Aliases set through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`.
-fn env_git_aliases(env: &[(String, String)]) -> Vec<(String, String)> {
-    let get = |name: &str| env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v);
-    let mut out = Vec::new();
-    for (name, key) in env {
-        let Some(index) = name.strip_prefix("GIT_CONFIG_KEY_") else {
-            continue;
-        };
-        if let (Some(alias), Some(value)) = (
-            key.to_lowercase()
-                .strip_prefix("alias.")
-                .map(str::to_string),
-            get(&format!("GIT_CONFIG_VALUE_{index}")),
-        ) {
-            out.push((alias, value.clone()));
-        }
-    }
-    out
 }
 
 /// Parses bash text with a parser kept per thread (building one per call costs time).
@@ -562,51 +348,6 @@ fn fresh_parser() -> Option<Parser> {
         .set_language(&tree_sitter_bash::LANGUAGE.into())
         .ok()?;
     Some(parser)
-}
-
-/// The current user's home directory (`HOME`), without a trailing `/`.
-pub fn home_dir() -> Option<String> {
-    std::env::var("HOME")
-        .ok()
-        .filter(|home| home.starts_with('/'))
-        .map(|home| {
-            let trimmed = home.trim_end_matches('/');
-            if trimmed.is_empty() {
-                "/".to_string()
-            } else {
-                trimmed.to_string()
-            }
-        })
-}
-
-/// `~`, `~/x`, `$HOME/x` and `${HOME}/x` with the home directory put in; other text as is.
-pub fn expand_home(path: &str) -> String {
-    let home = || home_dir().unwrap_or_else(|| "/nonexistent-home".to_string());
-    let join_home = |rest: &str| {
-        let home = home();
-        if home == "/" {
-            format!("/{rest}")
-        } else {
-            format!("{home}/{rest}")
-        }
-    };
-    if path == "~" || path == "$HOME" || path == "${HOME}" {
-        return home();
-    }
-    for prefix in ["~/", "$HOME/", "${HOME}/"] {
-        if let Some(rest) = path.strip_prefix(prefix) {
-            return join_home(rest);
-        }
-    }
-    path.to_string()
-}
-
-fn join(base: &str, path: &str) -> String {
-    if base.is_empty() {
-        path.to_string()
-    } else {
-        format!("{}/{path}", base.trim_end_matches('/'))
-    }
 }
 
 /// The command word of every simple command (basename, lower case), for quick listings.

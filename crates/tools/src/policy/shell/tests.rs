@@ -1,4 +1,5 @@
 use super::*;
+use crate::policy::words::display_words;
 
 fn displays(script: &str) -> Vec<String> {
     analyze(script)
