@@ -41,6 +41,7 @@ fn model(id: &str, provider: &str, model_id: &str, name: &str, api: ModelApi) ->
         api_key_env: None,
         path: None,
         threads: None,
+        ..ModelDefinition::default()
     }
 }
 

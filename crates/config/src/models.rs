@@ -53,6 +53,19 @@ fn validate(doc: &ModelsDocument, path: &Path, text: Option<&str>) -> Result<(),
                 "give each model its own id, or remove one of the two entries",
             ));
         }
+        if let Some(field) = model.call_settings().invalid_field() {
+            let mut located = models.index(i);
+            for part in field.split('.') {
+                located = located.key(part);
+            }
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &located,
+                "0 would fail every call",
+                "use a positive number, or remove the field for the default",
+            ));
+        }
         if model.context_window == 0 {
             return Err(json_io::invalid_field(
                 path,

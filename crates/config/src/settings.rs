@@ -82,6 +82,9 @@ pub struct Settings {
     pub references: ReferenceSettings,
     /// The OS sandbox commands run in.
     pub sandbox: SandboxSettings,
+    /// Defaults for every model call (timeouts, retries, reply cap); a model's own entry in
+    /// models.json wins.
+    pub models: braincode_protocol::ModelCallSettings,
 }
 
 /// The OS sandbox every command runs in (shell, exec sessions, scripts, hooks).
@@ -106,6 +109,7 @@ impl Default for Settings {
             config_server: ConfigServer::default(),
             references: ReferenceSettings::default(),
             sandbox: SandboxSettings::default(),
+            models: braincode_protocol::ModelCallSettings::default(),
         }
     }
 }
@@ -148,6 +152,19 @@ impl Settings {
                 &root.key("configServer").key("port"),
                 "port 0 is not a fixed port",
                 "use a port from 1 to 65535 (default 14580)",
+            ));
+        }
+        if let Some(field) = self.models.invalid_field() {
+            let mut located = root.key("models");
+            for part in field.split('.') {
+                located = located.key(part);
+            }
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &located,
+                "0 disables nothing: it would fail every call",
+                "use a positive number, or remove the field for the default",
             ));
         }
         for (i, entry) in self.references.allowed_paths.iter().enumerate() {

@@ -381,3 +381,35 @@ fn an_auth_json_directory_is_named_as_such() {
     assert!(err.contains("not a regular file"), "{err}");
     assert!(!err.contains("chmod"), "{err}");
 }
+
+#[test]
+fn call_limits_of_zero_are_located_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    fs::create_dir_all(home.root()).unwrap();
+    fs::write(
+        home.settings_path(),
+        "{\n  \"models\": {\"timeouts\": {\"idleMs\": 0}}\n}",
+    )
+    .unwrap();
+    let err = load_settings(&home).unwrap_err().to_string();
+    assert!(err.contains("settings.json:2:"), "{err}");
+    assert!(err.contains("models.timeouts.idleMs"), "{err}");
+
+    fs::write(
+        home.settings_path(),
+        "{\"models\": {\"timeouts\": {\"idleMs\": 90000}, \"maxRetries\": 4}}",
+    )
+    .unwrap();
+    let settings = load_settings(&home).unwrap();
+    assert_eq!(settings.models.timeouts.idle_ms, Some(90_000));
+    assert_eq!(settings.models.max_retries, Some(4));
+
+    fs::write(
+        home.models_path(),
+        r#"{"models": [{"id": "a/b", "provider": "a", "modelId": "b", "maxReplyBytes": 0}]}"#,
+    )
+    .unwrap();
+    let err = braincode_config::load_models(&home).unwrap_err().to_string();
+    assert!(err.contains("models[0].maxReplyBytes"), "{err}");
+}

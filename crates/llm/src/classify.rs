@@ -175,7 +175,14 @@ fn kind_for_status(status: u16, detail: &str, code: &str) -> ErrorKind {
 pub fn classify_stream_error(payload: &Value) -> ModelError {
     let message =
         provider_error_message(payload).unwrap_or_else(|| clip_detail(&payload.to_string(), false));
-    let code = error_code(payload).unwrap_or_default().to_ascii_lowercase();
+    // Both the type and the code: OpenAI says `"type": "requests", "code": "rate_limit_exceeded"`.
+    let error = payload.get("error").unwrap_or(payload);
+    let code = ["type", "code"]
+        .iter()
+        .filter_map(|key| error.get(*key).and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_lowercase();
     let status = payload
         .get("error")
         .unwrap_or(payload)
@@ -300,6 +307,8 @@ mod tests {
         let rate =
             json!({"type":"error","code":"rate_limit_exceeded","message":"Rate limit reached"});
         assert_eq!(classify_stream_error(&rate).kind, ErrorKind::RateLimit);
+        let openai = json!({"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}});
+        assert_eq!(classify_stream_error(&openai).kind, ErrorKind::RateLimit);
         let ctx = json!({"error":{"code":"context_length_exceeded","message":"Your input exceeds the context window"}});
         assert_eq!(classify_stream_error(&ctx).kind, ErrorKind::ContextTooLong);
         let numeric = json!({"error":{"code":401,"message":"No auth credentials found"}});

@@ -33,6 +33,16 @@ pub enum ErrorKind {
     Cancelled,
     /// The model is misconfigured or not available locally (missing GGUF, bad catalogue entry).
     Config,
+    /// The reply stream failed after part of the reply had already been handed to the caller:
+    /// the connection was cut, the stream was malformed or ended early, no event came within
+    /// the idle timeout, or the provider reported a transient error mid-stream.
+    ///
+    /// The client retries such failures itself only while nothing has reached the caller;
+    /// past that point a retry would repeat text the caller already showed. A model call has
+    /// no side effects, so the caller should discard the partial reply and re-issue the
+    /// whole call on the same model (see [`ErrorKind::is_retryable_call`]); the failure
+    /// underneath is in [`ModelError::cause`].
+    StreamInterrupted,
 }
 
 impl ErrorKind {
@@ -51,6 +61,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Config => "config",
+            ErrorKind::StreamInterrupted => "stream_interrupted",
         }
     }
 
@@ -58,8 +69,20 @@ impl ErrorKind {
     pub const fn is_retryable(self) -> bool {
         matches!(
             self,
-            ErrorKind::RateLimit | ErrorKind::Network | ErrorKind::Server | ErrorKind::Timeout
+            ErrorKind::RateLimit
+                | ErrorKind::Network
+                | ErrorKind::Server
+                | ErrorKind::Timeout
+                | ErrorKind::StreamInterrupted
         )
+    }
+
+    /// Whether the caller should re-issue the whole call on the same model: true only for
+    /// [`ErrorKind::StreamInterrupted`], which the client could not retry because part of the
+    /// reply had been delivered. Other retryable kinds were already retried by the client
+    /// (up to `maxRetries`); re-issuing them repeats the wait, so fall back instead.
+    pub const fn is_retryable_call(self) -> bool {
+        matches!(self, ErrorKind::StreamInterrupted)
     }
 
     /// Whether the next model candidate is worth trying after this error.
@@ -88,10 +111,13 @@ impl ErrorKind {
                 "try again, or switch the model's `api` between openai-completions and openai-responses"
             }
             ErrorKind::Timeout => {
-                "the model did not answer in time; try again or raise the timeout"
+                "the model did not answer in time; try again, or raise the timeout setting the message names"
             }
             ErrorKind::Cancelled => "the run was cancelled",
             ErrorKind::Config => "run `braincode doctor` to see what is missing",
+            ErrorKind::StreamInterrupted => {
+                "the reply broke off mid-stream; discard the partial reply and send the call again, or use a fallback model if it keeps happening"
+            }
         }
     }
 }
@@ -115,6 +141,9 @@ pub struct ModelError {
     pub retry_after: Option<Duration>,
     /// Catalogue id of the model, when known.
     pub model: Option<String>,
+    /// For [`ErrorKind::StreamInterrupted`]: the class of the failure that broke the stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<ErrorKind>,
 }
 
 impl ModelError {
@@ -126,6 +155,7 @@ impl ModelError {
             status: None,
             retry_after: None,
             model: None,
+            cause: None,
         }
     }
 
@@ -145,6 +175,20 @@ impl ModelError {
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
         self
+    }
+
+    /// This error, raised after `delivered` bytes of the reply reached the caller, as an
+    /// [`ErrorKind::StreamInterrupted`] error whose `cause` is the original kind.
+    pub fn interrupted(self, delivered: usize) -> Self {
+        Self {
+            kind: ErrorKind::StreamInterrupted,
+            message: format!(
+                "the reply broke off after {delivered} bytes had been delivered ({}: {})",
+                self.kind, self.message
+            ),
+            cause: Some(self.kind),
+            ..self
+        }
     }
 
     /// A cancellation error.

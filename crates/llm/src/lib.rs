@@ -7,8 +7,14 @@
 //!
 //! - [`resolve_candidates`] turns a role's model chain into usable candidates (with skip
 //!   reasons), [`client_for`] builds the client of one candidate.
-//! - Resilience is inside the clients: retries with backoff and `Retry-After`, idle and total
-//!   timeouts, cancellation, classified and sanitized errors ([`ClientOptions`]).
+//! - Resilience is inside the clients: retries with backoff and `Retry-After` (also of a cut,
+//!   malformed, empty or HTML reply, as long as nothing reached the caller), connect,
+//!   first-byte, idle and total timeouts, a reply cap, cancellation, classified and sanitized
+//!   errors ([`ClientOptions`]; settings merge: models.json entry > settings.json > default).
+//!   A stream that breaks after part of the reply was delivered ends with
+//!   [`ErrorKind::StreamInterrupted`]: re-issue the whole call.
+//! - A server that ignores `stream: true` and answers one JSON object is decoded into the same
+//!   events as a stream.
 //! - [`test_connection`] and [`discover_models`] back `braincode models test|discover`.
 
 mod classify;
@@ -17,6 +23,7 @@ mod connection;
 mod endpoint;
 mod error;
 mod options;
+mod pump;
 mod resolve;
 pub mod sse;
 mod thinking;
@@ -42,7 +49,11 @@ pub use endpoint::{
     normalize_anthropic_base_url, normalize_openai_base_url,
 };
 pub use error::{ErrorKind, ModelError};
-pub use options::{ClientOptions, RetryNotice, RetryObserver};
+pub use options::{
+    ClientOptions, DEFAULT_MAX_REPLY_BYTES, DEFAULT_REPLY_BYTES_PER_TOKEN, RetryNotice,
+    RetryObserver,
+};
+pub use pump::REPLY_CUT_MARKER;
 pub use resolve::{
     Candidate, CandidateSelection, REASON_NOT_CONFIGURED, REASON_NOT_VISION, Requirements,
     SkippedCandidate, client_for, resolve_candidates,

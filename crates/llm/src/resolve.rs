@@ -69,7 +69,7 @@ impl CandidateSelection {
         self.usable.is_empty()
     }
 
-    /// "No usable model for <role>. Tried: a (reason); b (reason)."
+    /// `No usable model for <role>. Tried: a (reason); b (reason).`
     pub fn error_message(&self, role: &str) -> String {
         let tried = if self.skipped.is_empty() {
             "nothing (the model chain is empty)".to_string()

@@ -6,6 +6,11 @@
 //! anywhere — inside a field name, between CR and LF, or inside a multi-byte UTF-8 character.
 //! Lines are decoded as UTF-8 with replacement of invalid sequences.
 //!
+//! Comment lines (`: keep-alive`) are skipped; [`SseParser::data_lines`] counts the `data:`
+//! lines seen, so a caller can tell real progress from keep-alives. The search for a line end
+//! resumes where the previous one stopped, so a long line arriving in many chunks is scanned
+//! once, not once per chunk.
+//!
 //! One deliberate leniency: at end of input, an event whose lines are all complete but which
 //! lacks the closing blank line is still dispatched (some local servers close the connection
 //! right after the last `data:` line). A partial last line is always discarded, because it may
@@ -34,6 +39,9 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub struct SseParser {
     buf: Vec<u8>,
     pos: usize,
+    /// `buf[pos..scanned]` holds no line end (where the next search resumes).
+    scanned: usize,
+    data_lines: u64,
     /// The previous line ended with CR at the very end of the buffer: a LF starting the next
     /// chunk belongs to that line end.
     skip_lf: bool,
@@ -63,6 +71,7 @@ impl SseParser {
         }
         if self.pos > 0 {
             self.buf.drain(..self.pos);
+            self.scanned = self.scanned.saturating_sub(self.pos);
             self.pos = 0;
         }
         self.buf.extend_from_slice(chunk);
@@ -74,10 +83,16 @@ impl SseParser {
             return None;
         }
         loop {
-            let rest = &self.buf[self.pos..];
-            let end = rest.iter().position(|&b| b == b'\n' || b == b'\r')?;
+            let from = self.scanned.max(self.pos);
+            let Some(end) = self.buf[from..]
+                .iter()
+                .position(|&b| b == b'\n' || b == b'\r')
+            else {
+                self.scanned = self.buf.len();
+                return None;
+            };
             let line_start = self.pos;
-            let line_end = line_start + end;
+            let line_end = from + end;
             let mut next = line_end + 1;
             if self.buf[line_end] == b'\r' {
                 if next < self.buf.len() {
@@ -108,6 +123,7 @@ impl SseParser {
         self.check_bom(true);
         self.buf.clear();
         self.pos = 0;
+        self.scanned = 0;
         if self.has_fields {
             self.dispatch()
         } else {
@@ -118,6 +134,17 @@ impl SseParser {
     /// Whether bytes of an unfinished line or event are buffered.
     pub fn has_pending(&self) -> bool {
         self.pos < self.buf.len() || self.has_fields
+    }
+
+    /// Bytes held for lines and events not dispatched yet (unread bytes plus the data of the
+    /// event being assembled).
+    pub fn buffered_len(&self) -> usize {
+        self.buf.len() - self.pos + self.data.len()
+    }
+
+    /// How many `data:` lines were read so far (comment lines are not counted).
+    pub fn data_lines(&self) -> u64 {
+        self.data_lines
     }
 
     /// Skips a leading byte-order mark. Returns false while too few bytes arrived to decide.
@@ -157,6 +184,7 @@ impl SseParser {
                 }
                 push_utf8(&mut self.data, value);
                 self.has_data = true;
+                self.data_lines += 1;
                 self.has_fields = true;
             }
             b"event" => {
@@ -311,6 +339,25 @@ mod tests {
         parser.feed(b"data: x");
         assert!(parser.next_event().is_none());
         assert!(parser.has_pending());
+    }
+
+    #[test]
+    fn comments_are_not_data_lines_and_a_long_line_is_found_across_chunks() {
+        let mut parser = SseParser::new();
+        parser.feed(b": keep-alive\n\n: ping\n\n");
+        assert!(parser.next_event().is_none());
+        assert_eq!(parser.data_lines(), 0);
+        let line = format!("data: {}", "x".repeat(10_000));
+        for piece in line.as_bytes().chunks(97) {
+            parser.feed(piece);
+            assert!(parser.next_event().is_none());
+        }
+        assert!(parser.buffered_len() >= 10_000);
+        parser.feed(b"\n\n");
+        let event = parser.next_event().unwrap();
+        assert_eq!(event.data.len(), 10_000);
+        assert_eq!(parser.data_lines(), 1);
+        assert_eq!(parser.buffered_len(), 0);
     }
 
     #[test]

@@ -15,8 +15,8 @@ use crate::transport::{Transport, header_map, shared_http};
 use crate::wire::{StreamDecoder, anthropic, chat, responses};
 use crate::{ChatRequest, ClientOptions, ErrorKind, ModelClient, ModelError, ModelStream};
 
-/// A model reached over HTTP. Retries, timeouts, cancellation and error classification are
-/// built in (see [`ClientOptions`]).
+/// A model reached over HTTP. Retries, timeouts, the reply cap, cancellation and error
+/// classification are built in (see [`ClientOptions`]).
 #[derive(Clone)]
 pub struct WireClient {
     transport: Arc<Transport>,
@@ -39,12 +39,28 @@ impl WireClient {
     /// A client for a catalogue entry. `api_key` is sent as `Authorization: Bearer` (OpenAI
     /// style) or `x-api-key` (Anthropic); without one no auth header is sent (local servers).
     /// The entry's `headers` are added last, so they can override defaults.
+    ///
+    /// `options` are the defaults (built-in, overlaid with settings.json by the caller, see
+    /// [`ClientOptions::with_settings`]); the entry's own `timeouts`, `maxRetries` and
+    /// `maxReplyBytes` win over them ([`ClientOptions::for_model`]).
     pub fn new(
         definition: &ModelDefinition,
         api_key: Option<String>,
         options: ClientOptions,
     ) -> Result<Self, ModelError> {
         let with_model = |e: ModelError| e.with_model(&definition.id);
+        let model_settings = definition.call_settings();
+        if let Some(field) = model_settings.invalid_field() {
+            return Err(ModelError::new(
+                ErrorKind::Config,
+                format!(
+                    "models.json → {}.{field} is 0; set at least 1, or remove it to use the default",
+                    definition.id
+                ),
+            )
+            .with_model(&definition.id));
+        }
+        let options = options.for_model(definition);
         let base = base_url_for(definition)?;
         let api_key = api_key
             .map(|k| k.trim().to_string())
@@ -99,6 +115,7 @@ impl WireClient {
                 api_key,
                 model_id: definition.id.clone(),
                 options,
+                model_settings,
                 new_decoder,
             }),
             api: definition.api,
@@ -115,6 +132,21 @@ impl WireClient {
     /// The wire protocol.
     pub fn api(&self) -> ModelApi {
         self.api
+    }
+
+    /// The options this client runs with (defaults, settings and the entry's own values).
+    pub fn options(&self) -> &ClientOptions {
+        &self.transport.options
+    }
+
+    /// The output-token cap sent with `request` (the request's, else the entry's, else the
+    /// Anthropic default, which that API requires).
+    fn sent_max_tokens(&self, request: &ChatRequest) -> Option<u32> {
+        let max = request.max_tokens.or(self.body_options.default_max_tokens);
+        match self.api {
+            ModelApi::AnthropicMessages => Some(max.unwrap_or(anthropic::DEFAULT_MAX_TOKENS)),
+            _ => max,
+        }
     }
 
     /// The JSON body that `request` is sent as.
@@ -159,8 +191,12 @@ impl ModelClient for WireClient {
             )
             .with_model(&self.transport.model_id)
         })?;
+        let cap = self
+            .transport
+            .options
+            .reply_cap(self.sent_max_tokens(&request));
         Arc::clone(&self.transport)
-            .stream(Bytes::from(body), cancel)
+            .stream(Bytes::from(body), cap, cancel)
             .await
     }
 }

@@ -19,7 +19,7 @@ pub use ids::{ContextId, IdError, SessionId};
 pub use message::{
     AgentMessage, ContextRef, ContextRefKind, MessageKind, TaskProgress, TaskStatus,
 };
-pub use model::{ModelApi, ModelDefinition, ThinkingLevel};
+pub use model::{ModelApi, ModelCallSettings, ModelDefinition, ModelTimeouts, ThinkingLevel};
 pub use record::*;
 pub use report::*;
 pub use role::{Mode, Phase, Role, RoleParseError, WorkerPhase};

@@ -160,6 +160,98 @@ pub struct ModelDefinition {
     /// Local models: inference threads (pinned for reproducible output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
+    /// Network time limits of this model's calls (`timeouts: {connectMs, firstByteMs, idleMs,
+    /// totalMs}`); each one overrides `settings.json → models.timeouts`.
+    #[serde(default, skip_serializing_if = "ModelTimeouts::is_empty")]
+    pub timeouts: ModelTimeouts,
+    /// Retries after a failed first attempt (overrides `settings.json → models.maxRetries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// Largest reply kept, in bytes of text, reasoning and tool arguments (overrides
+    /// `settings.json → models.maxReplyBytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_reply_bytes: Option<u64>,
+}
+
+/// Network time limits of model calls, in milliseconds. An unset field falls back to the next
+/// layer: a `models.json` entry wins over `settings.json → models`, which wins over the
+/// built-in default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelTimeouts {
+    /// TCP + TLS connect (built-in default 10 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<u64>,
+    /// From sending the request to the response headers and the first event of the reply
+    /// (built-in default 60 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_ms: Option<u64>,
+    /// Longest wait for the next event once the response started; SSE keep-alive comments do
+    /// not count (built-in default 60 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<u64>,
+    /// The whole call, retries included (built-in default 600 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_ms: Option<u64>,
+}
+
+impl ModelTimeouts {
+    /// Whether no limit is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Each field of `self`, or of `fallback` where `self` has none.
+    pub fn or(self, fallback: ModelTimeouts) -> ModelTimeouts {
+        ModelTimeouts {
+            connect_ms: self.connect_ms.or(fallback.connect_ms),
+            first_byte_ms: self.first_byte_ms.or(fallback.first_byte_ms),
+            idle_ms: self.idle_ms.or(fallback.idle_ms),
+            total_ms: self.total_ms.or(fallback.total_ms),
+        }
+    }
+}
+
+/// Network settings of model calls: `settings.json → models` (defaults for every model) or
+/// the same fields of one `models.json` entry (see [`ModelDefinition::call_settings`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ModelCallSettings {
+    /// Time limits.
+    #[serde(skip_serializing_if = "ModelTimeouts::is_empty")]
+    pub timeouts: ModelTimeouts,
+    /// Retries after a failed first attempt (built-in default 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// Largest reply kept, in bytes (built-in default 4 MiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_reply_bytes: Option<u64>,
+}
+
+impl ModelCallSettings {
+    /// Each field of `self`, or of `fallback` where `self` has none.
+    pub fn or(self, fallback: ModelCallSettings) -> ModelCallSettings {
+        ModelCallSettings {
+            timeouts: self.timeouts.or(fallback.timeouts),
+            max_retries: self.max_retries.or(fallback.max_retries),
+            max_reply_bytes: self.max_reply_bytes.or(fallback.max_reply_bytes),
+        }
+    }
+
+    /// The path (relative to the object holding these fields, e.g. `timeouts.idleMs`) of the
+    /// first value that cannot work: a time limit or reply cap of 0.
+    pub fn invalid_field(&self) -> Option<&'static str> {
+        let t = &self.timeouts;
+        [
+            (t.connect_ms, "timeouts.connectMs"),
+            (t.first_byte_ms, "timeouts.firstByteMs"),
+            (t.idle_ms, "timeouts.idleMs"),
+            (t.total_ms, "timeouts.totalMs"),
+            (self.max_reply_bytes, "maxReplyBytes"),
+        ]
+        .into_iter()
+        .find_map(|(value, path)| (value == Some(0)).then_some(path))
+    }
 }
 
 fn default_context_window() -> u32 {
@@ -170,9 +262,46 @@ fn default_true() -> bool {
     true
 }
 
+/// An entry with an empty id, provider and model name, and every other field at its
+/// `models.json` default: a base for struct literals (`..ModelDefinition::default()`), so
+/// they keep compiling when a field is added.
+impl Default for ModelDefinition {
+    fn default() -> Self {
+        Self {
+            id: String::new(),
+            provider: String::new(),
+            model_id: String::new(),
+            name: String::new(),
+            api: ModelApi::default(),
+            base_url: None,
+            headers: BTreeMap::new(),
+            context_window: default_context_window(),
+            max_tokens: None,
+            supports_tools: default_true(),
+            supports_vision: false,
+            default_thinking_level: None,
+            api_key_env: None,
+            path: None,
+            threads: None,
+            timeouts: ModelTimeouts::default(),
+            max_retries: None,
+            max_reply_bytes: None,
+        }
+    }
+}
+
 impl ModelDefinition {
     /// Whether this model runs in-process and needs no credential.
     pub fn is_local(&self) -> bool {
         self.api == ModelApi::Local
+    }
+
+    /// The network settings this entry sets itself (unset fields fall back to settings.json).
+    pub fn call_settings(&self) -> ModelCallSettings {
+        ModelCallSettings {
+            timeouts: self.timeouts,
+            max_retries: self.max_retries,
+            max_reply_bytes: self.max_reply_bytes,
+        }
     }
 }

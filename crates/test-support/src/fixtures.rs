@@ -29,6 +29,7 @@ pub fn scripted_model_entry(id: &str, base_url: &str) -> ModelDefinition {
         api_key_env: None,
         path: None,
         threads: None,
+        ..ModelDefinition::default()
     }
 }
 

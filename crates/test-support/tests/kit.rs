@@ -369,7 +369,9 @@ async fn server_failures_drive_the_client_rules() {
     )
     .await
     .unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Network, "{err}");
+    // Cut after content was delivered: the whole call must be re-issued, and the cause kept.
+    assert_eq!(err.kind, ErrorKind::StreamInterrupted, "{err}");
+    assert_eq!(err.cause, Some(ErrorKind::Network), "{err}");
 
     let err = collect_stream(
         client

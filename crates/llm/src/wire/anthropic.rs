@@ -12,7 +12,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::chat::raw_arguments;
-use super::{PartialCall, StreamDecoder, malformed, schema_instruction, truncated};
+use super::{
+    PartialCall, StreamDecoder, complete_object, malformed, pending_argument_bytes,
+    schema_instruction, take_string, truncated,
+};
 use crate::classify::classify_stream_error;
 use crate::sse::SseEvent;
 use crate::thinking::anthropic_thinking_budget;
@@ -362,6 +365,73 @@ impl StreamDecoder for AnthropicDecoder {
         } else {
             Err(truncated("message_stop event"))
         }
+    }
+
+    fn pending_bytes(&self) -> usize {
+        pending_argument_bytes(&self.calls)
+    }
+
+    /// A `message` object: its `content` blocks in order (`thinking`, `text`, `tool_use` with
+    /// its `input` object), then `usage` and the `stop_reason`.
+    fn on_complete(
+        &mut self,
+        body: &[u8],
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
+        let mut value = complete_object(body)?;
+        let Some(blocks) = value.get_mut("content").and_then(Value::as_array_mut) else {
+            return Err(ModelError::new(
+                crate::ErrorKind::InvalidResponse,
+                "the endpoint answered JSON without a `content` array instead of an event stream",
+            ));
+        };
+        let mut blocks = std::mem::take(blocks);
+        for block in &mut blocks {
+            let kind = block
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            match kind.as_str() {
+                "text" => {
+                    if let Some(text) = take_string(block, "text") {
+                        out.push_back(ModelEvent::TextDelta { text });
+                    }
+                }
+                "thinking" => {
+                    if let Some(text) = take_string(block, "thinking") {
+                        out.push_back(ModelEvent::ReasoningDelta { text });
+                    }
+                }
+                "tool_use" | "server_tool_use" => {
+                    let arguments = match block.get("input") {
+                        Some(input) if !input.is_null() => input.to_string(),
+                        _ => String::new(),
+                    };
+                    let mut call = PartialCall {
+                        index: self.calls.len(),
+                        id: take_string(block, "id").unwrap_or_default(),
+                        name: take_string(block, "name").unwrap_or_default(),
+                        arguments,
+                        ..PartialCall::default()
+                    };
+                    out.extend(call.finish());
+                    self.calls.push(call);
+                }
+                _ => {}
+            }
+        }
+        if let Some(usage) = anthropic_usage(value.get("usage"), None) {
+            out.push_back(ModelEvent::Usage { usage });
+        }
+        let reason = match value.get("stop_reason").and_then(Value::as_str) {
+            Some(reason) => stop_reason(reason),
+            None if !self.calls.is_empty() => StopReason::ToolUse,
+            None => StopReason::EndTurn,
+        };
+        out.push_back(ModelEvent::Stop { reason });
+        self.done = true;
+        Ok(())
     }
 }
 

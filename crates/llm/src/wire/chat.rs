@@ -7,7 +7,10 @@ use std::collections::VecDeque;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{LenientText, PartialCall, StreamDecoder, is_strict_compatible, malformed, truncated};
+use super::{
+    LenientText, PartialCall, StreamDecoder, complete_object, is_strict_compatible, malformed,
+    pending_argument_bytes, take_arguments, take_string, truncated,
+};
 use crate::classify::classify_stream_error;
 use crate::sse::SseEvent;
 use crate::thinking::openai_reasoning_effort;
@@ -323,18 +326,13 @@ impl StreamDecoder for ChatDecoder {
                 // Servers send one of the two names; if both come, they carry the same text.
                 let reasoning = delta
                     .reasoning_content
-                    .as_ref()
-                    .and_then(LenientText::as_str)
-                    .or_else(|| delta.reasoning.as_ref().and_then(LenientText::as_str));
+                    .and_then(LenientText::into_text)
+                    .or_else(|| delta.reasoning.and_then(LenientText::into_text));
                 if let Some(text) = reasoning {
-                    out.push_back(ModelEvent::ReasoningDelta {
-                        text: text.to_string(),
-                    });
+                    out.push_back(ModelEvent::ReasoningDelta { text });
                 }
-                if let Some(text) = delta.content.as_ref().and_then(LenientText::as_str) {
-                    out.push_back(ModelEvent::TextDelta {
-                        text: text.to_string(),
-                    });
+                if let Some(text) = delta.content.and_then(LenientText::into_text) {
+                    out.push_back(ModelEvent::TextDelta { text });
                 }
                 for call in delta.tool_calls.into_iter().flatten() {
                     self.on_tool_delta(call);
@@ -364,6 +362,78 @@ impl StreamDecoder for ChatDecoder {
             return Ok(());
         }
         Err(truncated("finish_reason or [DONE]"))
+    }
+
+    fn pending_bytes(&self) -> usize {
+        pending_argument_bytes(&self.calls)
+    }
+
+    /// A `chat.completion` object: per choice, `message.reasoning_content` (or `reasoning`),
+    /// `message.content` (a string, or an array of text parts), `message.tool_calls` (with
+    /// arguments as a string or an object), then `usage` and the `finish_reason`.
+    fn on_complete(
+        &mut self,
+        body: &[u8],
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
+        let mut value = complete_object(body)?;
+        let Some(choices) = value.get_mut("choices").and_then(Value::as_array_mut) else {
+            return Err(ModelError::new(
+                crate::ErrorKind::InvalidResponse,
+                "the endpoint answered JSON without `choices` instead of an event stream",
+            ));
+        };
+        for choice in choices.iter_mut() {
+            if let Some(reason) = choice
+                .get("finish_reason")
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty())
+            {
+                self.finish = Some(reason.to_string());
+            }
+            let Some(message) = choice.get_mut("message") else {
+                continue;
+            };
+            let reasoning = take_string(message, "reasoning_content")
+                .or_else(|| take_string(message, "reasoning"));
+            if let Some(text) = reasoning {
+                out.push_back(ModelEvent::ReasoningDelta { text });
+            }
+            match message.get_mut("content").map(Value::take) {
+                Some(Value::String(text)) if !text.is_empty() => {
+                    out.push_back(ModelEvent::TextDelta { text });
+                }
+                Some(Value::Array(parts)) => {
+                    for mut part in parts {
+                        if let Some(text) = take_string(&mut part, "text") {
+                            out.push_back(ModelEvent::TextDelta { text });
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) {
+                for call in calls.iter_mut() {
+                    let index = self.calls.len();
+                    let mut function = call
+                        .get_mut("function")
+                        .map(Value::take)
+                        .unwrap_or_default();
+                    self.calls.push(PartialCall {
+                        index,
+                        id: take_string(call, "id").unwrap_or_default(),
+                        name: take_string(&mut function, "name").unwrap_or_default(),
+                        arguments: take_arguments(&mut function, "arguments"),
+                        ..PartialCall::default()
+                    });
+                }
+            }
+        }
+        if let Some(usage) = value.get("usage").and_then(openai_usage) {
+            self.usage = Some(usage);
+        }
+        self.finish_stream(out);
+        Ok(())
     }
 }
 

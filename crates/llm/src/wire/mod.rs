@@ -1,7 +1,12 @@
 //! The three wire protocols: request bodies and stream decoders.
 //!
 //! A [`StreamDecoder`] turns one provider's server-sent events into [`ModelEvent`]s. Decoders
-//! are pure (no I/O), so they are unit-tested and benchmarked on recorded bytes.
+//! are pure (no I/O), so they are unit-tested and benchmarked on recorded bytes. Each one also
+//! decodes the complete JSON object a server sends when it ignores `stream: true`
+//! ([`StreamDecoder::on_complete`]) into the events the stream would have produced.
+//!
+//! Decoders append argument pieces in place and move strings into events; they never copy an
+//! accumulated reply.
 
 pub mod anthropic;
 pub mod chat;
@@ -32,6 +37,27 @@ pub trait StreamDecoder: Send {
     /// The byte stream ended. Appends the final events when the reply is complete without an
     /// explicit terminal event, or fails when the reply was cut short.
     fn on_eof(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError>;
+
+    /// Bytes of tool-call arguments assembled but not emitted yet (counted against the reply
+    /// cap before the call is complete).
+    fn pending_bytes(&self) -> usize {
+        0
+    }
+
+    /// Decodes a complete, non-streamed reply object (a server that answered
+    /// `application/json` to a streaming request) into the events its stream would have
+    /// produced, ending with `Stop`. An error object is a classified error.
+    fn on_complete(
+        &mut self,
+        body: &[u8],
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
+        let _ = (body, out);
+        Err(ModelError::new(
+            ErrorKind::InvalidResponse,
+            "this protocol has no decoder for a non-streamed JSON reply",
+        ))
+    }
 }
 
 /// A fresh decoder for `api` (`None` for the embedded model, which does not stream SSE).
@@ -89,6 +115,73 @@ impl LenientText<'_> {
             _ => None,
         }
     }
+
+    /// The text, moved out when it was already unescaped into an owned string.
+    pub(crate) fn into_text(self) -> Option<String> {
+        match self {
+            LenientText::Text(text) if !text.is_empty() => Some(text.into_owned()),
+            _ => None,
+        }
+    }
+}
+
+/// Parses a complete JSON reply object; an `{"error": …}` object (or Anthropic's
+/// `{"type": "error", …}`) is returned as a classified error.
+pub(crate) fn complete_object(body: &[u8]) -> Result<serde_json::Value, ModelError> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+        let text = String::from_utf8_lossy(&body[..body.len().min(4 * QUOTE_LIMIT)]);
+        ModelError::new(
+            ErrorKind::InvalidResponse,
+            format!(
+                "the endpoint answered JSON instead of an event stream, and it does not parse ({e}): {:?}",
+                clip_chars(&crate::classify::redact(&text, None), QUOTE_LIMIT)
+            ),
+        )
+    })?;
+    if !value.is_object() {
+        return Err(ModelError::new(
+            ErrorKind::InvalidResponse,
+            format!(
+                "the endpoint answered JSON instead of an event stream, and it is not an object: {}",
+                clip_chars(&value.to_string(), QUOTE_LIMIT)
+            ),
+        ));
+    }
+    let is_error = value.get("error").is_some_and(|e| !e.is_null())
+        || value.get("type").and_then(serde_json::Value::as_str) == Some("error");
+    if is_error {
+        let mut err = crate::classify::classify_stream_error(&value);
+        err.message = err.message.replacen("mid-stream", "in a JSON reply", 1);
+        return Err(err);
+    }
+    Ok(value)
+}
+
+/// Moves the string at `key` out of `value` (leaving null), if it is a non-empty string.
+pub(crate) fn take_string(value: &mut serde_json::Value, key: &str) -> Option<String> {
+    match value.get_mut(key).map(serde_json::Value::take) {
+        Some(serde_json::Value::String(text)) if !text.is_empty() => Some(text),
+        _ => None,
+    }
+}
+
+/// Tool arguments that arrive as a JSON string (the documented shape) or as an object (some
+/// compatible servers): the raw argument text.
+pub(crate) fn take_arguments(value: &mut serde_json::Value, key: &str) -> String {
+    match value.get_mut(key).map(serde_json::Value::take) {
+        Some(serde_json::Value::String(text)) => text,
+        Some(serde_json::Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// The bytes of argument text held by calls not emitted yet.
+pub(crate) fn pending_argument_bytes(calls: &[PartialCall]) -> usize {
+    calls
+        .iter()
+        .filter(|c| !c.emitted)
+        .map(|c| c.arguments.len() + c.key.len())
+        .sum()
 }
 
 /// A tool call whose arguments arrive in pieces.

@@ -6,7 +6,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::chat::{raw_arguments, tool_output};
-use super::{LenientText, PartialCall, StreamDecoder, is_strict_compatible, malformed, truncated};
+use super::{
+    LenientText, PartialCall, StreamDecoder, complete_object, is_strict_compatible, malformed,
+    pending_argument_bytes, take_arguments, take_string, truncated,
+};
 use crate::classify::classify_stream_error;
 use crate::sse::SseEvent;
 use crate::thinking::openai_reasoning_effort;
@@ -209,17 +212,13 @@ impl StreamDecoder for ResponsesDecoder {
                 if kind == "response.refusal.delta" {
                     self.refused = true;
                 }
-                if let Some(text) = parsed.delta.as_ref().and_then(LenientText::as_str) {
-                    out.push_back(ModelEvent::TextDelta {
-                        text: text.to_string(),
-                    });
+                if let Some(text) = parsed.delta.and_then(LenientText::into_text) {
+                    out.push_back(ModelEvent::TextDelta { text });
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if let Some(text) = parsed.delta.as_ref().and_then(LenientText::as_str) {
-                    out.push_back(ModelEvent::ReasoningDelta {
-                        text: text.to_string(),
-                    });
+                if let Some(text) = parsed.delta.and_then(LenientText::into_text) {
+                    out.push_back(ModelEvent::ReasoningDelta { text });
                 }
             }
             "response.reasoning_summary_part.added" if parsed.summary_index.unwrap_or(0) > 0 => {
@@ -318,6 +317,106 @@ impl StreamDecoder for ResponsesDecoder {
         } else {
             Err(truncated("response.completed event"))
         }
+    }
+
+    fn pending_bytes(&self) -> usize {
+        pending_argument_bytes(&self.calls)
+    }
+
+    /// A `response` object: `output` items in order (`reasoning` summaries or reasoning
+    /// text, `message` output text and refusals, `function_call`s), then usage and the stop
+    /// reason from `status` (`incomplete` → its `incomplete_details.reason`). A `failed`
+    /// response is a classified error.
+    fn on_complete(
+        &mut self,
+        body: &[u8],
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
+        let mut value = complete_object(body)?;
+        let status = value
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if status == "failed" {
+            let error = value
+                .get("error")
+                .filter(|e| !e.is_null())
+                .cloned()
+                .unwrap_or_else(|| json!({"message": "the response failed without details"}));
+            return Err(classify_stream_error(&json!({ "error": error })));
+        }
+        let Some(output) = value.get_mut("output").and_then(Value::as_array_mut) else {
+            return Err(ModelError::new(
+                crate::ErrorKind::InvalidResponse,
+                "the endpoint answered JSON without an `output` array instead of an event stream",
+            ));
+        };
+        let mut items = std::mem::take(output);
+        for item in &mut items {
+            let kind = item
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            match kind.as_str() {
+                "reasoning" => {
+                    let mut first = true;
+                    for key in ["summary", "content"] {
+                        let Some(parts) = item.get_mut(key).and_then(Value::as_array_mut) else {
+                            continue;
+                        };
+                        for part in parts.iter_mut() {
+                            if let Some(text) = take_string(part, "text") {
+                                if !first {
+                                    out.push_back(ModelEvent::ReasoningDelta {
+                                        text: "\n\n".to_string(),
+                                    });
+                                }
+                                first = false;
+                                out.push_back(ModelEvent::ReasoningDelta { text });
+                            }
+                        }
+                        if !first {
+                            // A summary was given; the raw reasoning would repeat it.
+                            break;
+                        }
+                    }
+                }
+                "message" => {
+                    let Some(parts) = item.get_mut("content").and_then(Value::as_array_mut) else {
+                        continue;
+                    };
+                    for part in parts.iter_mut() {
+                        let text = match part.get("type").and_then(Value::as_str) {
+                            Some("refusal") => {
+                                self.refused = true;
+                                take_string(part, "refusal")
+                            }
+                            _ => take_string(part, "text"),
+                        };
+                        if let Some(text) = text {
+                            out.push_back(ModelEvent::TextDelta { text });
+                        }
+                    }
+                }
+                "function_call" => {
+                    let key = take_string(item, "id").unwrap_or_default();
+                    let id = take_string(item, "call_id").unwrap_or_else(|| key.clone());
+                    self.calls.push(PartialCall {
+                        key,
+                        index: self.calls.len(),
+                        id,
+                        name: take_string(item, "name").unwrap_or_default(),
+                        arguments: take_arguments(item, "arguments"),
+                        emitted: false,
+                    });
+                }
+                _ => {}
+            }
+        }
+        self.finish(Some(&value), status == "incomplete", out);
+        Ok(())
     }
 }
 

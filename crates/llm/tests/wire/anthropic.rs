@@ -168,7 +168,10 @@ async fn error_event_after_text_ends_the_stream_with_an_error() {
         .await
         .unwrap();
     let err = collect_stream(stream, |_| {}).await.unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Server);
+    // Changed deliberately: after delivered text the error is `StreamInterrupted` (was
+    // `Server`), with the provider's class as its cause.
+    assert_eq!(err.kind, ErrorKind::StreamInterrupted);
+    assert_eq!(err.cause, Some(ErrorKind::Server));
     assert!(err.message.contains("Internal server error"));
     assert_eq!(
         server.requests().len(),

@@ -24,6 +24,10 @@ pub enum End {
     Cut,
     /// Never finish.
     Stall,
+    /// Send an SSE keep-alive comment (`: keep-alive`) at this interval, forever.
+    KeepAlive(Duration),
+    /// Never send the response headers (the chunks are ignored).
+    Hang,
 }
 
 /// One canned response.
@@ -81,6 +85,27 @@ impl Canned {
         self.end = end;
         self
     }
+
+    /// A 200 `application/json` answer (a server that ignored `stream: true`).
+    pub fn json(body: &str) -> Self {
+        Self::error(200, body)
+    }
+
+    /// A response that never starts: no status line, no headers.
+    pub fn hang() -> Self {
+        Self::sse("").ending(End::Hang)
+    }
+}
+
+/// What happened to one streamed response body.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Chunks the client accepted.
+    pub sent: usize,
+    /// Chunks the response had.
+    pub total: usize,
+    /// The client went away before the body was finished.
+    pub client_gone: bool,
 }
 
 /// A request as the server saw it.
@@ -96,6 +121,7 @@ pub struct Seen {
 struct State {
     queue: VecDeque<Canned>,
     seen: Vec<Seen>,
+    outcomes: Vec<Outcome>,
 }
 
 /// The server; stops when dropped.
@@ -116,12 +142,13 @@ impl ReplayServer {
         let state = Arc::new(Mutex::new(State {
             queue: responses.into(),
             seen: Vec::new(),
+            outcomes: Vec::new(),
         }));
         let shared = Arc::clone(&state);
         let app = Router::new().fallback(
             move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
                 let state = Arc::clone(&shared);
-                async move { handle(state, method, uri, headers, body) }
+                async move { handle(state, method, uri, headers, body).await }
             },
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -139,9 +166,26 @@ impl ReplayServer {
     pub fn requests(&self) -> Vec<Seen> {
         self.state.lock().unwrap().seen.clone()
     }
+
+    /// What happened to each streamed body so far, in the order the bodies ended.
+    pub fn outcomes(&self) -> Vec<Outcome> {
+        self.state.lock().unwrap().outcomes.clone()
+    }
+
+    /// Waits (up to 20 s) until `count` bodies have ended, and returns their outcomes.
+    pub async fn wait_for_outcomes(&self, count: usize) -> Vec<Outcome> {
+        for _ in 0..2_000 {
+            let outcomes = self.outcomes();
+            if outcomes.len() >= count {
+                return outcomes;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.outcomes()
+    }
 }
 
-fn handle(
+async fn handle(
     state: Arc<Mutex<State>>,
     method: Method,
     uri: Uri,
@@ -167,24 +211,48 @@ fn handle(
             .body(Body::from("no canned response left"))
             .unwrap();
     };
+    if canned.end == End::Hang {
+        // Dropped by the server when the client goes away.
+        std::future::pending::<()>().await;
+    }
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     tokio::spawn(async move {
-        for chunk in canned.chunks {
+        let total = canned.chunks.len();
+        let record = |sent: usize, client_gone: bool| {
+            state.lock().unwrap().outcomes.push(Outcome {
+                sent,
+                total,
+                client_gone,
+            });
+        };
+        for (sent, chunk) in canned.chunks.into_iter().enumerate() {
             if tx.send(Ok(chunk)).await.is_err() {
+                record(sent, true);
                 return;
             }
             // Let each chunk reach the client as its own read.
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         match canned.end {
-            End::Close => {}
+            End::Close | End::Hang => {}
             End::Cut => {
                 let _ = tx
                     .send(Err(std::io::Error::other("connection cut by the test")))
                     .await;
             }
             End::Stall => tx.closed().await,
+            End::KeepAlive(every) => loop {
+                tokio::time::sleep(every).await;
+                if tx
+                    .send(Ok(Bytes::from_static(b": keep-alive\n\n")))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            },
         }
+        record(total, tx.is_closed());
     });
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|item| (item, rx))

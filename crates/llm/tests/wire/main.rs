@@ -5,5 +5,7 @@ mod anthropic;
 mod chat;
 mod common;
 mod connection;
+mod glitches;
+mod limits;
 mod resilience;
 mod responses;

@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::common::{Canned, ReplayServer, client, hello};
 
-const TEXT_AND_REASONING: &str = concat!(
+pub const TEXT_AND_REASONING: &str = concat!(
     "event: response.created\n",
     "data: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_68af01\",\"object\":\"response\",\"created_at\":1756000000,\"status\":\"in_progress\",\"error\":null,\"incomplete_details\":null,\"instructions\":\"You are terse.\",\"model\":\"gpt-5-mini-2025-08-07\",\"output\":[],\"usage\":null}}\n\n",
     "event: response.in_progress\n",

@@ -60,6 +60,8 @@ pub enum Record {
     McpConnect(McpConnect),
     /// Tool-call counts.
     ToolCallCount(ToolCallCount),
+    /// A model call retried on the same model.
+    ModelRetry(ModelRetry),
     /// A handoff summary.
     Handoff(Handoff),
     /// A specialist dispatch.
@@ -147,6 +149,7 @@ impl Record {
             Record::FinalReport(_) => "final_report",
             Record::McpConnect(_) => "mcp_connect",
             Record::ToolCallCount(_) => "tool_call_count",
+            Record::ModelRetry(_) => "model_retry",
             Record::Handoff(_) => "handoff",
             Record::DynamicDispatch(_) => "dynamic_dispatch",
             Record::ExecutionPlanReview(_) => "execution_plan_review",

@@ -391,6 +391,27 @@ pub struct ToolCallCount {
     pub attempt: Option<u32>,
 }
 
+/// `model_retry`: a model call was tried again on the same model (a model call has no side
+/// effects, so a glitch is retried before any fallback).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRetry {
+    /// Catalogue id of the model.
+    pub model: String,
+    /// The attempt that failed (1 = the first).
+    pub attempt: u32,
+    /// What failed (`stream_interrupted`, `rate_limit`, `server`, …).
+    pub kind: String,
+    /// The error, secrets redacted.
+    pub message: String,
+    /// Who was calling (`primary`, `support`, `review`, `router`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// The role of the calling agent, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
 /// What started a handoff summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
