@@ -163,3 +163,41 @@ fn remote_brain_without_keys_warns_per_model_with_the_fix() {
     // Every role still falls back to the local model, so nothing is an error.
     assert_ne!(report["status"], "error", "{report:#}");
 }
+
+#[test]
+fn a_read_only_home_is_an_error_not_readable() {
+    let (_dir, home, project) = setup();
+    // A read-only mount (root ignores permission bits, so chmod would prove nothing):
+    // bubblewrap is installed with the project's test dependencies.
+    let bwrap = Command::new("bwrap")
+        .args(["--bind", "/", "/", "--dev", "/dev", "--ro-bind"])
+        .arg(&home)
+        .arg(&home)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_braincode"))
+        .arg("doctor")
+        .arg("--project")
+        .arg(&project)
+        .env("BRAINCODE_HOME", &home)
+        .env("HOME", &home)
+        .output()
+        .expect("bwrap is installed (see .ci/run)");
+    let out = text(&bwrap);
+    assert!(out.contains("is read-only"), "{out}");
+    assert!(out.contains("runs cannot save their sessions"), "{out}");
+
+    let writable = text(&doctor(&home, &project, false));
+    assert!(writable.contains("is readable and writable"), "{writable}");
+}
+
+#[test]
+fn trust_and_sandbox_are_reported() {
+    let (_dir, home, project) = setup();
+    std::fs::create_dir_all(project.join(".agents")).unwrap();
+    std::fs::write(project.join(".agents/hooks.json"), "{\"hooks\": {}}").unwrap();
+    let out = text(&doctor(&home, &project, false));
+    assert!(out.contains("trust"), "{out}");
+    assert!(out.contains(".agents/hooks.json"), "{out}");
+    assert!(out.contains("braincode trust"), "{out}");
+    assert!(out.contains("sandbox"), "{out}");
+}

@@ -338,7 +338,25 @@ fn check_home(home: &Home, checks: &mut Checks) {
     let root = home.root();
     match std::fs::metadata(root) {
         Ok(meta) if meta.is_dir() => match std::fs::read_dir(root) {
-            Ok(_) => checks.ok("home", format!("{} is readable", root.display())),
+            // Runs write journals here: a home that can be read but not written loses them.
+            // An unnamed temporary file tests that and leaves nothing behind.
+            Ok(_) => match tempfile::tempfile_in(root) {
+                Ok(_) => checks.ok(
+                    "home",
+                    format!("{} is readable and writable", root.display()),
+                ),
+                Err(err) => checks.error(
+                    "home",
+                    format!(
+                        "{} is read-only ({err}): runs cannot save their sessions",
+                        root.display()
+                    ),
+                    format!(
+                        "make it writable (chmod u+w {}) or point BRAINCODE_HOME at a writable directory",
+                        root.display()
+                    ),
+                ),
+            },
             Err(err) => checks.error(
                 "home",
                 format!("{} cannot be read: {err}", root.display()),
