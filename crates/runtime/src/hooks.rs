@@ -6,7 +6,9 @@
 //! exit 2 = block (reason from stderr/stdout); `{"decision":"block"}` or `{"continue":false}`
 //! on stdout = block. Anything else is a failure; a hook that cannot start or dies on a signal
 //! is a crash — reported as such, never read as a "no". Every handler runs in its own process
-//! group and the whole group is killed on timeout or cancellation.
+//! group, owned by a [`ProcessGroup`] guard: the whole group is killed on timeout, on
+//! cancellation, when the future running the hook is dropped, and — for what a hook leaves
+//! behind — when the hook exits.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -18,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use braincode_tools::exec::process::terminate_group;
+use braincode_tools::exec::process::ProcessGroup;
 
 /// Default hook timeout.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -191,12 +193,6 @@ impl HookResult {
     }
 }
 
-async fn kill_group(pid: Option<u32>) {
-    if let Some(pgid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) {
-        terminate_group(pgid).await;
-    }
-}
-
 /// Fields common to every payload.
 #[derive(Debug, Clone)]
 pub struct HookEnvironment {
@@ -358,12 +354,17 @@ async fn run_handler(
             };
         }
     };
-    let pid = child.id();
-    if let Some(mut stdin) = child.stdin.take() {
-        // A hook that does not read its stdin is fine: ignore broken pipes.
-        let _ = stdin.write_all(payload.as_bytes()).await;
-        drop(stdin);
-    }
+    // From here on the guard owns the hook's whole process group: if this future is dropped
+    // (the run is cancelled, a signal arrives) the group is killed, not only `sh`.
+    let mut group = ProcessGroup::adopt(child.id());
+    let mut stdin_pipe = child.stdin.take();
+    let write_in = async {
+        if let Some(mut stdin) = stdin_pipe.take() {
+            // A hook that does not read its stdin is fine: ignore broken pipes. Written
+            // alongside the reads, so a hook that never reads cannot stall the timeout.
+            let _ = stdin.write_all(payload.as_bytes()).await;
+        }
+    };
     let mut stdout_pipe = child.stdout.take();
     let mut stderr_pipe = child.stderr.take();
     let read_out = async {
@@ -387,29 +388,48 @@ async fn run_handler(
         buf
     };
     let waited = async {
-        let (out, err) = tokio::join!(read_out, read_err);
+        let ((), out, err) = tokio::join!(write_in, read_out, read_err);
         (child.wait().await, out, err)
     };
-    let (status, stdout, stderr) = tokio::select! {
-        finished = tokio::time::timeout(handler.timeout, waited) => match finished {
-            Ok(done) => done,
-            Err(_) => {
-                kill_group(pid).await;
-                let secs = handler.timeout.as_secs();
-                return HandlerOutcome {
-                    run: run(HookOutcome::TimedOut, None, Some(format!("timed out after {secs}s"))),
-                    context: Vec::new(),
-                };
+    let finished = tokio::select! {
+        finished = tokio::time::timeout(handler.timeout, waited) => Some(finished),
+        () = cancel.cancelled() => None,
+    };
+    let (status, stdout, stderr) = match finished {
+        Some(Ok(done)) => done,
+        Some(Err(_)) => {
+            if let Some(group) = group.as_mut() {
+                group.terminate().await;
             }
-        },
-        () = cancel.cancelled() => {
-            kill_group(pid).await;
+            let secs = handler.timeout.as_secs();
             return HandlerOutcome {
-                run: run(HookOutcome::Crashed, None, Some("cancelled with the run".into())),
+                run: run(
+                    HookOutcome::TimedOut,
+                    None,
+                    Some(format!("timed out after {secs}s")),
+                ),
+                context: Vec::new(),
+            };
+        }
+        None => {
+            if let Some(group) = group.as_mut() {
+                group.terminate().await;
+            }
+            return HandlerOutcome {
+                run: run(
+                    HookOutcome::Crashed,
+                    None,
+                    Some("cancelled with the run".into()),
+                ),
                 context: Vec::new(),
             };
         }
     };
+    // The hook exited and closed its output; whatever it left running in its group is
+    // stopped when the guard drops at the end of this function.
+    if let Some(group) = group.as_mut() {
+        group.release();
+    }
     let stdout = String::from_utf8_lossy(&stdout).trim().to_string();
     let stderr = String::from_utf8_lossy(&stderr).trim().to_string();
     let status = match status {

@@ -1,11 +1,18 @@
 //! The run's event sink: every [`RunEvent`] goes to the journal (durable records only) and to
 //! every subscriber (CLI printer, `--events` stream, TUI, tests).
+//!
+//! A run's journal ends with exactly one terminal record (`run_end` or `run_error`), written
+//! with [`RunSink::record_terminal`]. From then on the sink is closed: a record that still
+//! arrives (a worker task that was being aborted when the run was cancelled) is dropped,
+//! counted ([`RunSink::late_records`]) and traced, never appended after the end; status,
+//! warning and text events are dropped too. Records are appended and broadcast under one
+//! lock, so subscribers see them in journal order.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use braincode_protocol::{AgentRef, JournalEntry, Record, RunEvent};
+use braincode_protocol::{AgentRef, FinalReport, JournalEntry, Record, RunEvent};
 use tokio::sync::mpsc;
 
 /// Where durable records are appended (the session journal).
@@ -38,12 +45,22 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// What the ordering lock protects.
+struct SinkState {
+    journal: Option<Box<dyn JournalAppend>>,
+    /// The terminal record was written: nothing more is appended.
+    closed: bool,
+}
+
 struct SinkInner {
     session_id: String,
-    journal: Option<Mutex<Box<dyn JournalAppend>>>,
+    state: Mutex<SinkState>,
     subscribers: Vec<Arc<dyn EventSubscriber>>,
     journal_failed: AtomicBool,
     final_sent: AtomicBool,
+    /// Mirrors `SinkState::closed` for the lock-free event paths.
+    closed: AtomicBool,
+    late_records: AtomicU64,
 }
 
 /// Cheap-to-clone handle every part of a run emits through.
@@ -62,10 +79,15 @@ impl RunSink {
         Self {
             inner: Arc::new(SinkInner {
                 session_id: session_id.into(),
-                journal: journal.map(Mutex::new),
+                state: Mutex::new(SinkState {
+                    journal,
+                    closed: false,
+                }),
                 subscribers,
                 journal_failed: AtomicBool::new(false),
                 final_sent: AtomicBool::new(false),
+                closed: AtomicBool::new(false),
+                late_records: AtomicU64::new(0),
             }),
         }
     }
@@ -75,26 +97,61 @@ impl RunSink {
         &self.inner.session_id
     }
 
-    /// Journals a record and tells subscribers about it.
+    /// Journals a record and tells subscribers about it. After the terminal record the
+    /// record is dropped and counted instead (see the module docs).
     pub fn record(&self, record: Record) {
+        self.append(record, false);
+    }
+
+    /// Journals the run's terminal record (`run_end` or `run_error`) and closes the sink:
+    /// every later record is refused. A second terminal record is refused like any other.
+    pub fn record_terminal(&self, record: Record) {
+        self.append(record, true);
+    }
+
+    /// Records refused because they arrived after the terminal record.
+    pub fn late_records(&self) -> u64 {
+        self.inner.late_records.load(Ordering::SeqCst)
+    }
+
+    /// Whether the terminal record was written.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::SeqCst)
+    }
+
+    fn append(&self, record: Record, terminal: bool) {
+        let mut state = match self.inner.state.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if state.closed {
+            // Expected while a cancelled run's tasks wind down: traced, not shown.
+            let late = self.inner.late_records.fetch_add(1, Ordering::SeqCst) + 1;
+            tracing::debug!(
+                record_type = record.type_name(),
+                late,
+                "a record arrived after the run's terminal record and was not journaled"
+            );
+            return;
+        }
         let entry = JournalEntry::new(now_ms(), record);
-        if let Some(journal) = &self.inner.journal {
-            let result = match journal.lock() {
-                Ok(mut writer) => writer.append(&entry),
-                Err(poisoned) => poisoned.into_inner().append(&entry),
-            };
-            if let Err(err) = result {
-                // Report the first failure only; the run itself goes on (the answer still
-                // reaches the user, and the warning says what was not saved).
-                if !self.inner.journal_failed.swap(true, Ordering::SeqCst) {
-                    tracing::error!(error = %err, "session journal write failed");
-                    self.broadcast(&RunEvent::Warning {
-                        message: format!(
-                            "the session journal could not be written ({err}); this run will not be resumable"
-                        ),
-                    });
-                }
+        if let Some(journal) = state.journal.as_mut()
+            && let Err(err) = journal.append(&entry)
+        {
+            // Report the first failure only; the run itself goes on (the answer still
+            // reaches the user, and the warning says what was not saved).
+            if !self.inner.journal_failed.swap(true, Ordering::SeqCst) {
+                tracing::error!(error = %err, "session journal write failed");
+                self.broadcast(&RunEvent::Warning {
+                    message: format!(
+                        "the session journal could not be written ({err}); this run will not be resumable"
+                    ),
+                });
             }
+        }
+        if terminal {
+            state.closed = true;
+            self.inner.closed.store(true, Ordering::SeqCst);
         }
         self.broadcast(&RunEvent::Record {
             session_id: self.inner.session_id.clone(),
@@ -102,50 +159,77 @@ impl RunSink {
         });
     }
 
-    /// A status line for live progress.
+    /// A status line for live progress (dropped once the sink is closed).
     pub fn status(&self, message: impl Into<String>) {
-        self.broadcast(&RunEvent::Status {
+        self.broadcast_open(&RunEvent::Status {
             message: message.into(),
         });
     }
 
-    /// A warning the user should see.
+    /// A warning the user should see (dropped once the sink is closed).
     pub fn warning(&self, message: impl Into<String>) {
-        self.broadcast(&RunEvent::Warning {
+        self.broadcast_open(&RunEvent::Warning {
             message: message.into(),
         });
     }
 
-    /// Streamed answer text.
+    /// Streamed answer text (dropped once the sink is closed).
     pub fn text_delta(&self, agent: &AgentRef, text: &str) {
+        if self.is_closed() {
+            return;
+        }
         self.broadcast(&RunEvent::TextDelta {
             agent: agent.clone(),
             text: text.to_string(),
         });
     }
 
-    /// Streamed reasoning text.
+    /// Streamed reasoning text (dropped once the sink is closed).
     pub fn reasoning_delta(&self, agent: &AgentRef, text: &str) {
+        if self.is_closed() {
+            return;
+        }
         self.broadcast(&RunEvent::ReasoningDelta {
             agent: agent.clone(),
             text: text.to_string(),
         });
     }
 
-    /// Emits a non-record event.
+    /// Emits a non-record event. After the terminal record only the one final answer still
+    /// goes out.
     pub fn emit(&self, event: RunEvent) {
         if let RunEvent::Record { entry, .. } = event {
             self.record(entry.record);
             return;
         }
-        if matches!(event, RunEvent::Final { .. })
-            && self.inner.final_sent.swap(true, Ordering::SeqCst)
-        {
-            // One voice: a second final answer is a bug; keep the first and say so in the log.
-            tracing::error!("a second final answer was suppressed");
+        if let RunEvent::Final { report } = event {
+            self.emit_final(*report);
             return;
         }
+        self.broadcast_open(&event);
+    }
+
+    /// Emits the one final answer and hands the report back (it is not copied). A second
+    /// final answer is suppressed: one voice.
+    pub fn emit_final(&self, report: FinalReport) -> FinalReport {
+        if self.inner.final_sent.swap(true, Ordering::SeqCst) {
+            tracing::error!("a second final answer was suppressed");
+            return report;
+        }
+        let event = RunEvent::Final {
+            report: Box::new(report),
+        };
         self.broadcast(&event);
+        match event {
+            RunEvent::Final { report } => *report,
+            _ => unreachable_event(),
+        }
+    }
+
+    fn broadcast_open(&self, event: &RunEvent) {
+        if !self.is_closed() {
+            self.broadcast(event);
+        }
     }
 
     /// Whether the final answer was already emitted.
@@ -163,6 +247,12 @@ impl RunSink {
             subscriber.on_event(event);
         }
     }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_event() -> FinalReport {
+    // `emit_final` builds a `Final` event and matches the same value right back.
+    panic!("a Final event changed its variant")
 }
 
 /// An in-memory journal for tests and dry runs.
@@ -246,5 +336,81 @@ mod tests {
             .count();
         assert_eq!(warnings, 1);
         assert!(sink.journal_failed());
+    }
+
+    fn some_record() -> Record {
+        Record::Handoff(Handoff {
+            summary: "late".into(),
+            focus: None,
+            trigger: None,
+            estimated_bytes: None,
+            limit_bytes: None,
+        })
+    }
+
+    fn run_error() -> Record {
+        Record::RunError(RunError {
+            error: "the run was cancelled".into(),
+            kind: Some("aborted".into()),
+            attempt: None,
+            will_fallback: Some(false),
+        })
+    }
+
+    #[test]
+    fn nothing_is_journaled_or_broadcast_after_the_terminal_record() {
+        let journal = MemoryJournal::default();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let sink = RunSink::new(
+            "s1",
+            Some(Box::new(journal.clone())),
+            vec![Arc::new(ChannelSubscriber(tx))],
+        );
+        sink.record(some_record());
+        sink.record_terminal(run_error());
+        assert!(sink.is_closed());
+        sink.record(some_record());
+        sink.record_terminal(run_error());
+        sink.status("late status");
+        sink.warning("late warning");
+        let types: Vec<String> = journal
+            .entries()
+            .iter()
+            .map(|e| e.record.type_name().to_string())
+            .collect();
+        assert_eq!(types, ["handoff", "run_error"]);
+        assert_eq!(sink.late_records(), 2);
+        let events: Vec<RunEvent> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(matches!(&events[1], RunEvent::Record { entry, .. }
+            if entry.record.type_name() == "run_error"));
+    }
+
+    #[test]
+    fn the_terminal_record_stays_last_under_concurrent_writers() {
+        let journal = MemoryJournal::default();
+        let sink = RunSink::new("s1", Some(Box::new(journal.clone())), Vec::new());
+        let writers: Vec<_> = (0..4)
+            .map(|_| {
+                let sink = sink.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..500 {
+                        sink.record(some_record());
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        sink.record_terminal(run_error());
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let entries = journal.entries();
+        assert_eq!(entries.last().unwrap().record.type_name(), "run_error");
+        assert_eq!(
+            entries.len() as u64 + sink.late_records(),
+            2_001,
+            "every record was either journaled before the end or counted as late"
+        );
     }
 }

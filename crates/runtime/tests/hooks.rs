@@ -153,6 +153,67 @@ async fn timeout_kills_the_whole_process_group() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_running_hook_kills_its_whole_process_group() {
+    // What a cancelled run does to a hook: the future running it is dropped mid-way (no
+    // timeout, no cancellation token ever fires).
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let survivor = dir.path().join("survivor");
+    let cmd = format!(
+        "touch {}; (sleep 2; touch {}) & sleep 30",
+        started.display(),
+        survivor.display()
+    );
+    let env = env(dir.path());
+    let running = tokio::spawn(async move {
+        run_hooks(
+            &[handler(&cmd, HookEvent::SessionStart)],
+            HookEvent::SessionStart,
+            "startup",
+            &env,
+            json!({}),
+            &CancellationToken::new(),
+        )
+        .await
+    });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !started.exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the hook never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(
+        !survivor.exists(),
+        "a process of the dropped hook's group survived"
+    );
+}
+
+#[tokio::test]
+async fn what_a_hook_leaves_running_is_stopped_when_it_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let survivor = dir.path().join("survivor");
+    // The background job closes its output, so the hook is done as soon as `sh` exits.
+    let cmd = format!(
+        "(sleep 2; touch {}) >/dev/null 2>&1 </dev/null &",
+        survivor.display()
+    );
+    let result = fire(
+        &[handler(&cmd, HookEvent::SessionStart)],
+        HookEvent::SessionStart,
+        "startup",
+    )
+    .await;
+    assert_eq!(result.runs[0].outcome, HookOutcome::Completed);
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(!survivor.exists(), "the hook's background job outlived it");
+}
+
 #[tokio::test]
 async fn untrusted_disabled_async_and_unmatched_handlers_do_not_run() {
     let dir = tempfile::tempdir().unwrap();

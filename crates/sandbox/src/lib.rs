@@ -227,6 +227,19 @@ fn compute_status() -> SandboxStatus {
     }
 }
 
+/// Makes the child of `command` die (SIGKILL) when Braincode dies, for commands that run
+/// without a sandbox (a person approved them): Linux `PR_SET_PDEATHSIG`, armed between fork
+/// and exec. Like [`Sandbox::command`], the signal is tied to the spawning *thread*: spawn
+/// from a long-lived thread. Only the direct child is covered (the kernel does not pass the
+/// setting on to its children); kill its process group to reach the rest. A no-op on other
+/// operating systems.
+pub fn die_with_parent(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    sys::install_die_with_parent(command);
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
+}
+
 /// The backend this process uses. Probed once per process (the first call runs a tiny
 /// sandboxed `true`, a few milliseconds), cheap afterwards. Honours [`SANDBOX_ENV`].
 pub fn status() -> &'static SandboxStatus {

@@ -264,3 +264,10 @@ pub(crate) fn install(command: &mut Command, setup: ChildSetup) {
         command.pre_exec(move || setup.run_in_child());
     }
 }
+
+/// Arms `PR_SET_PDEATHSIG(SIGKILL)` on the child `command` starts (and checks, after arming,
+/// that the parent is still alive), with no other confinement. The signal fires when the
+/// thread that spawns the command exits: spawn from a long-lived thread.
+pub(crate) fn install_die_with_parent(command: &mut Command) {
+    install(command, ChildSetup::new());
+}

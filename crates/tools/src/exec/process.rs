@@ -4,7 +4,14 @@
 //! Every child is a group leader (`process_group(0)`), so a kill reaches whatever it started
 //! (`sh -c 'server & worker'`). Killing is SIGTERM to the group, then SIGKILL after
 //! [`KILL_GRACE`] if anything in the group is still alive.
+//!
+//! Every group is owned by a [`ProcessGroup`] guard from the moment its leader is spawned:
+//! dropping the guard (a cancelled future, an aborted task, a runtime shutting down) kills
+//! the whole group, so no code path can orphan what a command started. Groups that are alive
+//! or being killed are listed in a process-wide registry, which [`kill_all_groups`] and
+//! [`settle_all_groups`] use when Braincode itself is about to exit.
 
+use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -87,7 +94,8 @@ pub async fn terminate_group(pgid: i32) {
 }
 
 /// SIGTERM now and SIGKILL after [`KILL_GRACE`] from a helper thread, for `Drop` paths that
-/// cannot wait.
+/// cannot wait. The groups stay in the registry until the escalation is done, so
+/// [`settle_all_groups`] still finishes the job if Braincode exits first.
 pub fn terminate_group_detached(pgids: Vec<i32>) {
     let pgids: Vec<i32> = pgids
         .into_iter()
@@ -96,18 +104,160 @@ pub fn terminate_group_detached(pgids: Vec<i32>) {
     if pgids.is_empty() {
         return;
     }
+    for pgid in &pgids {
+        registry::add(*pgid);
+    }
+    let escalation = pgids.clone();
     let spawned = std::thread::Builder::new()
         .name("braincode-kill-escalation".into())
         .spawn(move || {
-            std::thread::sleep(KILL_GRACE);
-            for pgid in pgids {
+            let deadline = std::time::Instant::now() + KILL_GRACE;
+            while std::time::Instant::now() < deadline
+                && escalation.iter().any(|pgid| group_alive(*pgid))
+            {
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            for pgid in escalation {
                 if group_alive(pgid) {
                     signal_group(pgid, libc::SIGKILL);
                 }
+                registry::remove(pgid);
             }
         });
     if spawned.is_err() {
         tracing::warn!("could not start the kill escalation thread; processes got SIGTERM only");
+        for pgid in pgids {
+            registry::remove(pgid);
+        }
+    }
+}
+
+/// The process-wide list of groups that may still be alive: owned by a live
+/// [`ProcessGroup`] or being killed by [`terminate_group_detached`]. Counted, because both
+/// may hold the same group for a moment.
+mod registry {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+
+    static GROUPS: Mutex<BTreeMap<i32, usize>> = Mutex::new(BTreeMap::new());
+
+    fn with<T>(f: impl FnOnce(&mut BTreeMap<i32, usize>) -> T) -> T {
+        match GROUPS.lock() {
+            Ok(mut groups) => f(&mut groups),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
+
+    pub(super) fn add(pgid: i32) {
+        with(|groups| *groups.entry(pgid).or_default() += 1);
+    }
+
+    pub(super) fn remove(pgid: i32) {
+        with(|groups| {
+            if let Some(count) = groups.get_mut(&pgid) {
+                *count -= 1;
+                if *count == 0 {
+                    groups.remove(&pgid);
+                }
+            }
+        });
+    }
+
+    pub(super) fn all() -> Vec<i32> {
+        with(|groups| groups.keys().copied().collect())
+    }
+}
+
+/// Process groups Braincode started that may still be alive (owned by a [`ProcessGroup`] or
+/// being killed), for diagnostics and tests.
+pub fn registered_groups() -> Vec<i32> {
+    registry::all()
+}
+
+/// SIGKILL to every registered group, now, without waiting: for a process that is about to
+/// exit at once (a second Ctrl-C).
+pub fn kill_all_groups() {
+    for pgid in registry::all() {
+        signal_group(pgid, libc::SIGKILL);
+    }
+}
+
+/// Blocks until every registered group is gone: SIGTERM to each, then SIGKILL to what is
+/// still alive after [`KILL_GRACE`]. For the end of a process (after the report is out), so
+/// that nothing Braincode started outlives it even when a guard's escalation thread has not
+/// run yet. Returns at once when nothing is registered.
+pub fn settle_all_groups() {
+    let groups = registry::all();
+    if groups.is_empty() {
+        return;
+    }
+    let alive: Vec<i32> = groups
+        .into_iter()
+        .filter(|pgid| group_alive(*pgid) && signal_group(*pgid, libc::SIGTERM))
+        .collect();
+    let deadline = std::time::Instant::now() + KILL_GRACE;
+    while std::time::Instant::now() < deadline && alive.iter().any(|pgid| group_alive(*pgid)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for pgid in alive {
+        if group_alive(pgid) {
+            signal_group(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Owns one child's process group from spawn to death: dropping it kills the whole group
+/// (SIGTERM, then SIGKILL after [`KILL_GRACE`], from a helper thread) unless the group was
+/// already seen gone. Create it right after `spawn`, before any `.await`, so that a future
+/// dropped anywhere later cannot leave the group running.
+///
+/// The group id stays safe to signal while the leader is unreaped or any member lives (the
+/// kernel does not reuse an id that is still a group's); [`ProcessGroup::release`] disarms
+/// the guard once the group is gone, before its id could be reused.
+#[derive(Debug)]
+pub struct ProcessGroup {
+    pgid: i32,
+    armed: bool,
+}
+
+impl ProcessGroup {
+    /// Takes ownership of the group led by `pid` (a child spawned with `process_group(0)`);
+    /// `None` when the child has no pid (it already exited and was reaped).
+    pub fn adopt(pid: Option<u32>) -> Option<ProcessGroup> {
+        let pgid = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1)?;
+        registry::add(pgid);
+        Some(ProcessGroup { pgid, armed: true })
+    }
+
+    /// The group id (the leader's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Kills the group now (SIGTERM, SIGKILL after [`KILL_GRACE`]) and waits for it.
+    pub async fn terminate(&mut self) {
+        if self.armed {
+            terminate_group(self.pgid).await;
+            self.release();
+        }
+    }
+
+    /// Disarms the guard when nothing of the group is alive any more; a group with live
+    /// members stays owned (and is killed on drop).
+    pub fn release(&mut self) {
+        if self.armed && !group_alive(self.pgid) {
+            self.armed = false;
+            registry::remove(self.pgid);
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        if self.armed {
+            terminate_group_detached(vec![self.pgid]);
+            registry::remove(self.pgid);
+        }
     }
 }
 
@@ -118,7 +268,7 @@ pub fn confined_command(
     sandbox: Option<&braincode_sandbox::Sandbox>,
     program: &str,
     args: &[&str],
-    cwd: &std::path::Path,
+    cwd: &Path,
 ) -> Command {
     let std_command = match sandbox {
         Some(sandbox) => {
@@ -129,6 +279,8 @@ pub fn confined_command(
             let mut command = std::process::Command::new(program);
             command.args(args).current_dir(cwd);
             braincode_sandbox::scrub_secret_env(&mut command);
+            // No sandbox to tie it to Braincode's life: the kernel kills it if we die.
+            braincode_sandbox::die_with_parent(&mut command);
             command
         }
     };
@@ -242,7 +394,8 @@ pub async fn run_captured(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child: Child = command.spawn()?;
-    let pgid = child.id().map_or(0, |id| i32::try_from(id).unwrap_or(0));
+    let mut group = ProcessGroup::adopt(child.id());
+    let pgid = group.as_ref().map_or(0, ProcessGroup::pgid);
     let stdout = Arc::new(Mutex::new(TailBuffer::new(max_bytes)));
     let stderr = Arc::new(Mutex::new(TailBuffer::new(max_bytes)));
     let mut readers = Vec::new();
@@ -257,16 +410,23 @@ pub async fn run_captured(
         status = child.wait() => status.ok(),
         () = tokio::time::sleep(timeout) => {
             timed_out = true;
-            terminate_group(pgid).await;
+            if let Some(group) = group.as_mut() {
+                group.terminate().await;
+            }
             child.wait().await.ok()
         }
         () = cancel.cancelled() => {
             cancelled = true;
-            terminate_group(pgid).await;
+            if let Some(group) = group.as_mut() {
+                group.terminate().await;
+            }
             child.wait().await.ok()
         }
     };
     drain(pgid, readers).await;
+    if let Some(group) = group.as_mut() {
+        group.release();
+    }
     let take = |buffer: Arc<Mutex<TailBuffer>>| {
         buffer
             .lock()
@@ -313,4 +473,94 @@ pub fn format_outcome(display: &str, outcome: &RunOutcome, timeout: Duration) ->
         &stderr
     });
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `sleep` duration no other process uses: found in `/proc` by that exact argument.
+    fn marker() -> String {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        format!("{}7.{nanos:09}", 10_000 + std::process::id() % 80_000)
+    }
+
+    /// Live processes with an argument equal to `marker`.
+    fn live_with_arg(marker: &str) -> usize {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter(|entry| {
+                let pid = entry.file_name().to_string_lossy().to_string();
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let state = stat
+                    .rfind(')')
+                    .and_then(|i| stat[i + 1..].split_whitespace().next().map(str::to_string));
+                cmdline.split(|b| *b == 0).any(|a| a == marker.as_bytes())
+                    && !matches!(state.as_deref(), Some("Z" | "X") | None)
+            })
+            .count()
+    }
+
+    async fn until(what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while !done() {
+            assert!(tokio::time::Instant::now() < deadline, "{what}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dropping_a_running_command_kills_its_whole_group() {
+        let marker = marker();
+        let script = format!("sleep {marker} & sleep {marker}");
+        let command = confined_command(None, "sh", &["-c", &script], Path::new("/"));
+        let running = tokio::spawn(async move {
+            run_captured(
+                command,
+                Duration::from_secs(600),
+                &CancellationToken::new(),
+                1_000,
+            )
+            .await
+        });
+        until("the command never started", || live_with_arg(&marker) == 2).await;
+        running.abort();
+        assert!(running.await.is_err_and(|e| e.is_cancelled()));
+        until("a process of the dropped command's group survived", || {
+            live_with_arg(&marker) == 0
+        })
+        .await;
+    }
+
+    #[test]
+    fn an_unsandboxed_child_dies_with_the_thread_that_spawned_it() {
+        let marker = marker();
+        let spawner = std::thread::spawn(move || {
+            confined_command(None, "sleep", &[&marker], Path::new("/"))
+                .into_std()
+                .spawn()
+                .unwrap()
+        });
+        // The spawning thread has exited: the kernel sends the child SIGKILL.
+        let mut child = spawner.join().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the child outlived the thread that spawned it"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+    }
 }

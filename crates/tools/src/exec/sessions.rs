@@ -5,7 +5,9 @@
 //! merged into one tail buffer (`[stderr] ` before stderr lines). Callers read the output
 //! produced since their last read. Foreground sessions die at their timeout; background
 //! sessions only when an explicit timeout expires, on `kill_background`, when the run is
-//! cancelled, or when the manager is dropped.
+//! cancelled, or when the manager is dropped. Each session's process group is owned by a
+//! [`ProcessGroup`] guard held by its waiter task, so a runtime that shuts down (dropping the
+//! task) kills the whole group too.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +19,9 @@ use tokio::process::ChildStdin;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::process::{ExitInfo, drain, prepare, terminate_group, terminate_group_detached};
+use super::process::{
+    ExitInfo, ProcessGroup, drain, prepare, terminate_group, terminate_group_detached,
+};
 use crate::text::{TailBuffer, render_tail_bytes};
 
 /// Limits of a session manager.
@@ -293,7 +297,10 @@ impl ExecSessions {
             command: request.command.clone(),
             error,
         })?;
-        let pgid = child.id().map_or(0, |id| i32::try_from(id).unwrap_or(0));
+        // The waiter task owns the group: however that task ends (the child exits, a kill,
+        // the runtime shutting down), nothing of the session outlives it.
+        let mut group = ProcessGroup::adopt(child.id());
+        let pgid = group.as_ref().map_or(0, ProcessGroup::pgid);
         let id = self
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -338,16 +345,23 @@ impl ExecSessions {
                 status = child.wait() => status.ok(),
                 () = expiry => {
                     session.timed_out.store(true, Ordering::SeqCst);
-                    terminate_group(session.pgid).await;
+                    if let Some(group) = group.as_mut() {
+                        group.terminate().await;
+                    }
                     child.wait().await.ok()
                 }
                 () = cancel.cancelled() => {
                     session.killed.store(true, Ordering::SeqCst);
-                    terminate_group(session.pgid).await;
+                    if let Some(group) = group.as_mut() {
+                        group.terminate().await;
+                    }
                     child.wait().await.ok()
                 }
             };
             drain(session.pgid, readers).await;
+            if let Some(group) = group.as_mut() {
+                group.release();
+            }
             if let Ok(mut stdin) = session.stdin.try_lock() {
                 stdin.take();
             }
