@@ -1,12 +1,15 @@
 //! The session journal: `<home>/sessions/<id>.jsonl`, one JSON record per line.
 //!
 //! * [`JournalWriter`] appends whole lines atomically (`O_APPEND`, one `write(2)` per record)
-//!   and fsyncs the records later runs depend on.
+//!   and fsyncs the records later runs depend on. No line is longer than
+//!   [`MAX_RECORD_BYTES`], which is also what every reader accepts: a record with bigger text
+//!   fields has them clipped (`…[clipped: N bytes]`, see [`clip_text`]).
 //! * [`read_journal`] / [`scan_journal`] stream a journal front to back and report bad lines.
 //! * [`list_sessions`] and [`resolve_session`] find sessions without reading whole files.
 //! * [`session_snapshot`] distills the end of a journal for `@@id` references and session
 //!   continuity, reading backwards from the end so its cost does not grow with the file.
 
+mod clip;
 mod distill;
 mod list;
 mod reader;
@@ -15,6 +18,16 @@ mod snapshot;
 mod writer;
 
 use serde::{Deserialize, Serialize};
+
+pub use clip::{clip_marker, clip_string, clip_text, fit_record};
+
+/// The longest journal line, newline included: 1 MiB. The one limit shared by the writer
+/// (which clips a record's longest text fields until its line fits, so it never writes a
+/// line its readers would refuse) and every reader (forward scans, backward scans, listing,
+/// snapshots, `sessions show --verify`). Big enough for any record Braincode writes in
+/// normal use; a model reply or prompt larger than this is journaled clipped, with a
+/// `…[clipped: N bytes]` marker.
+pub const MAX_RECORD_BYTES: usize = 1024 * 1024;
 
 pub use list::{ListOptions, SessionInfo, list_sessions, resolve_session};
 pub use reader::{

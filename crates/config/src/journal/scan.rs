@@ -8,8 +8,10 @@ use std::io::{self, BufRead, Read, Seek, SeekFrom};
 /// Block size of the backward reader.
 pub const TAIL_BLOCK_BYTES: usize = 64 * 1024;
 
-/// Lines longer than this are not held in memory; they are reported as oversized instead.
-pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+/// Lines longer than this (newline included) are not held in memory; they are reported as
+/// oversized instead. It is the writer's own limit, [`super::MAX_RECORD_BYTES`], so every line
+/// Braincode writes can be read back.
+pub const MAX_LINE_BYTES: usize = super::MAX_RECORD_BYTES;
 
 /// One line found by [`ReverseLines`].
 #[derive(Debug)]

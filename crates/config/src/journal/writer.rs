@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use braincode_protocol::{JournalEntry, Record, SessionId};
 
+use super::{MAX_RECORD_BYTES, fit_record};
 use crate::json_io::create_private_dir;
 use crate::{Home, JournalError};
 
@@ -19,6 +20,17 @@ fn ends_without_newline(file: &File) -> std::io::Result<bool> {
     let mut last = [0u8; 1];
     file.read_exact_at(&mut last, len - 1)?;
     Ok(last[0] != b'\n')
+}
+
+/// The journal is text that outlives the run: no registered secret lands in it, however it
+/// got into a record (a tool's output, an error message, a hook's context).
+fn redacted(line: Vec<u8>) -> Vec<u8> {
+    if let Ok(text) = std::str::from_utf8(&line)
+        && let std::borrow::Cow::Owned(redacted) = braincode_protocol::secrets::redact_secrets(text)
+    {
+        return redacted.into_bytes();
+    }
+    line
 }
 
 /// Milliseconds since the Unix epoch, now.
@@ -89,26 +101,29 @@ impl JournalWriter {
         Ok(entry)
     }
 
-    /// Appends an entry with its own timestamp.
+    /// Appends an entry with its own timestamp. A record whose line would be longer than
+    /// [`MAX_RECORD_BYTES`] has its longest text fields clipped first (see [`fit_record`]).
     pub fn append_entry(&mut self, entry: &JournalEntry) -> Result<(), JournalError> {
-        let mut line = Vec::with_capacity(256);
-        if self.needs_newline {
-            line.push(b'\n');
-        }
-        serde_json::to_writer(&mut line, entry).map_err(|source| JournalError::Encode {
+        let encode_error = |source| JournalError::Encode {
             record_type: entry.record.type_name().to_string(),
             path: self.path.clone(),
             source,
-        })?;
-        line.push(b'\n');
-        // The journal is text that outlives the run: no registered secret lands in it, however
-        // it got into a record (a tool's output, an error message, a hook's context).
-        if let Ok(text) = std::str::from_utf8(&line)
-            && let std::borrow::Cow::Owned(redacted) =
-                braincode_protocol::secrets::redact_secrets(text)
-        {
-            line = redacted.into_bytes();
+        };
+        let mut body = redacted(serde_json::to_vec(entry).map_err(encode_error)?);
+        if body.len() >= MAX_RECORD_BYTES {
+            let record = match serde_json::to_value(entry).map_err(encode_error)? {
+                serde_json::Value::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            body = fit_record(record, redacted).map_err(encode_error)?;
         }
+        let mut line = Vec::with_capacity(body.len() + 2);
+        if self.needs_newline {
+            line.push(b'\n');
+        }
+        line.extend_from_slice(&body);
+        drop(body);
+        line.push(b'\n');
         let io_err = |action, source| JournalError::Io {
             action,
             path: self.path.clone(),
@@ -147,5 +162,58 @@ impl JournalWriter {
             path: self.path.clone(),
             source,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::{MAX_RECORD_BYTES, read_journal};
+    use braincode_protocol::RunEnd;
+
+    #[test]
+    fn a_record_too_big_for_a_line_is_clipped_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut writer = JournalWriter::open_path(&path).unwrap();
+        let answer = "é".repeat(3 * MAX_RECORD_BYTES);
+        writer
+            .append(&Record::RunEnd(RunEnd {
+                summary: answer,
+                worker_results: None,
+                patch: None,
+                checks: None,
+                review_decision: None,
+                status: None,
+                fix_iterations: None,
+                attempt: None,
+            }))
+            .unwrap();
+        writer
+            .append(&Record::RunEnd(RunEnd {
+                summary: "small".into(),
+                worker_results: None,
+                patch: None,
+                checks: None,
+                review_decision: None,
+                status: None,
+                fix_iterations: None,
+                attempt: None,
+            }))
+            .unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            bytes
+                .split_inclusive(|b| *b == b'\n')
+                .all(|line| line.len() <= MAX_RECORD_BYTES)
+        );
+        let read = read_journal(&path).unwrap();
+        assert_eq!((read.entries.len(), read.skipped_count), (2, 0));
+        let Record::RunEnd(end) = &read.entries[0].record else {
+            panic!("{:?}", read.entries[0].record);
+        };
+        assert!(end.summary.starts_with("éé"));
+        assert!(end.summary.ends_with(" bytes]"), "marked as clipped");
+        assert!(end.summary.contains("…[clipped: "));
     }
 }

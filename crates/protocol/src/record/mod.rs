@@ -20,7 +20,7 @@ pub use payloads::*;
 #[serde(tag = "type", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)]
 pub enum Record {
-    /// The primary starts an attempt.
+    /// The run begins (its first record, with the prompt).
     RunStart(RunStart),
     /// The run answered.
     RunEnd(RunEnd),

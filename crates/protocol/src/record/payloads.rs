@@ -33,11 +33,13 @@ pub struct ProjectSupportSummary {
     pub hooks: u32,
 }
 
-/// `run_start`: the primary agent starts an attempt.
+/// `run_start`: the run begins — the first record of every run, with the prompt as typed, so a
+/// run killed at any point is listed with it. Each primary attempt is a `worker_start` with
+/// phase `primary`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunStart {
-    /// The request as the primary sees it.
+    /// The prompt as the user typed it (clipped for the journal when huge).
     pub prompt: String,
     /// The runtime plan (opaque; typed by the runtime).
     #[serde(default, skip_serializing_if = "Option::is_none")]
