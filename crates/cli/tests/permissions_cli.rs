@@ -262,7 +262,10 @@ fn unanalysable_protected_and_sandbox_are_explained() {
     let output = env.run(&["--tool", "shell", "--command", "c='git push'; $c"]);
     let text = stdout(&output);
     assert!(text.contains("unanalysable: "), "{text}");
-    assert!(text.contains("never auto-approved outside the OS sandbox"), "{text}");
+    assert!(
+        text.contains("never auto-approved outside the OS sandbox"),
+        "{text}"
+    );
     assert!(text.contains("sandbox:    "), "{text}");
     assert!(
         text.contains("commands run confined") || text.contains("unavailable ("),

@@ -2,84 +2,18 @@
 //! HTTP: routing, isolation, fallbacks, one voice, cancellation, hooks and the journal.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod run_harness;
+
 use std::process::Stdio;
 use std::time::Duration;
 
-use braincode_test_support::{
-    Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo, scripted_model_entry,
+use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
+use run_harness::{
+    braincode, configure, first, journal, model_requests, repo, review_reply, types, worker_reply,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
-
-const ROLES: [&str; 6] = ["router", "librarian", "security", "qa", "backend", "review"];
-
-/// A home whose `test` brain sends each role to its own scripted model `test/<role>`.
-fn configure(
-    home: &TempHome,
-    server: &ScriptedServer,
-    extra_models: &[&str],
-    chains: &[(&str, Vec<&str>)],
-) {
-    let mut models: Vec<_> = ROLES
-        .iter()
-        .map(|r| scripted_model_entry(&format!("test/{r}"), &server.base_url()))
-        .collect();
-    for id in extra_models {
-        models.push(scripted_model_entry(id, &server.base_url()));
-    }
-    home.write_models(&models);
-    let mut roles = serde_json::Map::new();
-    for role in [
-        "frontend",
-        "backend",
-        "designer",
-        "dba",
-        "devops",
-        "security",
-        "qa",
-        "summarize",
-        "oracle",
-        "librarian",
-        "rush",
-        "review",
-        "routeBrain",
-        "pet",
-        "imageMaker",
-    ] {
-        let own = if ROLES.contains(&role) {
-            format!("test/{role}")
-        } else {
-            "test/backend".into()
-        };
-        roles.insert(role.into(), json!({"modelId": own, "fallbackModelIds": []}));
-    }
-    for (role, chain) in chains {
-        roles.insert(
-            (*role).into(),
-            json!({"modelId": chain[0], "fallbackModelIds": chain[1..]}),
-        );
-    }
-    home.write_brains(&json!({"brains": [{
-        "id": "test", "extends": "brain", "name": "Test brain",
-        "planner": {"modelId": "test/router", "fallbackModelIds": []},
-        "roles": roles,
-        "routing": {"maxParallelAgents": 4}
-    }]}));
-    home.write_settings(&json!({"version": 1, "mode": "auto", "defaultBrainId": "test"}));
-}
-
-fn worker_reply(summary: &str) -> Reply {
-    Reply::json(&json!({
-        "taskId": "made-up-task", "parentId": "made-up-parent",
-        "progress": {"status": "completed", "summary": "done"},
-        "summary": summary,
-        "artifacts": [{"kind": "file", "uri": "src/token.rs", "label": "token checks"}],
-        "risks": [], "nextQuestions": [],
-        "scratchpad": "RAW_TRANSCRIPT_MARKER this field is not part of a result"
-    }))
-}
 
 fn router_plan() -> Reply {
     Reply::json(&json!({
@@ -101,89 +35,6 @@ fn router_plan() -> Reply {
         "confidence": 0.82,
         "reason": "session tokens are backend work with a security angle"
     }))
-}
-
-fn review_reply(decision: &str) -> Reply {
-    Reply::json(&json!({
-        "taskId": "x", "parentId": "y",
-        "progress": {"status": "completed", "summary": "reviewed"},
-        "summary": "Checked the change.", "artifacts": [], "risks": [], "nextQuestions": [],
-        "decision": decision, "confidence": 0.9, "rationale": "the fix is minimal and correct",
-        "findings": [], "requiredChanges": [], "blockingIssues": [], "residualRisks": []
-    }))
-}
-
-fn repo() -> TempRepo {
-    let repo = TempRepo::new();
-    repo.write(
-        "src/token.rs",
-        "pub fn valid(token: &str) -> bool { !token.is_empty() }\n",
-    );
-    repo.commit("token check");
-    repo
-}
-
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-async fn braincode(home: &TempHome, cwd: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_braincode"))
-        .args(args)
-        .current_dir(cwd)
-        .env("BRAINCODE_HOME", home.path())
-        .env("BRAINCODE_MODEL_CACHE", home.path().join("no-model-cache"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(120), output)
-        .await
-        .expect("braincode finished")
-        .unwrap();
-    Output {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn journal(home: &TempHome, session: &str) -> Vec<Value> {
-    let path: PathBuf = home
-        .path()
-        .join("sessions")
-        .join(format!("{session}.jsonl"));
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn types(records: &[Value]) -> Vec<String> {
-    records
-        .iter()
-        .map(|r| r["type"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn first(types: &[String], name: &str) -> usize {
-    types
-        .iter()
-        .position(|t| t == name)
-        .unwrap_or_else(|| panic!("no {name} record in {types:?}"))
-}
-
-fn model_requests(server: &ScriptedServer, model: &str) -> Vec<String> {
-    server
-        .chat_requests()
-        .into_iter()
-        .filter(|r| r.model() == Some(model))
-        .map(|r| r.all_text())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -282,11 +133,22 @@ async fn full_run_routes_isolates_reviews_and_journals() {
     // The journal tells the whole story, in order.
     let records = journal(&home, report["sessionId"].as_str().unwrap());
     let t = types(&records);
+    assert_eq!(t[0], "run_start", "the prompt is journaled first: {t:?}");
+    assert_eq!(
+        records[0]["prompt"],
+        "Fix the session token validation in the backend"
+    );
+    assert_eq!(t.iter().filter(|x| *x == "run_start").count(), 1);
     assert!(first(&t, "routing") < first(&t, "context_plan"));
     assert!(first(&t, "context_plan") < first(&t, "todo_plan"));
     assert!(first(&t, "todo_plan") < first(&t, "worker_start"));
-    assert!(first(&t, "worker_end") < first(&t, "run_start"));
-    assert!(first(&t, "run_start") < first(&t, "tool_execution_summary"));
+    let primary_start = records
+        .iter()
+        .position(|r| r["type"] == "worker_start" && r["phase"] == "primary")
+        .unwrap();
+    assert_eq!(records[primary_start]["worker"], "backend");
+    assert!(first(&t, "worker_end") < primary_start);
+    assert!(primary_start < first(&t, "tool_execution_summary"));
     assert!(first(&t, "tool_execution_summary") < first(&t, "review_decision"));
     assert!(first(&t, "review_decision") < first(&t, "final_report"));
     assert_eq!(t.last().unwrap(), "run_end");
@@ -524,10 +386,8 @@ async fn a_vague_prompt_stops_for_clarification_before_any_worker() {
         let records = journal(&home, report["sessionId"].as_str().unwrap());
         let t = types(&records);
         assert!(t.contains(&"clarification_request".to_string()));
-        assert!(
-            !t.iter().any(|x| x == "worker_start" || x == "run_start"),
-            "{t:?}"
-        );
+        assert_eq!(t[0], "run_start", "{t:?}");
+        assert!(!t.iter().any(|x| x == "worker_start"), "{t:?}");
         assert_eq!(t.last().unwrap(), "run_end");
     }
     assert!(server.requests().is_empty(), "no model was called");
@@ -605,7 +465,9 @@ async fn ctrl_c_cancels_promptly_records_aborted_and_prints_one_final_line() {
         .unwrap()
     {
         let event: Value = serde_json::from_str(&line).unwrap();
-        let is_start = event["event"] == "record" && event["entry"]["type"] == "run_start";
+        let is_start = event["event"] == "record"
+            && event["entry"]["type"] == "worker_start"
+            && event["entry"]["phase"] == "primary";
         seen.push(event);
         if is_start {
             break;

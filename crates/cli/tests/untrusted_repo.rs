@@ -3,93 +3,13 @@
 //! side effect (a marker file, a hit on a 127.0.0.1 server, a secret in a model request).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
+mod one_model;
 
 use braincode_test_support::{
-    HitServer, Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo, scripted_model_entry,
+    HitServer, Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo,
 };
+use one_model::{Output, all_requests_text, braincode, configure, hello_server};
 use serde_json::{Value, json};
-use tokio::process::Command;
-
-/// A home whose `test` brain sends every role to one scripted model.
-fn configure(home: &TempHome, server: &ScriptedServer) {
-    home.write_models(&[scripted_model_entry("test/any", &server.base_url())]);
-    let mut roles = serde_json::Map::new();
-    for role in [
-        "frontend",
-        "backend",
-        "designer",
-        "dba",
-        "devops",
-        "security",
-        "qa",
-        "summarize",
-        "oracle",
-        "librarian",
-        "rush",
-        "review",
-        "routeBrain",
-        "pet",
-        "imageMaker",
-    ] {
-        roles.insert(
-            role.into(),
-            json!({"modelId": "test/any", "fallbackModelIds": []}),
-        );
-    }
-    home.write_brains(&json!({"brains": [{
-        "id": "test", "extends": "brain", "name": "Test brain",
-        "planner": {"modelId": "test/any", "fallbackModelIds": []},
-        "roles": roles,
-    }]}));
-    home.write_settings(&json!({"version": 1, "mode": "auto", "defaultBrainId": "test"}));
-}
-
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-async fn braincode(home: &TempHome, cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_braincode"));
-    command
-        .args(args)
-        .current_dir(cwd)
-        .env("BRAINCODE_HOME", home.path())
-        .env("BRAINCODE_MODEL_CACHE", home.path().join("no-model-cache"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let output = tokio::time::timeout(Duration::from_secs(120), command.output())
-        .await
-        .expect("braincode finished")
-        .unwrap();
-    Output {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-async fn hello_server() -> ScriptedServer {
-    ScriptedServer::start(Script::new().always(Matcher::model("any"), Reply::text("hello!"))).await
-}
-
-fn all_requests_text(server: &ScriptedServer) -> String {
-    server
-        .chat_requests()
-        .iter()
-        .map(braincode_test_support::RecordedRequest::all_text)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn project_hooks_stay_inert_until_the_project_is_trusted_again() {

@@ -7,6 +7,10 @@ use braincode_protocol::{
     ReviewDecision, ReviewVerdict, TokenMetrics, ToolCallCounts, Usage,
 };
 
+/// How a warning about a review that could not run starts (`review skipped: <model>
+/// unavailable (<reason>)`); the human report finds the reason by it.
+pub const REVIEW_SKIPPED_PREFIX: &str = "review skipped: ";
+
 /// Facts the status is derived from.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StatusInputs<'a> {
@@ -14,6 +18,8 @@ pub struct StatusInputs<'a> {
     pub needs_clarification: bool,
     /// The review's decision, if a review ran.
     pub review: Option<&'a ReviewDecision>,
+    /// A review was needed but could not run (its models were unavailable).
+    pub review_skipped: bool,
     /// The checks gate, if it ran.
     pub checks: Option<&'a CheckSummary>,
     /// What changed.
@@ -23,8 +29,9 @@ pub struct StatusInputs<'a> {
 }
 
 /// The status state machine, evaluated in order: clarification → review blocked → checks
-/// failed → the review's decision → patch activity (approved) → tools used (read only) →
-/// answered.
+/// failed → the review's decision → a needed review that could not run (answered: nobody
+/// approved anything, nobody asked for changes) → patch activity (approved) → tools used
+/// (read only) → answered.
 pub fn final_status(inputs: StatusInputs<'_>) -> FinalStatus {
     if inputs.needs_clarification {
         return FinalStatus::NeedsClarification;
@@ -47,6 +54,9 @@ pub fn final_status(inputs: StatusInputs<'_>) -> FinalStatus {
             ReviewVerdict::ChangesRequested => FinalStatus::ChangesRequested,
             ReviewVerdict::Blocked => FinalStatus::Blocked,
         };
+    }
+    if inputs.review_skipped {
+        return FinalStatus::Answered;
     }
     if inputs.patch.is_some_and(|p| p.has_patch_activity) {
         return FinalStatus::Approved;
@@ -175,6 +185,25 @@ mod tests {
                 ..base
             }),
             FinalStatus::ChangesRequested
+        );
+        assert_eq!(
+            final_status(StatusInputs {
+                review_skipped: true,
+                patch: Some(&patch),
+                tool_calls: 3,
+                ..base
+            }),
+            FinalStatus::Answered,
+            "a review that could not run approves nothing"
+        );
+        assert_eq!(
+            final_status(StatusInputs {
+                review_skipped: true,
+                checks: Some(&failed),
+                ..base
+            }),
+            FinalStatus::ChangesRequested,
+            "failed checks still count"
         );
     }
 }

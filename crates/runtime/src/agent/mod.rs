@@ -237,7 +237,46 @@ pub async fn run_agent(
     }
 }
 
+/// How many times one model call is issued when its reply is cut off after content arrived
+/// (a model call has no side effects; failures before any content are retried by the client).
+const CALL_ATTEMPTS: u32 = 2;
+
+/// One model call, re-issued on the same model when the reply was interrupted; each retry is
+/// journaled (`model_retry`) and shown.
 async fn call_model(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    request: ChatRequest,
+    cancel: &CancellationToken,
+) -> Result<braincode_llm::Completion, AgentError> {
+    let mut attempt = 1;
+    loop {
+        match call_model_once(setup, services, request.clone(), cancel).await {
+            Err(AgentError::Model(err))
+                if err.kind.is_retryable_call() && attempt < CALL_ATTEMPTS =>
+            {
+                services
+                    .sink
+                    .record(Record::ModelRetry(braincode_protocol::ModelRetry {
+                        model: setup.model_id.clone(),
+                        attempt,
+                        kind: err.kind.to_string(),
+                        message: err.message.clone(),
+                        phase: setup.origin.phase.map(|p| p.as_str().to_string()),
+                        role: setup.origin.role.map(|r| r.as_str().to_string()),
+                    }));
+                services.sink.warning(format!(
+                    "{}: the reply was cut off ({}); asking the same model again, the partial reply is discarded",
+                    setup.model_id, err.message
+                ));
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn call_model_once(
     setup: &AgentSetup,
     services: &AgentServices,
     request: ChatRequest,
@@ -513,6 +552,9 @@ async fn execute_isolated(
     let arguments = call.arguments.clone();
     let handle = tokio::spawn(async move { tool.call(arguments, &context).await });
     let abort = handle.abort_handle();
+    // Dropping a JoinHandle detaches its task: if this future is dropped (the run is
+    // cancelled, a signal arrives) the tool must stop too, which drops its process guards.
+    let _abort_on_drop = AbortOnDrop(abort.clone());
     let mut output = finish_isolated(call, limit, &call_cancel, abort, handle).await;
     // Tool output goes to a model and the journal: no registered secret goes with it.
     if let std::borrow::Cow::Owned(redacted) =
@@ -521,6 +563,15 @@ async fn execute_isolated(
         output.content = redacted;
     }
     output
+}
+
+/// Aborts a task when dropped (a finished task is unaffected).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 async fn finish_isolated(

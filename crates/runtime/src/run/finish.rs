@@ -5,17 +5,28 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use braincode_brain::{RuntimePlan, RuntimeWorkerPlan};
+use braincode_config::journal::{MAX_RECORD_BYTES, clip_text};
 use braincode_protocol::{
     BrainRef, Clarification, ExecutionPlanReview, FinalReport, FinalReportRecord, FinalStatus,
     JournalEntry, Mode, PatchSummary, PatchSummaryRecord, PlanReview, Record, ReportRouting,
-    ReportWorker, ReviewDecision, ReviewVerdict, RoutingSource, RunEnd, RunError, RunEvent,
-    SessionId, TaskStatus, Todo, ToolCallCount, WorkerPhase,
+    ReportWorker, ReviewDecision, RoutingSource, RunEnd, RunError, RunEvent, SessionId, TaskStatus,
+    Todo, ToolCallCount, WorkerPhase,
 };
 
 use crate::agent::{AgentError, ToolStats};
-use crate::report::{StatusInputs, final_status, metrics};
+use crate::report::{REVIEW_SKIPPED_PREFIX, StatusInputs, final_status, metrics};
 use crate::run::workers::WorkerRun;
 use crate::sink::{EventSubscriber, RunSink};
+
+/// The most of the user's prompt a record carries (`run_start`, the report's task): a
+/// quarter of a journal line. The whole prompt still reaches the models and `--json`.
+pub(crate) const JOURNALED_PROMPT_BYTES: usize = MAX_RECORD_BYTES / 4;
+/// The most of the final answer a record carries (`run_end`, the report's answer): half a
+/// journal line. The whole answer is still printed.
+pub(crate) const JOURNALED_ANSWER_BYTES: usize = MAX_RECORD_BYTES / 2;
+
+/// The routing reason of a report whose run stopped before it had a plan.
+const NOT_PLANNED_REASON: &str = "the run stopped before planning";
 
 /// Why a run ended early.
 #[derive(Debug)]
@@ -82,6 +93,9 @@ pub(crate) struct Draft {
     pub review: Option<ReviewDecision>,
     pub clarification: Option<Clarification>,
     pub plan_review: Option<PlanReview>,
+    /// The review was needed but could not run (its models were unavailable): neither an
+    /// approval nor a request for changes.
+    pub review_skipped: bool,
     pub warnings: Vec<String>,
     pub summary: String,
 }
@@ -104,6 +118,7 @@ impl Draft {
             review: None,
             clarification: None,
             plan_review: None,
+            review_skipped: false,
             warnings: Vec::new(),
             summary: String::new(),
         }
@@ -153,7 +168,9 @@ impl Draft {
         self.set_todos(ids, TaskStatus::Failed, None, Some(reason));
     }
 
-    pub fn record_worker(&mut self, index: usize, run: &WorkerRun) {
+    /// Records a worker's outcome; for a support worker that failed or was blocked, also the
+    /// warning that says why (returned, so the caller can show it live).
+    pub fn record_worker(&mut self, index: usize, run: &WorkerRun) -> Option<String> {
         let ids = self
             .plan
             .as_ref()
@@ -167,6 +184,23 @@ impl Draft {
             |r| r.decision.as_str().to_string(),
         );
         self.worker_status.insert(index, (label, run.model.clone()));
+        let failure = run.failure.as_ref()?;
+        if run.phase != WorkerPhase::Support || status == TaskStatus::Completed {
+            return None;
+        }
+        let on = failure
+            .model
+            .as_deref()
+            .map(|model| format!(" on {model}"))
+            .unwrap_or_default();
+        let warning = format!(
+            "{} worker {}{on}: {}; the answer was made without its result",
+            run.role,
+            status.as_str(),
+            failure.reason
+        );
+        self.warnings.push(warning.clone());
+        Some(warning)
     }
 
     pub fn record_primary(&mut self, worker: &RuntimeWorkerPlan, answer: &str, model: &str) {
@@ -181,21 +215,35 @@ impl Draft {
         }
     }
 
-    pub fn record_review(&mut self, plan: &RuntimePlan, run: WorkerRun) {
+    /// Records the review. A review that could not run at all (every review model failed,
+    /// none is usable, or a hook blocked it) is a review *not done*: no decision, a warning
+    /// (returned, to show it live) and no influence on the status beyond "not approved". A
+    /// review that ran but gave no usable decision is `changes_requested` (the normalizer
+    /// decides that), never approved.
+    pub fn record_review(&mut self, plan: &RuntimePlan, run: WorkerRun) -> Option<String> {
         let index = plan
             .workers
             .iter()
             .position(|w| w.phase == WorkerPhase::Review);
-        let decision = run.review.clone().unwrap_or_else(|| ReviewDecision {
-            // A review that could not run is never an approval.
-            decision: ReviewVerdict::ChangesRequested,
-            confidence: None,
-            rationale: Some(run.result.summary.clone()),
-            findings: Vec::new(),
-            required_changes: vec![format!("the review could not run: {}", run.result.summary)],
-            blocking_issues: Vec::new(),
-            residual_risks: Vec::new(),
-        });
+        let Some(decision) = run.review.clone() else {
+            let reason = run
+                .failure
+                .as_ref()
+                .map_or_else(|| run.result.summary.clone(), |f| f.reason.clone());
+            let warning = match run.failure.as_ref().and_then(|f| f.model.as_deref()) {
+                Some(model) => format!("{REVIEW_SKIPPED_PREFIX}{model} unavailable ({reason})"),
+                None => format!("{REVIEW_SKIPPED_PREFIX}no review model could run ({reason})"),
+            };
+            if let Some(index) = index {
+                self.record_worker(index, &run);
+                self.worker_status.insert(index, ("skipped".into(), None));
+            } else {
+                self.dispatched.push(run);
+            }
+            self.review_skipped = true;
+            self.warnings.push(warning.clone());
+            return Some(warning);
+        };
         if let Some(index) = index {
             self.record_worker(index, &run);
             self.worker_status.insert(
@@ -206,6 +254,7 @@ impl Draft {
             self.dispatched.push(run);
         }
         self.review = Some(decision);
+        None
     }
 
     fn routing(&self) -> Option<ReportRouting> {
@@ -231,10 +280,11 @@ impl Draft {
         workers.extend(self.dispatched.iter().map(|run| ReportWorker {
             role: run.role,
             phase: run.phase,
-            status: Some(run.review.as_ref().map_or_else(
-                || run.status().as_str().to_string(),
-                |r| r.decision.as_str().to_string(),
-            )),
+            status: Some(match &run.review {
+                Some(review) => review.decision.as_str().to_string(),
+                None if run.phase == WorkerPhase::Review => "skipped".to_string(),
+                None => run.status().as_str().to_string(),
+            }),
             model: run.model.clone(),
         }));
         Some(ReportRouting {
@@ -262,6 +312,7 @@ pub(crate) fn plan_review_for_report(review: &ExecutionPlanReview) -> PlanReview
 }
 
 /// Builds the report, writes the closing records and emits the one final answer.
+/// `cancel_reason` says why a cancelled run was cancelled (e.g. `SIGTERM received`).
 pub(crate) fn finish(
     sink: &RunSink,
     mut draft: Draft,
@@ -269,6 +320,7 @@ pub(crate) fn finish(
     usage: &UsageCollector,
     stats: &ToolStats,
     started: Instant,
+    cancel_reason: Option<&str>,
 ) -> FinalReport {
     let tool_counts = stats.counts();
     let (status, error) = match &outcome {
@@ -276,6 +328,7 @@ pub(crate) fn finish(
             let status = final_status(StatusInputs {
                 needs_clarification: draft.clarification.as_ref().is_some_and(|c| c.required),
                 review: draft.review.as_ref(),
+                review_skipped: draft.review_skipped,
                 checks: None,
                 patch: draft.patch.as_ref(),
                 tool_calls: tool_counts.total,
@@ -284,14 +337,18 @@ pub(crate) fn finish(
         }
         Err(Stop::Cancelled) => (
             FinalStatus::Aborted,
-            Some("the run was cancelled".to_string()),
+            Some(match cancel_reason {
+                Some(reason) => format!("the run was cancelled ({reason})"),
+                None => "the run was cancelled".to_string(),
+            }),
         ),
         Err(Stop::Failed(message)) => (FinalStatus::Failed, Some(message.clone())),
         Err(Stop::Blocked(message)) => (FinalStatus::Blocked, Some(message.clone())),
     };
     let summary = match (&outcome, &draft.clarification) {
         (Ok(()), Some(clarification)) if clarification.required => clarification.question.clone(),
-        (Ok(()), _) => draft.summary.clone(),
+        // The answer is moved, not copied: it can be very large.
+        (Ok(()), _) => std::mem::take(&mut draft.summary),
         (Err(Stop::Cancelled), _) => {
             "Run cancelled before it finished; nothing more will happen.".to_string()
         }
@@ -325,14 +382,14 @@ pub(crate) fn finish(
         primary_role: braincode_protocol::Role::Rush,
         workers: Vec::new(),
         confidence: None,
-        reason: Some("the run stopped before planning".into()),
+        reason: Some(NOT_PLANNED_REASON.into()),
         fallback_reason: None,
     });
     let duration_ms = started.elapsed().as_millis() as u64;
-    let report = FinalReport {
+    let mut report = FinalReport {
         version: FinalReport::VERSION,
         status,
-        task: draft.task.clone(),
+        task: std::mem::take(&mut draft.task),
         session_id: draft.session_id.clone(),
         brain: draft.brain.clone(),
         routing,
@@ -343,7 +400,7 @@ pub(crate) fn finish(
         review: draft.review.clone(),
         clarification: draft.clarification.clone().filter(|c| c.required),
         metrics: Some(metrics(&usage.entries(), tool_counts.clone(), duration_ms)),
-        model_summary: summary.clone(),
+        model_summary: summary,
         fix_iterations: None,
         warnings: draft.warnings.clone(),
         error: error.clone(),
@@ -361,13 +418,22 @@ pub(crate) fn finish(
         by_phase: stats.by_phase(),
         attempt: None,
     }));
+    // The journal gets the report with its two big texts clipped to fit a line; the caller
+    // gets the whole report. The big texts are swapped out, not copied.
+    let task = std::mem::take(&mut report.task);
+    let answer = std::mem::take(&mut report.model_summary);
+    report.task = clip_text(&task, JOURNALED_PROMPT_BYTES).into_owned();
+    report.model_summary = clip_text(&answer, JOURNALED_ANSWER_BYTES).into_owned();
+    let journaled_answer = report.model_summary.clone();
     sink.record(Record::FinalReport(FinalReportRecord {
         final_report: Box::new(report.clone()),
         attempt: None,
     }));
+    report.task = task;
+    report.model_summary = answer;
     match &outcome {
-        Ok(()) => sink.record(Record::RunEnd(RunEnd {
-            summary,
+        Ok(()) => sink.record_terminal(Record::RunEnd(RunEnd {
+            summary: journaled_answer,
             worker_results: None,
             patch: draft.patch.clone(),
             checks: None,
@@ -384,7 +450,7 @@ pub(crate) fn finish(
                 Stop::Failed(_) => "failed",
                 Stop::Blocked(_) => "blocked",
             };
-            sink.record(Record::RunError(RunError {
+            sink.record_terminal(Record::RunError(RunError {
                 error: error.unwrap_or_default(),
                 kind: Some(kind.into()),
                 attempt: None,
@@ -392,8 +458,5 @@ pub(crate) fn finish(
             }));
         }
     }
-    sink.emit(RunEvent::Final {
-        report: Box::new(report.clone()),
-    });
-    report
+    sink.emit_final(report)
 }

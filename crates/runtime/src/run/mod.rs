@@ -7,6 +7,12 @@
 //!
 //! [`run`] never fails and never panics out: every path — success, failure, clarification,
 //! cancellation — ends with exactly one `RunEvent::Final` and one returned report.
+//!
+//! The journal of a run starts with its `run_start` record (the prompt as the user gave it,
+//! and the project), written before anything else can fail or be interrupted, so a run killed
+//! at any point is still listed with its prompt. It ends with exactly one terminal record
+//! (`run_end`, or `run_error` — also when the configuration cannot be loaded), after which the
+//! sink refuses records. Each primary attempt is a `worker_start` of phase `primary`.
 
 mod dispatch;
 mod finish;
@@ -20,10 +26,11 @@ mod state;
 mod workers;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use braincode_brain::{RuntimePlan, mode_policy, routing_limits};
+use braincode_config::journal::clip_text;
 use braincode_config::{
     ExpandedPrompt, Home, JournalWriter, ReferenceContext, continuity_block, expand_references,
     session_has_runs,
@@ -31,7 +38,7 @@ use braincode_config::{
 use braincode_llm::{ClientOptions, ContentPart};
 use braincode_protocol::{
     ClarificationRequest, ContextPlan, FinalReport, JournalEntry, Mode, Record, RoutingRecord,
-    SessionId, TaskStatus, TodoPlan, TodoUpdate, WorkerPhase,
+    RunStart, SessionId, TaskStatus, TodoPlan, TodoUpdate, WorkerPhase,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -91,8 +98,11 @@ pub struct RunServices {
     pub subscribers: Vec<Arc<dyn EventSubscriber>>,
     /// Who approves risky calls (none: they are blocked unless the mode allows them).
     pub approver: Option<Arc<dyn ApprovalHandler>>,
-    /// Fires on Ctrl-C / Esc / HTTP cancel.
+    /// Fires on Ctrl-C / Esc / HTTP cancel / a termination signal.
     pub cancel: CancellationToken,
+    /// Why the run was cancelled, when whoever fires `cancel` says (e.g. `SIGTERM received`);
+    /// set it before cancelling. Shown in the report's error.
+    pub cancel_reason: Arc<OnceLock<String>>,
     /// Replaces model endpoints (benchmarks, in-process tests).
     pub client_override: Option<Arc<dyn ClientOverride>>,
     /// Retry and timeout settings of remote clients.
@@ -109,6 +119,7 @@ impl RunServices {
             subscribers: Vec::new(),
             approver: None,
             cancel: CancellationToken::new(),
+            cancel_reason: Arc::new(OnceLock::new()),
             client_override: None,
             client_options: ClientOptions::default(),
             journal: JournalTarget::Session,
@@ -154,10 +165,53 @@ impl JournalAppend for JournalFile {
     }
 }
 
+/// Whether a run continues earlier runs of its session, decided before the run's own first
+/// record lands in the journal.
+struct History {
+    continuing: bool,
+    /// The continuity block to lead the request with (none for a new session, or when the
+    /// prompt references this session with `@@` itself).
+    block: Option<String>,
+}
+
+impl History {
+    fn probe(home: &Home, request: &RunRequest, session_id: &SessionId) -> History {
+        let continuing = request.session_id.is_some() && session_has_runs(home, session_id);
+        let block = if continuing && !request.prompt.contains(&format!("@@{session_id}")) {
+            continuity_block(home, session_id)
+        } else {
+            None
+        };
+        History { continuing, block }
+    }
+}
+
+/// The run's first record: the prompt as the user gave it (clipped to
+/// [`finish::JOURNALED_PROMPT_BYTES`]) and the project, so that a run interrupted at any
+/// point is listed with its prompt.
+fn opening_record(
+    request: &RunRequest,
+    support: Option<braincode_protocol::ProjectSupportSummary>,
+) -> Record {
+    Record::RunStart(RunStart {
+        prompt: clip_text(&request.prompt, finish::JOURNALED_PROMPT_BYTES).into_owned(),
+        plan: None,
+        project_support: Some(support.unwrap_or_else(|| {
+            braincode_protocol::ProjectSupportSummary {
+                root: request.project_root.display().to_string(),
+                ..Default::default()
+            }
+        })),
+        model: None,
+        attempt: None,
+    })
+}
+
 /// Runs one prompt to its one final answer.
 pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     let started = Instant::now();
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
+    let history = History::probe(&services.home, &request, &session_id);
     let mut early_warnings = Vec::new();
     let journal: Option<Box<dyn JournalAppend>> = match &services.journal {
         JournalTarget::Session => {
@@ -176,19 +230,65 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     let mut subscribers = services.subscribers.clone();
     subscribers.push(usage.clone());
     let sink = RunSink::new(session_id.to_string(), journal, subscribers);
+    let mut draft = Draft::new(&request.prompt, &session_id);
+    let stats = Arc::new(ToolStats::default());
+
+    // Configuration is read before the first record, so that record can say what project
+    // support was found; it is quick and never waits on a model, a hook or the network.
+    let setup = load_everything(&services.home, &request).and_then(|loaded| {
+        draft.set_brain(&loaded.brain_id, &loaded.brain.name, loaded.mode);
+        build_shared(
+            &request,
+            &services,
+            &sink,
+            &session_id,
+            loaded,
+            stats.clone(),
+            String::new(),
+            Vec::new(),
+        )
+    });
+    sink.record(opening_record(
+        &request,
+        setup
+            .as_ref()
+            .ok()
+            .map(|shared| shared.support_summary.clone()),
+    ));
     for warning in &early_warnings {
         sink.warning(warning.clone());
     }
-    let mut draft = Draft::new(&request.prompt, &session_id);
     draft.warnings.extend(early_warnings);
-    let stats = Arc::new(ToolStats::default());
 
-    let outcome = tokio::select! {
-        biased;
-        () = services.cancel.cancelled() => Err(Stop::Cancelled),
-        result = pipeline(&request, &services, &sink, &session_id, &stats, &mut draft) => result,
+    let outcome = match setup {
+        Err(message) => Err(Stop::Failed(message)),
+        Ok(shared) => {
+            // Boxed: the pipeline's state is large, and the caller's future stays small.
+            let pipeline = Box::pin(pipeline(
+                &request,
+                &services,
+                &sink,
+                Box::new(shared),
+                history,
+                &mut draft,
+            ));
+            tokio::select! {
+                biased;
+                () = services.cancel.cancelled() => Err(Stop::Cancelled),
+                result = pipeline => result,
+            }
+        }
     };
-    finish::finish(&sink, draft, outcome, &usage, &stats, started)
+    let cancel_reason = services.cancel_reason.get().map(String::as_str);
+    finish::finish(
+        &sink,
+        draft,
+        outcome,
+        &usage,
+        &stats,
+        started,
+        cancel_reason,
+    )
 }
 
 /// What an untrusted project had ignored, said once per run (and a trust store that could not
@@ -234,26 +334,13 @@ async fn pipeline(
     request: &RunRequest,
     services: &RunServices,
     sink: &RunSink,
-    session_id: &SessionId,
-    stats: &Arc<ToolStats>,
+    mut shared: Box<state::RunShared>,
+    history: History,
     draft: &mut Draft,
 ) -> Result<(), Stop> {
     let home = &services.home;
-    let loaded = load_everything(home, request).map_err(Stop::failed)?;
-    draft.set_brain(&loaded.brain_id, &loaded.brain.name, loaded.mode);
-    let continuing = session_has_runs(home, session_id);
-    let (brain_id, mode) = (loaded.brain_id.clone(), loaded.mode);
-    let mut shared = build_shared(
-        request,
-        services,
-        sink,
-        session_id,
-        loaded,
-        stats.clone(),
-        String::new(),
-        Vec::new(),
-    )
-    .map_err(Stop::failed)?;
+    let continuing = history.continuing;
+    let (brain_id, mode) = (shared.brain_id.clone(), shared.mode);
     for notice in trust_notices(home, &request.project_root) {
         sink.warning(notice.clone());
         draft.warnings.push(notice);
@@ -347,10 +434,7 @@ async fn pipeline(
         .split_once(braincode_config::ATTACHMENTS_HEADING)
         .map_or(text.as_str(), |(own, _)| own)
         .to_string();
-    if continuing
-        && !request.prompt.contains(&format!("@@{session_id}"))
-        && let Some(block) = continuity_block(home, session_id)
-    {
+    if let Some(block) = history.block {
         text = format!("{block}\n\nCurrent request:\n{text}");
         shared.continued = true;
     }
@@ -363,7 +447,7 @@ async fn pipeline(
             data: image.data_base64,
         })
         .collect();
-    let shared = Arc::new(shared);
+    let shared = Arc::new(*shared);
 
     // Plan; the patch baseline (git) is taken meanwhile, before any agent can act.
     let mut new_id = new_context_id;
@@ -429,7 +513,9 @@ async fn pipeline(
             .await
             .map_err(Stop::from_agent)?;
     for (index, run) in &support_runs {
-        draft.record_worker(*index, run);
+        if let Some(warning) = draft.record_worker(*index, run) {
+            sink.warning(warning);
+        }
         sink.record(Record::TodoUpdate(TodoUpdate {
             phase: WorkerPhase::Support,
             role: Some(run.role),
@@ -465,15 +551,8 @@ async fn pipeline(
             new_context_id,
         ))
     });
-    let answer = primary::run_primary(
-        &shared,
-        &plan,
-        &primary_plan,
-        &results,
-        dispatch.clone(),
-        &shared.support_summary,
-    )
-    .await;
+    let answer =
+        primary::run_primary(&shared, &plan, &primary_plan, &results, dispatch.clone()).await;
     if let Some(dispatch) = &dispatch {
         draft.dispatched = match dispatch.runs.lock() {
             Ok(runs) => runs.clone(),
@@ -510,20 +589,27 @@ async fn pipeline(
         )
         .await
         .map_err(Stop::from_agent)?;
-        draft.record_review(&plan, review_run);
+        if let Some(warning) = draft.record_review(&plan, review_run) {
+            sink.warning(warning);
+        }
     }
 
-    // Stop hook: last word before the answer.
-    let stop = run_hooks(
-        &shared.hooks,
-        HookEvent::Stop,
-        "",
-        &shared.hook_env,
-        json!({"stop_hook_active": false, "last_assistant_message": answer.text}),
-        &shared.cancel,
-    )
-    .await;
-    let mut summary = answer.text.trim().to_string();
+    // Stop hook: last word before the answer. The payload (a copy of the answer) is only
+    // built when a Stop hook exists.
+    let stop = if shared.hooks.iter().any(|h| h.event == HookEvent::Stop) {
+        run_hooks(
+            &shared.hooks,
+            HookEvent::Stop,
+            "",
+            &shared.hook_env,
+            json!({"stop_hook_active": false, "last_assistant_message": answer.text}),
+            &shared.cancel,
+        )
+        .await
+    } else {
+        crate::hooks::HookResult::default()
+    };
+    let mut summary = trimmed(answer.text);
     if !stop.is_empty() {
         sink.record(Record::HookStop(stop.to_record(HookEvent::Stop, None)));
         let feedback: Vec<String> = stop
@@ -548,4 +634,12 @@ async fn pipeline(
     }
     draft.summary = summary;
     Ok(())
+}
+
+/// `text` without its leading and trailing whitespace, reusing its buffer.
+fn trimmed(mut text: String) -> String {
+    text.truncate(text.trim_end().len());
+    let leading = text.len() - text.trim_start().len();
+    text.drain(..leading);
+    text
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use braincode_brain::{RuntimePlan, RuntimeWorkerPlan};
 use braincode_llm::{ChatMessage, ContentPart, ErrorKind, ModelError};
 use braincode_protocol::{
-    Handoff, HandoffTrigger, Phase, ProjectSupportSummary, Record, RunError, RunStart, WorkerPhase,
+    Handoff, HandoffTrigger, Phase, Record, RunError, WorkerPhase, WorkerStart,
 };
 use braincode_tools::fs::list_files::ListFiles;
 use braincode_tools::{SharedTool, Tool, ToolContext, ToolMode, builtin_tools};
@@ -101,7 +101,6 @@ pub(crate) async fn run_primary(
     worker: &RuntimeWorkerPlan,
     results: &[ForwardedResult],
     dispatch: Option<Arc<DispatchTool>>,
-    support: &ProjectSupportSummary,
 ) -> Result<PrimaryAnswer, PrimaryFailure> {
     let role = worker.role;
     let selection = shared
@@ -122,11 +121,15 @@ pub(crate) async fn run_primary(
     for (index, candidate) in selection.usable.iter().enumerate() {
         let attempt = index as u32 + 1;
         let model_id = candidate.definition.id.clone();
-        shared.sink.record(Record::RunStart(RunStart {
-            prompt: shared.request.clone(),
-            plan: serde_json::to_value(plan).ok(),
-            project_support: Some(support.clone()),
+        // The run itself started with its `run_start` record; each attempt of the primary is
+        // a worker start of phase `primary` (the plan is in `routing`/`todo_plan`).
+        shared.sink.record(Record::WorkerStart(WorkerStart {
+            phase: WorkerPhase::Primary,
+            worker: role,
+            goal: worker.goal.clone(),
+            handoff: None,
             model: Some(model_id.clone()),
+            agent_session_id: Some(format!("{}-{attempt}", worker.context_id)),
             attempt: Some(attempt),
         }));
         shared

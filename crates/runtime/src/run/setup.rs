@@ -115,7 +115,27 @@ pub(crate) fn build_shared(
         factory: ModelFactory::new(
             services.home.clone(),
             loaded.models,
-            services.client_options.clone(),
+            // settings.json → models sets every call's defaults; each model's own entry wins.
+            // Every retry the client makes is journaled.
+            services
+                .client_options
+                .clone()
+                .with_settings(&loaded.settings.models)
+                .with_retry_observer({
+                    let sink = sink.clone();
+                    move |notice| {
+                        sink.record(braincode_protocol::Record::ModelRetry(
+                            braincode_protocol::ModelRetry {
+                                model: notice.model.clone(),
+                                attempt: notice.attempt,
+                                kind: notice.kind.to_string(),
+                                message: notice.message.clone(),
+                                phase: None,
+                                role: None,
+                            },
+                        ));
+                    }
+                }),
             services.client_override.clone(),
         ),
         gate,

@@ -36,6 +36,28 @@ pub(crate) struct WorkerRun {
     pub result: WorkerResult,
     pub review: Option<ReviewDecision>,
     pub model: Option<String>,
+    /// Why the worker produced no result of its own (failed or blocked).
+    pub failure: Option<WorkerFailure>,
+}
+
+/// Why a worker did not run to a result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WorkerFailure {
+    /// The last model tried (none when no model could be tried).
+    pub model: Option<String>,
+    /// What went wrong, without the model id (e.g. `rate_limit (HTTP 429): slow down`).
+    pub reason: String,
+}
+
+/// What an agent error says, without the model id the caller shows next to it.
+pub(crate) fn failure_reason(error: &AgentError) -> String {
+    match error {
+        AgentError::Model(err) => match err.status {
+            Some(status) => format!("{} (HTTP {status}): {}", err.kind, err.message),
+            None => format!("{}: {}", err.kind, err.message),
+        },
+        other => other.to_string(),
+    }
 }
 
 impl WorkerRun {
@@ -128,25 +150,35 @@ pub(crate) async fn run_worker(
             result,
             review,
             model,
+            failure: None,
         };
+    let failed = |result: WorkerResult, model: Option<String>, reason: String| WorkerRun {
+        role,
+        phase,
+        result,
+        review: None,
+        model: None,
+        failure: Some(WorkerFailure { model, reason }),
+    };
 
     let selection = shared
         .factory
         .candidates(&plan.model_chain, !shared.images.is_empty());
     if selection.is_empty() {
-        let message = format!(
-            "{role} worker failed: {}",
-            selection.error_message(role.as_str())
-        );
+        let reason = selection.error_message(role.as_str());
         shared.sink.record(Record::WorkerError(WorkerError {
             phase,
             worker: role,
-            error: Some(message.clone()),
+            error: Some(format!("{role} worker failed: {reason}")),
             handoff: serde_json::to_value(&handoff).ok(),
             attempt: None,
             will_fallback: Some(false),
         }));
-        return Ok(done(WorkerResult::failed(&handoff, &message), None, None));
+        return Ok(failed(
+            WorkerResult::failed(&handoff, &reason),
+            None,
+            reason,
+        ));
     }
 
     // SubagentStart hooks may add context or stop this worker (a block is enforced).
@@ -176,11 +208,17 @@ pub(crate) async fn run_worker(
             result: serde_json::to_value(&result).ok(),
             attempt: None,
         }));
-        return Ok(done(result, None, None));
+        return Ok(failed(
+            result,
+            None,
+            format!("SubagentStart hook: {reason}"),
+        ));
     }
 
     let total = selection.usable.len();
     let mut last_error = String::new();
+    let mut last_reason = String::new();
+    let mut last_model = None;
     for (index, candidate) in selection.usable.iter().enumerate() {
         let attempt = index as u32 + 1;
         let model_id = candidate.definition.id.clone();
@@ -299,6 +337,8 @@ pub(crate) async fn run_worker(
             Err(err) => {
                 let will_fallback = err.allows_fallback() && index + 1 < total;
                 last_error = err.to_string();
+                last_reason = failure_reason(&err);
+                last_model = Some(model_id.clone());
                 shared.sink.record(Record::WorkerError(WorkerError {
                     phase,
                     worker: role,
@@ -317,8 +357,12 @@ pub(crate) async fn run_worker(
             }
         }
     }
-    let message = format!("{role} worker failed: {last_error}");
-    Ok(done(WorkerResult::failed(&handoff, &message), None, None))
+    // `WorkerResult::failed` says "<role> worker failed: …" itself.
+    Ok(failed(
+        WorkerResult::failed(&handoff, &last_error),
+        last_model,
+        last_reason,
+    ))
 }
 
 /// The support workers' upstream workers: the owners of every todo that one of the worker's
@@ -452,5 +496,12 @@ fn blocked_run(shared: &RunShared, plan: &RuntimePlan, index: usize, reason: &st
         result,
         review: None,
         model: None,
+        failure: Some(WorkerFailure {
+            model: None,
+            reason: reason
+                .strip_prefix("blocked: ")
+                .unwrap_or(reason)
+                .to_string(),
+        }),
     }
 }

@@ -3,6 +3,7 @@
 
 mod local;
 mod overhead;
+mod reply;
 mod sandbox;
 mod snapshot;
 
@@ -19,6 +20,8 @@ pub enum BenchCommand {
     Snapshot(snapshot::SnapshotBenchArgs),
     /// Wall time the OS sandbox adds to running a command.
     Sandbox(sandbox::SandboxBenchArgs),
+    /// Peak memory of a run whose model streams a huge reply.
+    Reply(reply::ReplyBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -28,6 +31,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Overhead(args) => overhead::execute(args),
         BenchCommand::Snapshot(args) => snapshot::execute(args),
         BenchCommand::Sandbox(args) => sandbox::execute(args),
+        BenchCommand::Reply(args) => reply::execute(args),
     }
 }
 

@@ -57,14 +57,14 @@ const PROMPT: &str = "Fix the session token validation in the backend and add a 
 /// how the runtime's prompts begin (workers and reviewers may be on a tool turn, which carries
 /// no schema).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Asker {
+pub(super) enum Asker {
     Router,
     Worker,
     Reviewer,
     Primary,
 }
 
-fn asker(schema_name: Option<&str>, first_user_text: &str) -> Asker {
+pub(super) fn asker(schema_name: Option<&str>, first_user_text: &str) -> Asker {
     match schema_name {
         Some("router_decision") => Asker::Router,
         Some("review_result") => Asker::Reviewer,
@@ -76,7 +76,7 @@ fn asker(schema_name: Option<&str>, first_user_text: &str) -> Asker {
 }
 
 /// What an instant model answers.
-fn reply_for(asker: Asker) -> String {
+pub(super) fn reply_for(asker: Asker) -> String {
     match asker {
         Asker::Router => json!({
             "role": "backend",
@@ -173,7 +173,7 @@ impl ClientOverride for InstantClients {
 
 /// A temp home whose `bench` brain sends every role to `bench/instant` at `base_url`, and a
 /// small git repository to run in.
-fn fixture(base_url: &str) -> anyhow::Result<(tempfile::TempDir, PathBuf, PathBuf)> {
+pub(super) fn fixture(base_url: &str) -> anyhow::Result<(tempfile::TempDir, PathBuf, PathBuf)> {
     let dir = tempfile::Builder::new()
         .prefix("braincode-bench-")
         .tempdir()?;
@@ -233,7 +233,7 @@ fn fixture(base_url: &str) -> anyhow::Result<(tempfile::TempDir, PathBuf, PathBu
     Ok((dir, home, repo))
 }
 
-fn request(repo: &Path) -> RunRequest {
+pub(super) fn request(repo: &Path) -> RunRequest {
     RunRequest {
         prompt: PROMPT.into(),
         project_root: repo.to_path_buf(),

@@ -4,6 +4,7 @@ mod live;
 mod local;
 mod plan_view;
 pub mod report;
+mod signals;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -18,15 +19,32 @@ use braincode_runtime::{PermissionMode, RoutingChoice, RunRequest, RunServices, 
 
 /// Arguments of `braincode run`.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Exit codes: 0 answered/approved/read_only, 1 error, 2 usage, \
-3 changes_requested, 4 blocked, 5 needs_clarification, 130 cancelled.\n\
-Use `--` before prompt words that start with `-`."
-)]
+#[command(after_help = "\
+The prompt comes from the words after the flags, from stdin with `braincode run -` (e.g. \
+`git diff | braincode run -`), or from a UTF-8 file with `--prompt-file PATH`; use stdin or \
+a file for prompts too long for the command line.
+
+SIGINT (Ctrl-C), SIGTERM and SIGHUP cancel the run the same way: running commands and hooks \
+are stopped with everything they started, the report is printed and the session journal ends \
+with the run's error. A second signal quits at once, without a report.
+
+Exit codes: 0 answered/approved/read_only, 1 error, 2 usage, 3 changes_requested, \
+4 blocked, 5 needs_clarification, 129 cancelled by SIGHUP, 130 cancelled by SIGINT (Ctrl-C), \
+143 cancelled by SIGTERM.
+
+Use `--` before prompt words that start with `-`.")]
 pub struct RunArgs {
-    /// The task. `@path` inlines a project file, `@@<session>` brings in an earlier session.
-    #[arg(required = true, value_name = "PROMPT")]
+    /// The task, or `-` to read it from stdin. `@path` inlines a project file, `@@<session>`
+    /// brings in an earlier session.
+    #[arg(
+        value_name = "PROMPT",
+        required_unless_present = "prompt_file",
+        conflicts_with = "prompt_file"
+    )]
     pub prompt: Vec<String>,
+    /// Read the task from this UTF-8 file instead of the command line.
+    #[arg(long, value_name = "PATH")]
+    pub prompt_file: Option<PathBuf>,
     /// Print the plan (routing, workers, todos) and stop: no tools run, nothing is saved.
     #[arg(long)]
     pub dry_run: bool,
@@ -84,14 +102,69 @@ impl RunArgs {
     }
 }
 
-/// Runs the command.
-pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let prompt = args.prompt.join(" ");
+/// Where the prompt was read from, for error messages.
+fn prompt_source(args: &RunArgs) -> String {
+    match &args.prompt_file {
+        Some(path) => format!("prompt file {}", path.display()),
+        None if is_stdin_prompt(&args.prompt) => "the prompt on stdin".to_string(),
+        None => "the prompt".to_string(),
+    }
+}
+
+fn is_stdin_prompt(words: &[String]) -> bool {
+    words.len() == 1 && words[0] == "-"
+}
+
+/// Checks that `bytes` are UTF-8 text and says where they are not.
+fn utf8_prompt(bytes: Vec<u8>, source: &str) -> anyhow::Result<String> {
+    String::from_utf8(bytes).map_err(|err| {
+        let offset = err.utf8_error().valid_up_to();
+        anyhow::anyhow!(
+            "{source} is not UTF-8 text (invalid byte at offset {offset}); convert it, e.g. `iconv -t UTF-8`, and retry"
+        )
+    })
+}
+
+/// The prompt: the words, stdin (`-`) or `--prompt-file`.
+fn read_prompt(args: &RunArgs) -> anyhow::Result<String> {
+    let source = prompt_source(args);
+    let prompt = if let Some(path) = &args.prompt_file {
+        let bytes = std::fs::read(path).map_err(|err| {
+            anyhow::anyhow!(
+                "cannot read {source}: {err}; check the path (relative paths start at the current directory)"
+            )
+        })?;
+        utf8_prompt(bytes, &source)?
+    } else if is_stdin_prompt(&args.prompt) {
+        let mut stdin = std::io::stdin().lock();
+        if stdin.is_terminal() {
+            eprintln!("reading the prompt from stdin (end it with Ctrl-D)…");
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut stdin, &mut bytes)
+            .map_err(|err| anyhow::anyhow!("cannot read {source}: {err}"))?;
+        utf8_prompt(bytes, &source)?
+    } else {
+        args.prompt.join(" ")
+    };
     if prompt.trim().is_empty() {
         anyhow::bail!(
-            "the prompt is empty: say what to do, e.g. `braincode run \"explain src/main.rs\"`"
+            "{source} is empty: say what to do, e.g. `braincode run \"explain src/main.rs\"`"
         );
     }
+    Ok(prompt)
+}
+
+/// Runs the command.
+pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.prompt.len() > 1 && args.prompt.iter().any(|word| word == "-") {
+        // A usage error (exit 2), like the ones clap reports.
+        eprintln!(
+            "error: `-` reads the prompt from stdin and cannot be mixed with prompt words; pass either `-` alone or the words"
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let prompt = read_prompt(&args)?;
     let home = Home::from_env().context("cannot locate the Braincode home")?;
     let project_root = match &args.project {
         Some(dir) => dir.clone(),
@@ -143,8 +216,24 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if !args.heuristic {
         local::ensure_local_models(&home, args.brain.as_deref())?;
     }
-    runtime.block_on(real_run(request, home, &args))
+    let result = runtime.block_on(async {
+        let result = real_run(request, home, &args).await;
+        // The report is out: wait until nothing Braincode started is alive (SIGKILL after a
+        // grace period), with the signal handlers still listening, so a second signal still
+        // quits at once.
+        let _ =
+            tokio::task::spawn_blocking(braincode_tools::exec::process::settle_all_groups).await;
+        result
+    });
+    // Tasks still holding child processes are dropped here (their guards kill the groups);
+    // what that hands to the kill escalation is settled before the process exits.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    braincode_tools::exec::process::settle_all_groups();
+    result
 }
+
+/// How long leftover tasks get to stop when the run is over.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 async fn dry_run(request: RunRequest, home: Home, json: bool) -> anyhow::Result<ExitCode> {
     let plan = plan_only(request, RunServices::new(home))
@@ -161,7 +250,6 @@ async fn dry_run(request: RunRequest, home: Home, json: bool) -> anyhow::Result<
 
 async fn real_run(request: RunRequest, home: Home, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut services = RunServices::new(home);
-    let cancel = services.cancel.clone();
     let printer: Arc<dyn braincode_runtime::EventSubscriber> = if args.events {
         Arc::new(live::JsonLines)
     } else {
@@ -170,22 +258,10 @@ async fn real_run(request: RunRequest, home: Home, args: &RunArgs) -> anyhow::Re
         ))
     };
     services.subscribers.push(printer);
-
-    // First Ctrl-C cancels the run (children are killed, one final line is still printed);
-    // a second one exits at once.
-    let signal_cancel = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ncancelling… (press Ctrl-C again to quit immediately)");
-            signal_cancel.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        }
-    });
+    let received =
+        signals::cancel_on_signals(services.cancel.clone(), services.cancel_reason.clone())?;
 
     let report = run(request, services).await;
-    let mut stdout = std::io::stdout().lock();
     let printed = if args.json {
         format!("{}\n", serde_json::to_string_pretty(&report)?)
     } else if args.summary_only {
@@ -195,11 +271,22 @@ async fn real_run(request: RunRequest, home: Home, args: &RunArgs) -> anyhow::Re
     } else {
         String::new()
     };
-    write!(stdout, "{}", redact_secrets(&printed))?;
-    stdout.flush()?;
-    let code = report.status.exit_code();
-    Ok(match report.status {
-        FinalStatus::Aborted => ExitCode::from(130),
-        _ => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-    })
+    let signal = received.get().copied();
+    let written = {
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(redact_secrets(&printed).as_bytes())
+            .and_then(|()| stdout.flush())
+    };
+    match written {
+        Ok(()) => {}
+        // After a hangup the terminal may be gone; the journal still has the report.
+        Err(_) if signal == Some(signals::Signal::Hangup) => {}
+        Err(err) => return Err(anyhow::anyhow!("cannot print the report: {err}")),
+    }
+    let code = match (report.status, signal) {
+        (FinalStatus::Aborted, Some(signal)) => signal.exit_code(),
+        (status, _) => status.exit_code(),
+    };
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }

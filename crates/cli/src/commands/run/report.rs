@@ -2,7 +2,10 @@
 
 use std::fmt::Write as _;
 
-use braincode_protocol::{FinalReport, Phase, RoutingSource};
+use braincode_protocol::{
+    FinalReport, FinalStatus, Phase, ReportWorker, RoutingSource, TaskStatus, WorkerPhase,
+};
+use braincode_runtime::report::REVIEW_SKIPPED_PREFIX;
 
 /// Compacts a count: 999, 1.2k, 12k, 1.5M.
 pub fn compact(count: u64) -> String {
@@ -19,57 +22,42 @@ fn percent(value: f64) -> String {
     format!("{:.0}%", (value * 100.0).clamp(0.0, 100.0))
 }
 
-/// Renders the report as fixed-order labelled lines, then the answer.
-pub fn format_report(report: &FinalReport) -> String {
-    let mut out = String::new();
-    let line = |out: &mut String, label: &str, value: &str| {
-        let _ = writeln!(out, "{:<9} {value}", format!("{label}:"));
-    };
-    line(&mut out, "Status", report.status.as_str());
-    line(
-        &mut out,
-        "Task",
-        &braincode_context::clip_chars(report.task.trim(), 120).replace('\n', " "),
-    );
-    line(
-        &mut out,
-        "Brain",
-        &format!(
-            "{} ({}) · {}",
-            report.brain.name, report.brain.id, report.brain.mode
-        ),
-    );
+/// Whether the run got as far as a plan (every plan has at least its primary worker).
+fn was_planned(report: &FinalReport) -> bool {
+    !report.routing.workers.is_empty()
+}
 
-    let routing = &report.routing;
-    let mut route = format!("{} → {}", routing.source.as_str(), routing.primary_role);
-    if let Some(confidence) = routing.confidence {
-        let _ = write!(route, " · confidence {}", percent(confidence));
+/// Whether the run stopped before the step that summarises the patch (which follows the
+/// primary's answer): then a missing patch says nothing about git.
+fn stopped_before_patch(report: &FinalReport) -> bool {
+    match report.status {
+        FinalStatus::Failed | FinalStatus::Aborted | FinalStatus::NeedsClarification => true,
+        FinalStatus::Blocked => report.review.is_none(),
+        _ => false,
     }
-    if let Some(reason) = &routing.fallback_reason {
-        let _ = write!(route, " (router not used: {reason})");
-    } else if routing.source == RoutingSource::Heuristic
-        && let Some(reason) = &routing.reason
-    {
-        let _ = write!(route, " ({reason})");
-    }
-    line(&mut out, "Routing", &route);
+}
 
-    if !routing.workers.is_empty() {
-        let workers: Vec<String> = routing
-            .workers
-            .iter()
-            .map(|w| {
-                let status = w.status.as_deref().unwrap_or("not run");
-                match &w.model {
-                    Some(model) => format!("{} {status} [{model}]", w.role),
-                    None => format!("{} {status}", w.role),
-                }
-            })
-            .collect();
-        line(&mut out, "Workers", &workers.join(" · "));
-    }
+/// Why a worker that did not complete did not: the error of its todo, without the
+/// "<role> worker failed: " lead the todo repeats.
+fn worker_reason(report: &FinalReport, worker: &ReportWorker) -> Option<String> {
+    let todo = report.todos.iter().find(|t| {
+        t.role == worker.role && matches!(t.status, TaskStatus::Failed | TaskStatus::Blocked)
+    })?;
+    let error = todo.error.as_deref()?.trim();
+    let role = worker.role.as_str();
+    let reason = [
+        format!("{role} worker failed: "),
+        format!("{role} worker "),
+        "blocked: ".to_string(),
+    ]
+    .iter()
+    .find_map(|lead| error.strip_prefix(lead.as_str()))
+    .unwrap_or(error);
+    Some(braincode_context::clip_chars(reason.trim(), 100).replace('\n', " "))
+}
 
-    let patch = match &report.patch {
+fn patch_line(report: &FinalReport) -> String {
+    match &report.patch {
         Some(patch) if patch.has_patch_activity => {
             let files = patch.changed_files.len();
             match &patch.diff_stats {
@@ -81,46 +69,121 @@ pub fn format_report(report: &FinalReport) -> String {
             }
         }
         Some(_) => "no patch activity".to_string(),
-        None => "not a git repository (changes not tracked)".to_string(),
-    };
-    line(&mut out, "Patch", &patch);
-
-    if let Some(checks) = &report.checks {
-        let mut text = format!("{:?}", checks.status).to_lowercase();
-        if let Some(reason) = &checks.reason {
-            let _ = write!(text, " ({reason})");
+        None if stopped_before_patch(report) => {
+            "not computed (the run stopped before changes were summarised)".to_string()
         }
-        line(&mut out, "Checks", &text);
+        None => "not a git repository (changes not tracked)".to_string(),
     }
+}
 
-    let review = match &report.review {
-        Some(review) => match review.confidence {
+fn review_line(report: &FinalReport) -> String {
+    if let Some(review) = &report.review {
+        return match review.confidence {
             Some(c) => format!("{} ({})", review.decision.as_str(), percent(c)),
             None => review.decision.as_str().to_string(),
-        },
+        };
+    }
+    let skipped = report
+        .warnings
+        .iter()
+        .find_map(|w| w.strip_prefix(REVIEW_SKIPPED_PREFIX));
+    match skipped {
+        Some(why) => format!("not done — {why}; nothing was approved or rejected"),
         None => "not run".to_string(),
-    };
-    line(&mut out, "Review", &review);
+    }
+}
 
-    if let Some(metrics) = &report.metrics {
-        let tokens = &metrics.tokens;
-        let mut usage = format!("{} tokens", compact(tokens.total.total));
-        let phases: Vec<String> = Phase::ALL
+/// Renders the report as fixed-order labelled lines, then the answer. A run that stopped
+/// before planning shows only what is true of it: status, task, session, warnings and the
+/// error.
+pub fn format_report(report: &FinalReport) -> String {
+    let mut out = String::new();
+    let line = |out: &mut String, label: &str, value: &str| {
+        let _ = writeln!(out, "{:<9} {value}", format!("{label}:"));
+    };
+    line(&mut out, "Status", report.status.as_str());
+    line(
+        &mut out,
+        "Task",
+        &braincode_context::clip_chars(report.task.trim(), 120).replace('\n', " "),
+    );
+    let planned = was_planned(report);
+    if !report.brain.id.is_empty() {
+        line(
+            &mut out,
+            "Brain",
+            &format!(
+                "{} ({}) · {}",
+                report.brain.name, report.brain.id, report.brain.mode
+            ),
+        );
+    }
+
+    if planned {
+        let routing = &report.routing;
+        let mut route = format!("{} → {}", routing.source.as_str(), routing.primary_role);
+        if let Some(confidence) = routing.confidence {
+            let _ = write!(route, " · confidence {}", percent(confidence));
+        }
+        if let Some(reason) = &routing.fallback_reason {
+            let _ = write!(route, " (router not used: {reason})");
+        } else if routing.source == RoutingSource::Heuristic
+            && let Some(reason) = &routing.reason
+        {
+            let _ = write!(route, " ({reason})");
+        }
+        line(&mut out, "Routing", &route);
+
+        let workers: Vec<String> = routing
+            .workers
             .iter()
-            .filter_map(|phase| {
-                let u = tokens.by_phase.get(phase.as_str())?;
-                (u.total > 0).then(|| format!("{} {}", phase.as_str(), compact(u.total)))
+            .map(|w| {
+                let status = w.status.as_deref().unwrap_or("not run");
+                let mut text = format!("{} {status}", w.role);
+                if matches!(status, "failed" | "blocked")
+                    && w.phase != WorkerPhase::Review
+                    && let Some(reason) = worker_reason(report, w)
+                {
+                    let _ = write!(text, " ({reason})");
+                }
+                if let Some(model) = &w.model {
+                    let _ = write!(text, " [{model}]");
+                }
+                text
             })
             .collect();
-        if !phases.is_empty() {
-            let _ = write!(usage, " ({})", phases.join(" · "));
+        line(&mut out, "Workers", &workers.join(" · "));
+        line(&mut out, "Patch", &patch_line(report));
+
+        if let Some(checks) = &report.checks {
+            let mut text = format!("{:?}", checks.status).to_lowercase();
+            if let Some(reason) = &checks.reason {
+                let _ = write!(text, " ({reason})");
+            }
+            line(&mut out, "Checks", &text);
         }
-        let _ = write!(usage, " · {} tool call(s)", metrics.tool_calls.total);
-        if metrics.tool_calls.failed > 0 {
-            let _ = write!(usage, ", {} failed", metrics.tool_calls.failed);
+        line(&mut out, "Review", &review_line(report));
+
+        if let Some(metrics) = &report.metrics {
+            let tokens = &metrics.tokens;
+            let mut usage = format!("{} tokens", compact(tokens.total.total));
+            let phases: Vec<String> = Phase::ALL
+                .iter()
+                .filter_map(|phase| {
+                    let u = tokens.by_phase.get(phase.as_str())?;
+                    (u.total > 0).then(|| format!("{} {}", phase.as_str(), compact(u.total)))
+                })
+                .collect();
+            if !phases.is_empty() {
+                let _ = write!(usage, " ({})", phases.join(" · "));
+            }
+            let _ = write!(usage, " · {} tool call(s)", metrics.tool_calls.total);
+            if metrics.tool_calls.failed > 0 {
+                let _ = write!(usage, ", {} failed", metrics.tool_calls.failed);
+            }
+            let _ = write!(usage, " · {:.1}s", metrics.duration_ms as f64 / 1_000.0);
+            line(&mut out, "Usage", &usage);
         }
-        let _ = write!(usage, " · {:.1}s", metrics.duration_ms as f64 / 1_000.0);
-        line(&mut out, "Usage", &usage);
     }
     line(&mut out, "Session", &report.session_id);
     for warning in &report.warnings {
@@ -137,7 +200,10 @@ pub fn format_report(report: &FinalReport) -> String {
             let _ = writeln!(out, "  - {}: {}", option.label, option.description);
         }
     }
-    let _ = writeln!(out, "\n{}", report.model_summary.trim());
+    // A run that never planned has nothing to say beyond its error.
+    if planned || report.error.is_none() {
+        let _ = writeln!(out, "\n{}", report.model_summary.trim());
+    }
     out
 }
 

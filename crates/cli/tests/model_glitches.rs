@@ -1,0 +1,88 @@
+//! One glitch of the model's stream must not fail a run: the same model is asked again (a model
+//! call has no side effects), each retry is journaled, and the answer is the good one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod one_model;
+
+use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
+use one_model::{braincode, configure};
+use serde_json::Value;
+
+fn journal_types(home: &TempHome, report: &Value) -> Vec<Value> {
+    let session = report["sessionId"].as_str().unwrap();
+    std::fs::read_to_string(
+        home.path()
+            .join("sessions")
+            .join(format!("{session}.jsonl")),
+    )
+    .unwrap()
+    .lines()
+    .map(|line| serde_json::from_str(line).unwrap())
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_cut_after_content_is_asked_again_and_journaled() {
+    let script = Script::new().when(
+        Matcher::model("any"),
+        [
+            Reply::text("half an answ").cut_mid_stream(),
+            Reply::text("the whole answer"),
+        ],
+    );
+    let server = ScriptedServer::start(script).await;
+    let home = TempHome::new();
+    configure(&home, &server);
+    let repo = TempRepo::new();
+    let out = braincode(
+        &home,
+        repo.path(),
+        &["run", "--json", "--heuristic", "hello there"],
+        &[],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["modelSummary"], "the whole answer", "{report}");
+    let records = journal_types(&home, &report);
+    let retries: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["type"] == "model_retry")
+        .collect();
+    assert_eq!(retries.len(), 1, "{records:?}");
+    assert_eq!(retries[0]["kind"], "stream_interrupted");
+    assert_eq!(retries[0]["attempt"], 1);
+    assert_eq!(server.chat_requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_glitch_before_any_content_is_retried_by_the_client_and_journaled() {
+    let script = Script::new().when(
+        Matcher::model("any"),
+        [
+            Reply::http_error(503, "{\"error\":{\"message\":\"overloaded\"}}"),
+            Reply::text("answered after a retry"),
+        ],
+    );
+    let server = ScriptedServer::start(script).await;
+    let home = TempHome::new();
+    configure(&home, &server);
+    let repo = TempRepo::new();
+    let out = braincode(
+        &home,
+        repo.path(),
+        &["run", "--json", "--heuristic", "hello there"],
+        &[],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["modelSummary"], "answered after a retry");
+    let records = journal_types(&home, &report);
+    assert!(
+        records
+            .iter()
+            .any(|r| r["type"] == "model_retry" && r["kind"] == "server"),
+        "{records:?}"
+    );
+}

@@ -1,0 +1,343 @@
+//! What the end-to-end tests of `braincode run` (`run_e2e`, `run_signals`, `run_reports`)
+//! share: a home whose `test` brain sends each role to its own scripted model, canned worker
+//! and review replies, running the binary (to completion, or spawned to be signalled),
+//! reading journals, and finding processes by a unique marker argument in `/proc`.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    unreachable_pub
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use braincode_test_support::{Reply, ScriptedServer, TempHome, TempRepo, scripted_model_entry};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, Command};
+
+/// Roles with their own scripted model `test/<role>`.
+pub const ROLES: [&str; 6] = ["router", "librarian", "security", "qa", "backend", "review"];
+
+/// A home whose `test` brain sends each role to its own scripted model `test/<role>` (other
+/// roles to `test/backend`), with `chains` overriding some roles' model chains.
+pub fn configure(
+    home: &TempHome,
+    server: &ScriptedServer,
+    extra_models: &[&str],
+    chains: &[(&str, Vec<&str>)],
+) {
+    let mut models: Vec<_> = ROLES
+        .iter()
+        .map(|r| scripted_model_entry(&format!("test/{r}"), &server.base_url()))
+        .collect();
+    for id in extra_models {
+        models.push(scripted_model_entry(id, &server.base_url()));
+    }
+    home.write_models(&models);
+    let mut roles = serde_json::Map::new();
+    for role in [
+        "frontend",
+        "backend",
+        "designer",
+        "dba",
+        "devops",
+        "security",
+        "qa",
+        "summarize",
+        "oracle",
+        "librarian",
+        "rush",
+        "review",
+        "routeBrain",
+        "pet",
+        "imageMaker",
+    ] {
+        let own = if ROLES.contains(&role) {
+            format!("test/{role}")
+        } else {
+            "test/backend".into()
+        };
+        roles.insert(role.into(), json!({"modelId": own, "fallbackModelIds": []}));
+    }
+    for (role, chain) in chains {
+        roles.insert(
+            (*role).into(),
+            json!({"modelId": chain[0], "fallbackModelIds": chain[1..]}),
+        );
+    }
+    home.write_brains(&json!({"brains": [{
+        "id": "test", "extends": "brain", "name": "Test brain",
+        "planner": {"modelId": "test/router", "fallbackModelIds": []},
+        "roles": roles,
+        "routing": {"maxParallelAgents": 4}
+    }]}));
+    home.write_settings(&json!({"version": 1, "mode": "auto", "defaultBrainId": "test"}));
+}
+
+/// A completed worker result whose summary is `summary`.
+pub fn worker_reply(summary: &str) -> Reply {
+    Reply::json(&json!({
+        "taskId": "made-up-task", "parentId": "made-up-parent",
+        "progress": {"status": "completed", "summary": "done"},
+        "summary": summary,
+        "artifacts": [{"kind": "file", "uri": "src/token.rs", "label": "token checks"}],
+        "risks": [], "nextQuestions": [],
+        "scratchpad": "RAW_TRANSCRIPT_MARKER this field is not part of a result"
+    }))
+}
+
+/// A review result with `decision`.
+pub fn review_reply(decision: &str) -> Reply {
+    Reply::json(&json!({
+        "taskId": "x", "parentId": "y",
+        "progress": {"status": "completed", "summary": "reviewed"},
+        "summary": "Checked the change.", "artifacts": [], "risks": [], "nextQuestions": [],
+        "decision": decision, "confidence": 0.9, "rationale": "the fix is minimal and correct",
+        "findings": [], "requiredChanges": [], "blockingIssues": [], "residualRisks": []
+    }))
+}
+
+/// A git repository with one committed file.
+pub fn repo() -> TempRepo {
+    let repo = TempRepo::new();
+    repo.write(
+        "src/token.rs",
+        "pub fn valid(token: &str) -> bool { !token.is_empty() }\n",
+    );
+    repo.commit("token check");
+    repo
+}
+
+/// What a finished `braincode` printed.
+pub struct Output {
+    /// Exit code (-1 when killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Output {
+    /// The `Session:` line of a human report.
+    pub fn session(&self) -> String {
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("Session:  "))
+            .unwrap_or_else(|| panic!("no Session line in:\n{}", self.stdout))
+            .trim()
+            .to_string()
+    }
+
+    /// The value of the human report's `label:` line, if there is one.
+    pub fn field(&self, label: &str) -> Option<String> {
+        let lead = format!("{label}:");
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&lead))
+            .map(|v| v.trim().to_string())
+    }
+}
+
+/// A `braincode` command for `home`, run in `cwd`, with no credentials in its environment.
+pub fn command(home: &TempHome, cwd: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_braincode"));
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env("BRAINCODE_HOME", home.path())
+        .env("BRAINCODE_MODEL_CACHE", home.path().join("no-model-cache"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .kill_on_drop(true);
+    command
+}
+
+/// Runs `braincode args…` to completion (stdin: `input`, or nothing).
+pub async fn braincode_with_input(
+    home: &TempHome,
+    cwd: &Path,
+    args: &[&str],
+    input: Option<&[u8]>,
+) -> Output {
+    let mut command = command(home, cwd, args);
+    command
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        let input = input.to_vec();
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&input).await;
+        });
+    }
+    let output = tokio::time::timeout(Duration::from_secs(180), child.wait_with_output())
+        .await
+        .expect("braincode finished")
+        .unwrap();
+    Output {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Runs `braincode args…` to completion with stdin closed.
+pub async fn braincode(home: &TempHome, cwd: &Path, args: &[&str]) -> Output {
+    braincode_with_input(home, cwd, args, None).await
+}
+
+/// Starts `braincode args…` with stdout and stderr piped, to be signalled.
+pub fn spawn_braincode(home: &TempHome, cwd: &Path, args: &[&str]) -> Child {
+    command(home, cwd, args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The journal file of `session`.
+pub fn journal_path(home: &TempHome, session: &str) -> PathBuf {
+    home.path()
+        .join("sessions")
+        .join(format!("{session}.jsonl"))
+}
+
+/// Every record of a session's journal (each line must parse).
+pub fn journal(home: &TempHome, session: &str) -> Vec<Value> {
+    let path = journal_path(home, session);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The record types of a journal, in order.
+pub fn types(records: &[Value]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| r["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The index of the first record of type `name`.
+pub fn first(types: &[String], name: &str) -> usize {
+    types
+        .iter()
+        .position(|t| t == name)
+        .unwrap_or_else(|| panic!("no {name} record in {types:?}"))
+}
+
+/// The prompt texts the scripted server received for `model`.
+pub fn model_requests(server: &ScriptedServer, model: &str) -> Vec<String> {
+    server
+        .chat_requests()
+        .into_iter()
+        .filter(|r| r.model() == Some(model))
+        .map(|r| r.all_text())
+        .collect()
+}
+
+/// A `sleep` duration no other process on the machine uses as an argument: processes started
+/// with it can be found in `/proc` by that exact argument (the `sh -c` text that contains it
+/// is a different, longer argument, so it does not match).
+pub fn unique_sleep_marker() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "{}{:03}.{:09}",
+        10_000 + std::process::id() % 80_000,
+        NEXT.fetch_add(1, Ordering::SeqCst) % 1000,
+        nanos
+    )
+}
+
+/// Live (non-zombie) processes with an argument equal to `marker`, as `pid: cmdline`.
+pub fn processes_with_arg(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        if !cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == marker.as_bytes())
+        {
+            continue;
+        }
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                let after = stat.rfind(')').map(|i| stat[i + 1..].to_string())?;
+                after.split_whitespace().next().map(str::to_string)
+            })
+            .unwrap_or_default();
+        if state == "Z" || state == "X" || state.is_empty() {
+            continue;
+        }
+        found.push(format!(
+            "{pid} ({state}): {}",
+            String::from_utf8_lossy(&cmdline).replace('\0', " ")
+        ));
+    }
+    found
+}
+
+/// Waits (generously) until at least `count` live processes carry `marker`.
+pub async fn wait_for_processes(marker: &str, count: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    while processes_with_arg(marker).len() < count {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the marked processes never started: {:?}",
+            processes_with_arg(marker)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Live processes that still carry `marker` once the kernel had a generous while to finish
+/// killing them (killing a process and tearing a namespace down are asynchronous).
+pub async fn survivors(marker: &str) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let alive = processes_with_arg(marker);
+        if alive.is_empty() || tokio::time::Instant::now() >= deadline {
+            return alive;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Sends `signal` (e.g. `-TERM`) to `pid` with `kill`.
+pub fn send_signal(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid} failed");
+}
