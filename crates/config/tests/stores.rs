@@ -410,6 +410,8 @@ fn call_limits_of_zero_are_located_errors() {
         r#"{"models": [{"id": "a/b", "provider": "a", "modelId": "b", "maxReplyBytes": 0}]}"#,
     )
     .unwrap();
-    let err = braincode_config::load_models(&home).unwrap_err().to_string();
+    let err = braincode_config::load_models(&home)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("models[0].maxReplyBytes"), "{err}");
 }
