@@ -140,7 +140,7 @@ impl BwrapBackend {
             move |source| SandboxError::Setup { what, source }
         };
         let state = tempfile::Builder::new()
-            .prefix("braincode-sandbox-")
+            .prefix(&crate::state_dir_prefix(crate::STATE_DIR_PREFIX))
             .tempdir()
             .map_err(setup(
                 "creating the sandbox state directory in the system temp dir",

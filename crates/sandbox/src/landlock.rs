@@ -130,7 +130,7 @@ fn ruleset_error(what: &str) -> impl FnOnce(landlock::RulesetError) -> SandboxEr
 impl LandlockBackend {
     pub(crate) fn new(info: LandlockInfo, policy: &ResolvedPolicy) -> Result<Self, SandboxError> {
         let tmp = tempfile::Builder::new()
-            .prefix("braincode-sandbox-tmp-")
+            .prefix(&crate::state_dir_prefix(crate::PRIVATE_TMP_PREFIX))
             .tempdir()
             .map_err(|source| SandboxError::Setup {
                 what: "creating the private temp dir in the system temp dir".into(),

@@ -267,6 +267,62 @@ enum Backend {
     Seatbelt(macos::SeatbeltBackend),
 }
 
+/// Prefix of a sandbox's state directory (placeholders) in the system temp dir.
+const STATE_DIR_PREFIX: &str = "braincode-sandbox-";
+/// Prefix of a Landlock sandbox's private temp dir.
+const PRIVATE_TMP_PREFIX: &str = "braincode-sandbox-tmp-";
+
+/// `<prefix><pid>-`: the owner's pid in the name lets a later process tell a directory left
+/// behind by a killed Braincode from one in use.
+fn state_dir_prefix(prefix: &str) -> String {
+    format!("{prefix}{}-", std::process::id())
+}
+
+#[cfg(target_os = "linux")]
+/// Removes state directories whose owning process is gone (a Braincode killed with SIGKILL
+/// cannot clean up after itself). Best effort: errors are ignored.
+fn remove_stale_state_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|name| {
+            name.strip_prefix(PRIVATE_TMP_PREFIX)
+                .or_else(|| name.strip_prefix(STATE_DIR_PREFIX))
+        }) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let alive = Path::new("/proc").join(pid.to_string()).exists();
+        let ours = entry
+            .metadata()
+            .ok()
+            .is_some_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == current_uid());
+        if !alive && ours && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+/// This process's uid, from `/proc` (no FFI here); `u32::MAX` when unknown, which matches no
+/// directory, so nothing is removed.
+fn current_uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Uid:"))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|uid| uid.parse().ok())
+        })
+        .unwrap_or(u32::MAX)
+}
+
 /// A policy bound to a working backend; builds confined commands.
 ///
 /// Building one resolves the policy's paths and prepares the backend (a Landlock ruleset, a
@@ -296,6 +352,8 @@ impl Sandbox {
     /// that must have one backend). Fails with `Unavailable` when that backend does not work
     /// here.
     pub fn with_kind(policy: SandboxPolicy, kind: SandboxKind) -> Result<Self, SandboxError> {
+        #[cfg(target_os = "linux")]
+        remove_stale_state_dirs();
         let probed = probe_kind(kind);
         if probed.kind == SandboxKind::Unavailable {
             return Err(SandboxError::Unavailable {
@@ -401,5 +459,24 @@ mod tests {
         assert_eq!(SandboxKind::Unavailable.to_string(), "unavailable");
         assert_eq!(count(1, "path"), "1 path");
         assert_eq!(count(3, "path"), "3 paths");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn state_dirs_of_dead_processes_are_removed_and_live_ones_kept() {
+        // No process has a pid this large (the kernel's maximum is 4,194,304).
+        let dead = std::env::temp_dir().join(format!("{STATE_DIR_PREFIX}999999999-test"));
+        let dead_tmp = std::env::temp_dir().join(format!("{PRIVATE_TMP_PREFIX}999999998-test"));
+        let live = tempfile::Builder::new()
+            .prefix(&state_dir_prefix(STATE_DIR_PREFIX))
+            .tempdir()
+            .unwrap();
+        for dir in [&dead, &dead_tmp] {
+            std::fs::create_dir_all(dir.join("empty-dir")).unwrap();
+        }
+        remove_stale_state_dirs();
+        assert!(!dead.exists());
+        assert!(!dead_tmp.exists());
+        assert!(live.path().exists());
     }
 }
