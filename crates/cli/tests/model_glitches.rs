@@ -2,10 +2,10 @@
 //! call has no side effects), each retry is journaled, and the answer is the good one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod one_model;
+mod run_harness;
 
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
-use one_model::{braincode, configure};
+use run_harness::{braincode_env as braincode, configure_one_model as configure};
 use serde_json::Value;
 
 fn journal_types(home: &TempHome, report: &Value) -> Vec<Value> {

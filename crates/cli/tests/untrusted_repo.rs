@@ -3,12 +3,15 @@
 //! side effect (a marker file, a hit on a 127.0.0.1 server, a secret in a model request).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod one_model;
+mod run_harness;
 
 use braincode_test_support::{
     HitServer, Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo,
 };
-use one_model::{Output, all_requests_text, braincode, configure, hello_server};
+use run_harness::{
+    Output, all_requests_text, braincode_env as braincode, configure_one_model as configure,
+    hello_server,
+};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

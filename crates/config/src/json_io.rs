@@ -49,6 +49,13 @@ impl FieldPath {
         next.0.push(FieldSegment::Index(index));
         next
     }
+
+    /// This path plus dotted object keys (`timeouts.idleMs`).
+    pub fn keys(&self, dotted: &str) -> Self {
+        dotted
+            .split('.')
+            .fold(self.clone(), |path, key| path.key(key))
+    }
 }
 
 impl fmt::Display for FieldPath {

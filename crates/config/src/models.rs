@@ -54,14 +54,10 @@ fn validate(doc: &ModelsDocument, path: &Path, text: Option<&str>) -> Result<(),
             ));
         }
         if let Some(field) = model.call_settings().invalid_field() {
-            let mut located = models.index(i);
-            for part in field.split('.') {
-                located = located.key(part);
-            }
             return Err(json_io::invalid_field(
                 path,
                 text,
-                &located,
+                &models.index(i).keys(field),
                 "0 would fail every call",
                 "use a positive number, or remove the field for the default",
             ));

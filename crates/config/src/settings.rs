@@ -155,14 +155,10 @@ impl Settings {
             ));
         }
         if let Some(field) = self.models.invalid_field() {
-            let mut located = root.key("models");
-            for part in field.split('.') {
-                located = located.key(part);
-            }
             return Err(json_io::invalid_field(
                 path,
                 text,
-                &located,
+                &root.key("models").keys(field),
                 "0 disables nothing: it would fail every call",
                 "use a positive number, or remove the field for the default",
             ));

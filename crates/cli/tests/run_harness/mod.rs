@@ -1,5 +1,6 @@
 //! What the end-to-end tests of `braincode run` (`run_e2e`, `run_signals`, `run_reports`)
-//! share: a home whose `test` brain sends each role to its own scripted model, canned worker
+//! and the hostile-repository and model-glitch tests share: a home whose `test` brain sends
+//! each role to its own scripted model (or every role to one), canned worker
 //! and review replies, running the binary (to completion, or spawned to be signalled),
 //! reading journals, and finding processes by a unique marker argument in `/proc`.
 #![allow(
@@ -19,6 +20,65 @@ use braincode_test_support::{Reply, ScriptedServer, TempHome, TempRepo, scripted
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
+
+/// Every role a brain maps.
+pub const BRAIN_ROLES: [&str; 15] = [
+    "frontend",
+    "backend",
+    "designer",
+    "dba",
+    "devops",
+    "security",
+    "qa",
+    "summarize",
+    "oracle",
+    "librarian",
+    "rush",
+    "review",
+    "routeBrain",
+    "pet",
+    "imageMaker",
+];
+
+/// A home whose `test` brain sends every role, and the planner, to one scripted model
+/// `test/any` (requests name the model `any`).
+pub fn configure_one_model(home: &TempHome, server: &ScriptedServer) {
+    home.write_models(&[scripted_model_entry("test/any", &server.base_url())]);
+    let roles: serde_json::Map<String, Value> = BRAIN_ROLES
+        .iter()
+        .map(|role| {
+            (
+                (*role).to_string(),
+                json!({"modelId": "test/any", "fallbackModelIds": []}),
+            )
+        })
+        .collect();
+    home.write_brains(&json!({"brains": [{
+        "id": "test", "extends": "brain", "name": "Test brain",
+        "planner": {"modelId": "test/any", "fallbackModelIds": []},
+        "roles": roles,
+    }]}));
+    home.write_settings(&json!({"version": 1, "mode": "auto", "defaultBrainId": "test"}));
+}
+
+/// A one-model server that answers everything with "hello!".
+pub async fn hello_server() -> ScriptedServer {
+    ScriptedServer::start(braincode_test_support::Script::new().always(
+        braincode_test_support::Matcher::model("any"),
+        Reply::text("hello!"),
+    ))
+    .await
+}
+
+/// Everything every request to `server` carried, joined.
+pub fn all_requests_text(server: &ScriptedServer) -> String {
+    server
+        .chat_requests()
+        .iter()
+        .map(braincode_test_support::RecordedRequest::all_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 /// Roles with their own scripted model `test/<role>`.
 pub const ROLES: [&str; 6] = ["router", "librarian", "security", "qa", "backend", "review"];
@@ -40,23 +100,7 @@ pub fn configure(
     }
     home.write_models(&models);
     let mut roles = serde_json::Map::new();
-    for role in [
-        "frontend",
-        "backend",
-        "designer",
-        "dba",
-        "devops",
-        "security",
-        "qa",
-        "summarize",
-        "oracle",
-        "librarian",
-        "rush",
-        "review",
-        "routeBrain",
-        "pet",
-        "imageMaker",
-    ] {
+    for role in BRAIN_ROLES {
         let own = if ROLES.contains(&role) {
             format!("test/{role}")
         } else {
@@ -165,7 +209,24 @@ pub async fn braincode_with_input(
     args: &[&str],
     input: Option<&[u8]>,
 ) -> Output {
+    finish(command(home, cwd, args), input).await
+}
+
+/// Runs `braincode args…` to completion with extra environment variables.
+pub async fn braincode_env(
+    home: &TempHome,
+    cwd: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
     let mut command = command(home, cwd, args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    finish(command, None).await
+}
+
+async fn finish(mut command: Command, input: Option<&[u8]>) -> Output {
     command
         .stdin(if input.is_some() {
             Stdio::piped()

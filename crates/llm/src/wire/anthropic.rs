@@ -379,19 +379,9 @@ impl StreamDecoder for AnthropicDecoder {
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<(), ModelError> {
         let mut value = complete_object(body)?;
-        let Some(blocks) = value.get_mut("content").and_then(Value::as_array_mut) else {
-            return Err(ModelError::new(
-                crate::ErrorKind::InvalidResponse,
-                "the endpoint answered JSON without a `content` array instead of an event stream",
-            ));
-        };
-        let mut blocks = std::mem::take(blocks);
+        let mut blocks = super::take_array(&mut value, "content")?;
         for block in &mut blocks {
-            let kind = block
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+            let kind = super::item_type(block);
             match kind.as_str() {
                 "text" => {
                     if let Some(text) = take_string(block, "text") {

@@ -377,12 +377,7 @@ impl StreamDecoder for ChatDecoder {
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<(), ModelError> {
         let mut value = complete_object(body)?;
-        let Some(choices) = value.get_mut("choices").and_then(Value::as_array_mut) else {
-            return Err(ModelError::new(
-                crate::ErrorKind::InvalidResponse,
-                "the endpoint answered JSON without `choices` instead of an event stream",
-            ));
-        };
+        let mut choices = super::take_array(&mut value, "choices")?;
         for choice in choices.iter_mut() {
             if let Some(reason) = choice
                 .get("finish_reason")

@@ -17,6 +17,7 @@ use std::collections::VecDeque;
 
 use braincode_protocol::ModelApi;
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::classify::clip_chars;
 use crate::sse::SseEvent;
@@ -127,6 +128,27 @@ impl LenientText<'_> {
 
 /// Parses a complete JSON reply object; an `{"error": …}` object (or Anthropic's
 /// `{"type": "error", …}`) is returned as a classified error.
+/// Takes the array `key` out of a complete JSON answer, or says that the answer lacks it.
+pub(crate) fn take_array(value: &mut Value, key: &str) -> Result<Vec<Value>, ModelError> {
+    match value.get_mut(key).and_then(Value::as_array_mut) {
+        Some(items) => Ok(std::mem::take(items)),
+        None => Err(ModelError::new(
+            ErrorKind::InvalidResponse,
+            format!(
+                "the endpoint answered JSON without a `{key}` array instead of an event stream"
+            ),
+        )),
+    }
+}
+
+/// The `type` field of an answer's item (empty when absent).
+pub(crate) fn item_type(item: &Value) -> String {
+    item.get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 pub(crate) fn complete_object(body: &[u8]) -> Result<serde_json::Value, ModelError> {
     let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
         let text = String::from_utf8_lossy(&body[..body.len().min(4 * QUOTE_LIMIT)]);

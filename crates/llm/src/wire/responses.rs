@@ -346,19 +346,9 @@ impl StreamDecoder for ResponsesDecoder {
                 .unwrap_or_else(|| json!({"message": "the response failed without details"}));
             return Err(classify_stream_error(&json!({ "error": error })));
         }
-        let Some(output) = value.get_mut("output").and_then(Value::as_array_mut) else {
-            return Err(ModelError::new(
-                crate::ErrorKind::InvalidResponse,
-                "the endpoint answered JSON without an `output` array instead of an event stream",
-            ));
-        };
-        let mut items = std::mem::take(output);
+        let mut items = super::take_array(&mut value, "output")?;
         for item in &mut items {
-            let kind = item
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+            let kind = super::item_type(item);
             match kind.as_str() {
                 "reasoning" => {
                     let mut first = true;
