@@ -66,7 +66,8 @@ pub struct RunArgs {
     /// Allow file edits (edit_file, apply_patch); no commands.
     #[arg(long, group = "permission")]
     pub allow_edits: bool,
-    /// Allow every tool, commands included (permission-policy denials still apply).
+    /// Allow every tool, commands included: commands run in the OS sandbox; policy denials still
+    /// apply, and protected paths need a person.
     #[arg(long, short = 'y', group = "permission")]
     pub yes: bool,
     /// Brain to use instead of the configured default.
