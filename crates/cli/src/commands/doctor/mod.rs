@@ -2,18 +2,23 @@
 //! git and the project, and gives a fix for each problem. Exit code 1 when anything is an
 //! error; warnings alone exit 0.
 
-use std::collections::BTreeMap;
+mod brain;
+mod checks;
+mod system;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 
 use braincode_config::{
-    AuthStore, ConfigError, Home, KeySource, Settings, load_brains, load_hooks, load_mcp_servers,
-    load_models, load_settings, read_json_file, resolve_api_key_with_source,
+    AuthStore, Home, load_brains, load_hooks, load_mcp_servers, load_models, load_settings,
+    read_json_file,
 };
-use braincode_protocol::{ModelDefinition, Role};
 use serde::Serialize;
 
 use super::sessions::project_root_of;
+use brain::check_brain;
+use checks::Checks;
+use system::{check_git, check_home};
 
 /// Arguments of `braincode doctor`.
 #[derive(Debug, clap::Args)]
@@ -63,62 +68,6 @@ pub struct DoctorReport {
     pub project: String,
     /// Every check, in order.
     pub checks: Vec<DoctorCheck>,
-}
-
-struct Checks(Vec<DoctorCheck>);
-
-impl Checks {
-    fn push(
-        &mut self,
-        id: impl Into<String>,
-        status: CheckStatus,
-        message: impl Into<String>,
-        fix: Option<String>,
-    ) {
-        self.0.push(DoctorCheck {
-            id: id.into(),
-            status,
-            message: message.into(),
-            fix,
-        });
-    }
-
-    fn ok(&mut self, id: impl Into<String>, message: impl Into<String>) {
-        self.push(id, CheckStatus::Ok, message, None);
-    }
-
-    fn warn(&mut self, id: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) {
-        self.push(id, CheckStatus::Warning, message, Some(fix.into()));
-    }
-
-    fn error(&mut self, id: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) {
-        self.push(id, CheckStatus::Error, message, Some(fix.into()));
-    }
-
-    /// Records a config-file error with a fix that points at the exact place.
-    fn config_error(&mut self, id: &str, err: &ConfigError) {
-        let fix = match err {
-            ConfigError::InsecurePermissions { path, .. } => {
-                format!("chmod 600 {}", path.display())
-            }
-            ConfigError::Syntax { path, location, .. }
-            | ConfigError::Field { path, location, .. }
-            | ConfigError::Invalid { path, location, .. } => format!(
-                "edit {}{location}{}, or move the file away to use the defaults",
-                path.display(),
-                location
-                    .field
-                    .as_deref()
-                    .map(|f| format!(" (field {f})"))
-                    .unwrap_or_default()
-            ),
-            other => match other.path() {
-                Some(path) => format!("check that {} is a readable file", path.display()),
-                None => "set BRAINCODE_HOME to a writable directory".into(),
-            },
-        };
-        self.error(id, err.to_string(), fix);
-    }
 }
 
 /// Runs the command.
@@ -331,261 +280,6 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
         home: home.root().display().to_string(),
         project: project.display().to_string(),
         checks: checks.0,
-    }
-}
-
-fn check_home(home: &Home, checks: &mut Checks) {
-    let root = home.root();
-    match std::fs::metadata(root) {
-        Ok(meta) if meta.is_dir() => match std::fs::read_dir(root) {
-            // Runs write journals here: a home that can be read but not written loses them.
-            // An unnamed temporary file tests that and leaves nothing behind.
-            Ok(_) => match tempfile::tempfile_in(root) {
-                Ok(_) => checks.ok(
-                    "home",
-                    format!("{} is readable and writable", root.display()),
-                ),
-                Err(err) => checks.error(
-                    "home",
-                    format!(
-                        "{} is read-only ({err}): runs cannot save their sessions",
-                        root.display()
-                    ),
-                    format!(
-                        "make it writable (chmod u+w {}) or point BRAINCODE_HOME at a writable directory",
-                        root.display()
-                    ),
-                ),
-            },
-            Err(err) => checks.error(
-                "home",
-                format!("{} cannot be read: {err}", root.display()),
-                format!("chmod u+rwx {}", root.display()),
-            ),
-        },
-        Ok(_) => checks.error(
-            "home",
-            format!("{} is not a directory", root.display()),
-            format!(
-                "move {} away, or set BRAINCODE_HOME to a directory",
-                root.display()
-            ),
-        ),
-        Err(_) => checks.ok(
-            "home",
-            format!(
-                "{} does not exist yet (it is created on the first write; defaults are used)",
-                root.display()
-            ),
-        ),
-    }
-}
-
-fn check_brain(
-    home: &Home,
-    settings: &Settings,
-    brains: &[braincode_brain::BrainPreset],
-    models: &[ModelDefinition],
-    checks: &mut Checks,
-) {
-    let brain = match braincode_brain::select_brain(brains, &settings.default_brain_id) {
-        Ok(brain) => {
-            checks.ok(
-                "brain",
-                format!("default brain {:?} resolves ({})", brain.id, brain.name),
-            );
-            brain
-        }
-        Err(err) => {
-            checks.error(
-                "brain",
-                err.to_string(),
-                format!(
-                    "set defaultBrainId in {} to an existing brain, or fix brains.json",
-                    home.settings_path().display()
-                ),
-            );
-            return;
-        }
-    };
-    // Which roles use each model, in first-use order.
-    let mut uses: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
-    let mut note = |model: String, user: String| {
-        if !uses.contains_key(&model) {
-            order.push(model.clone());
-        }
-        uses.entry(model).or_default().push(user);
-    };
-    for model in brain.router_policy().chain() {
-        note(model, "planner".into());
-    }
-    for role in Role::ALL {
-        for model in brain.policy(role).chain() {
-            note(model, role.as_str().to_string());
-        }
-    }
-    let mut usable: BTreeMap<String, bool> = BTreeMap::new();
-    for model_id in &order {
-        let users = uses
-            .get(model_id)
-            .map(|u| {
-                if u.len() > 4 {
-                    format!("{} and {} more", u[..3].join(", "), u.len() - 3)
-                } else {
-                    u.join(", ")
-                }
-            })
-            .unwrap_or_default();
-        let id = format!("model:{model_id}");
-        let Some(definition) = models.iter().find(|m| &m.id == model_id) else {
-            checks.warn(
-                id,
-                format!(
-                    "{model_id} (used by {users}) is not in the model catalogue; it is skipped"
-                ),
-                format!(
-                    "add {model_id} to {} or change the brain",
-                    home.models_path().display()
-                ),
-            );
-            usable.insert(model_id.clone(), false);
-            continue;
-        };
-        if definition.is_local() {
-            match braincode_llm_local::resolve_model_path(definition, &home.models_dir()) {
-                Ok(path) => checks.ok(
-                    id,
-                    format!("{model_id} (local) found at {}", path.display()),
-                ),
-                Err(_) => checks.warn(
-                    id,
-                    format!("{model_id} (local, used by {users}) is not pulled yet"),
-                    "braincode models pull",
-                ),
-            }
-            usable.insert(model_id.clone(), true);
-            continue;
-        }
-        match resolve_api_key_with_source(
-            home,
-            &definition.provider,
-            definition.api_key_env.as_deref(),
-        ) {
-            Ok(Some(found)) => {
-                let source = match &found.source {
-                    KeySource::AuthFile => "auth.json".to_string(),
-                    KeySource::Env(name) => format!("${name}"),
-                };
-                checks.ok(
-                    id,
-                    format!(
-                        "{model_id}: API key for {} from {source}",
-                        definition.provider
-                    ),
-                );
-                usable.insert(model_id.clone(), true);
-            }
-            Ok(None) => {
-                let var = definition
-                    .api_key_env
-                    .clone()
-                    .unwrap_or_else(|| braincode_config::provider_env_var(&definition.provider));
-                checks.warn(
-                    id,
-                    format!(
-                        "{model_id} (used by {users}): no API key for provider {}",
-                        definition.provider
-                    ),
-                    format!(
-                        "braincode auth set {}   (or export {var}=...)",
-                        definition.provider
-                    ),
-                );
-                usable.insert(model_id.clone(), false);
-            }
-            Err(err) => {
-                checks.config_error(&id, &err);
-                usable.insert(model_id.clone(), false);
-            }
-        }
-    }
-    // A role whose whole chain is unusable cannot run at all.
-    let mut dead: Vec<String> = Vec::new();
-    let is_usable = |chain: Vec<String>| {
-        chain
-            .iter()
-            .any(|m| usable.get(m).copied().unwrap_or(false))
-    };
-    if !is_usable(brain.router_policy().chain()) {
-        dead.push("planner".into());
-    }
-    for role in Role::ALL {
-        if matches!(role, Role::ImageMaker | Role::Pet) {
-            continue;
-        }
-        if !is_usable(brain.policy(role).chain()) {
-            dead.push(role.as_str().to_string());
-        }
-    }
-    if dead.is_empty() {
-        checks.ok("roles", "every role has at least one usable model");
-    } else {
-        checks.error(
-            "roles",
-            format!("no usable model (missing keys or catalogue entries) for: {}", dead.join(", ")),
-            "add the missing API keys (braincode auth set <provider>) or pick another brain in settings.json",
-        );
-    }
-}
-
-fn git_output(args: &[&str], dir: &Path) -> Option<String> {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
-}
-
-fn check_git(project: &Path, checks: &mut Checks) {
-    let dir = if project.is_dir() {
-        project
-    } else {
-        Path::new(".")
-    };
-    match git_output(&["--version"], dir) {
-        Some(version) => checks.ok("git", version),
-        None => {
-            checks.warn(
-                "git",
-                "git is not installed or not on PATH: no patch summaries, checks or review of changes",
-                "install git",
-            );
-            return;
-        }
-    }
-    match git_output(&["rev-parse", "--show-toplevel"], dir) {
-        Some(top) => checks.ok(
-            "project",
-            format!(
-                "{} is a git repository (top level {top})",
-                project.display()
-            ),
-        ),
-        None => checks.warn(
-            "project",
-            format!(
-                "{} is not a git repository: changes cannot be summarized or reviewed",
-                project.display()
-            ),
-            format!("git init {}", project.display()),
-        ),
     }
 }
 

@@ -1,0 +1,167 @@
+//! Checks of the default brain: it resolves, each model it uses is in the catalogue and has
+//! a key (or a pulled local file), and every role keeps at least one usable model.
+
+use std::collections::BTreeMap;
+
+use braincode_config::{Home, KeySource, Settings, resolve_api_key_with_source};
+use braincode_protocol::{ModelDefinition, Role};
+
+use super::checks::Checks;
+
+pub(super) fn check_brain(
+    home: &Home,
+    settings: &Settings,
+    brains: &[braincode_brain::BrainPreset],
+    models: &[ModelDefinition],
+    checks: &mut Checks,
+) {
+    let brain = match braincode_brain::select_brain(brains, &settings.default_brain_id) {
+        Ok(brain) => {
+            checks.ok(
+                "brain",
+                format!("default brain {:?} resolves ({})", brain.id, brain.name),
+            );
+            brain
+        }
+        Err(err) => {
+            checks.error(
+                "brain",
+                err.to_string(),
+                format!(
+                    "set defaultBrainId in {} to an existing brain, or fix brains.json",
+                    home.settings_path().display()
+                ),
+            );
+            return;
+        }
+    };
+    // Which roles use each model, in first-use order.
+    let mut uses: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut note = |model: String, user: String| {
+        if !uses.contains_key(&model) {
+            order.push(model.clone());
+        }
+        uses.entry(model).or_default().push(user);
+    };
+    for model in brain.router_policy().chain() {
+        note(model, "planner".into());
+    }
+    for role in Role::ALL {
+        for model in brain.policy(role).chain() {
+            note(model, role.as_str().to_string());
+        }
+    }
+    let mut usable: BTreeMap<String, bool> = BTreeMap::new();
+    for model_id in &order {
+        let users = uses
+            .get(model_id)
+            .map(|u| {
+                if u.len() > 4 {
+                    format!("{} and {} more", u[..3].join(", "), u.len() - 3)
+                } else {
+                    u.join(", ")
+                }
+            })
+            .unwrap_or_default();
+        let id = format!("model:{model_id}");
+        let Some(definition) = models.iter().find(|m| &m.id == model_id) else {
+            checks.warn(
+                id,
+                format!(
+                    "{model_id} (used by {users}) is not in the model catalogue; it is skipped"
+                ),
+                format!(
+                    "add {model_id} to {} or change the brain",
+                    home.models_path().display()
+                ),
+            );
+            usable.insert(model_id.clone(), false);
+            continue;
+        };
+        if definition.is_local() {
+            match braincode_llm_local::resolve_model_path(definition, &home.models_dir()) {
+                Ok(path) => checks.ok(
+                    id,
+                    format!("{model_id} (local) found at {}", path.display()),
+                ),
+                Err(_) => checks.warn(
+                    id,
+                    format!("{model_id} (local, used by {users}) is not pulled yet"),
+                    "braincode models pull",
+                ),
+            }
+            usable.insert(model_id.clone(), true);
+            continue;
+        }
+        match resolve_api_key_with_source(
+            home,
+            &definition.provider,
+            definition.api_key_env.as_deref(),
+        ) {
+            Ok(Some(found)) => {
+                let source = match &found.source {
+                    KeySource::AuthFile => "auth.json".to_string(),
+                    KeySource::Env(name) => format!("${name}"),
+                };
+                checks.ok(
+                    id,
+                    format!(
+                        "{model_id}: API key for {} from {source}",
+                        definition.provider
+                    ),
+                );
+                usable.insert(model_id.clone(), true);
+            }
+            Ok(None) => {
+                let var = definition
+                    .api_key_env
+                    .clone()
+                    .unwrap_or_else(|| braincode_config::provider_env_var(&definition.provider));
+                checks.warn(
+                    id,
+                    format!(
+                        "{model_id} (used by {users}): no API key for provider {}",
+                        definition.provider
+                    ),
+                    format!(
+                        "braincode auth set {}   (or export {var}=...)",
+                        definition.provider
+                    ),
+                );
+                usable.insert(model_id.clone(), false);
+            }
+            Err(err) => {
+                checks.config_error(&id, &err);
+                usable.insert(model_id.clone(), false);
+            }
+        }
+    }
+    // A role whose whole chain is unusable cannot run at all.
+    let mut dead: Vec<String> = Vec::new();
+    let is_usable = |chain: Vec<String>| {
+        chain
+            .iter()
+            .any(|m| usable.get(m).copied().unwrap_or(false))
+    };
+    if !is_usable(brain.router_policy().chain()) {
+        dead.push("planner".into());
+    }
+    for role in Role::ALL {
+        if matches!(role, Role::ImageMaker | Role::Pet) {
+            continue;
+        }
+        if !is_usable(brain.policy(role).chain()) {
+            dead.push(role.as_str().to_string());
+        }
+    }
+    if dead.is_empty() {
+        checks.ok("roles", "every role has at least one usable model");
+    } else {
+        checks.error(
+            "roles",
+            format!("no usable model (missing keys or catalogue entries) for: {}", dead.join(", ")),
+            "add the missing API keys (braincode auth set <provider>) or pick another brain in settings.json",
+        );
+    }
+}

@@ -1,0 +1,73 @@
+//! The list `diagnose` fills: one entry per check, with helpers for each outcome and for
+//! turning a config-file error into a precise fix.
+
+use braincode_config::ConfigError;
+
+use super::{CheckStatus, DoctorCheck};
+
+/// The checks recorded so far, in order.
+pub(super) struct Checks(pub(super) Vec<DoctorCheck>);
+
+impl Checks {
+    pub(super) fn push(
+        &mut self,
+        id: impl Into<String>,
+        status: CheckStatus,
+        message: impl Into<String>,
+        fix: Option<String>,
+    ) {
+        self.0.push(DoctorCheck {
+            id: id.into(),
+            status,
+            message: message.into(),
+            fix,
+        });
+    }
+
+    pub(super) fn ok(&mut self, id: impl Into<String>, message: impl Into<String>) {
+        self.push(id, CheckStatus::Ok, message, None);
+    }
+
+    pub(super) fn warn(
+        &mut self,
+        id: impl Into<String>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) {
+        self.push(id, CheckStatus::Warning, message, Some(fix.into()));
+    }
+
+    pub(super) fn error(
+        &mut self,
+        id: impl Into<String>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) {
+        self.push(id, CheckStatus::Error, message, Some(fix.into()));
+    }
+
+    /// Records a config-file error with a fix that points at the exact place.
+    pub(super) fn config_error(&mut self, id: &str, err: &ConfigError) {
+        let fix = match err {
+            ConfigError::InsecurePermissions { path, .. } => {
+                format!("chmod 600 {}", path.display())
+            }
+            ConfigError::Syntax { path, location, .. }
+            | ConfigError::Field { path, location, .. }
+            | ConfigError::Invalid { path, location, .. } => format!(
+                "edit {}{location}{}, or move the file away to use the defaults",
+                path.display(),
+                location
+                    .field
+                    .as_deref()
+                    .map(|f| format!(" (field {f})"))
+                    .unwrap_or_default()
+            ),
+            other => match other.path() {
+                Some(path) => format!("check that {} is a readable file", path.display()),
+                None => "set BRAINCODE_HOME to a writable directory".into(),
+            },
+        };
+        self.error(id, err.to_string(), fix);
+    }
+}

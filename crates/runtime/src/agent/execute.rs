@@ -1,0 +1,254 @@
+//! Tool execution of the agent loop: batching (parallel reads, serial writes), the gate,
+//! events and journal records per call, the evidence cache, and isolation of each tool on its
+//! own task with a time limit.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use braincode_llm::ToolCall;
+use braincode_protocol::{Record, RunEvent, ToolExecutionSummary, ToolStage};
+use braincode_tools::{
+    CacheLookup, SharedTool, ToolContext, ToolOutput, ToolPermission, summarize_json,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{AgentError, AgentServices, AgentSetup, GateOutcome, GateRequest};
+
+/// Runs every call of one assistant turn and returns one output per call, in call order.
+pub(super) async fn execute_calls(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    tools: &BTreeMap<&str, &SharedTool>,
+    calls: &[ToolCall],
+    cancel: &CancellationToken,
+) -> Result<Vec<ToolOutput>, AgentError> {
+    let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+    let mut index = 0;
+    while index < calls.len() {
+        // A batch is either one run of consecutive read calls (run in parallel) or a single
+        // writing/executing call.
+        let is_read = |call: &ToolCall| {
+            tools
+                .get(call.name.as_str())
+                .is_some_and(|t| t.definition().permission == ToolPermission::Read)
+        };
+        let end = if is_read(&calls[index]) {
+            let mut end = index + 1;
+            while end < calls.len() && is_read(&calls[end]) {
+                end += 1;
+            }
+            end
+        } else {
+            index + 1
+        };
+
+        let mut runnable = Vec::new();
+        for (offset, call) in calls[index..end].iter().enumerate() {
+            let slot = index + offset;
+            match prepare_call(setup, services, tools, call).await {
+                Prepared::Done(output) => outputs[slot] = Some(output),
+                Prepared::Run(tool) => runnable.push((slot, call, tool)),
+            }
+        }
+        let runs = runnable.into_iter().map(|(slot, call, tool)| async move {
+            (slot, run_one(setup, services, tool, call).await)
+        });
+        let finished = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(AgentError::Cancelled),
+            finished = futures::future::join_all(runs) => finished,
+        };
+        for (slot, output) in finished {
+            outputs[slot] = Some(output);
+        }
+        index = end;
+    }
+    if cancel.is_cancelled() {
+        return Err(AgentError::Cancelled);
+    }
+    Ok(outputs
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| ToolOutput::error("internal error: the call was not run")))
+        .collect())
+}
+
+enum Prepared<'a> {
+    Done(ToolOutput),
+    Run(&'a SharedTool),
+}
+
+async fn prepare_call<'a>(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    tools: &BTreeMap<&str, &'a SharedTool>,
+    call: &ToolCall,
+) -> Prepared<'a> {
+    let Some(tool) = tools.get(call.name.as_str()).copied() else {
+        let available: Vec<&str> = tools.keys().copied().collect();
+        return Prepared::Done(ToolOutput::error(format!(
+            "unknown tool {:?}; available tools: {}",
+            call.name,
+            if available.is_empty() {
+                "none".to_string()
+            } else {
+                available.join(", ")
+            }
+        )));
+    };
+    if let Some(problem) = &call.argument_error {
+        return Prepared::Done(ToolOutput::error(format!(
+            "invalid arguments for {}: {problem}. Send the arguments as one JSON object matching the tool's schema.",
+            call.name
+        )));
+    }
+    let request = GateRequest {
+        call,
+        tool: tool.definition(),
+        origin: &setup.origin,
+    };
+    match services.gate.check(request).await {
+        GateOutcome::Allow => Prepared::Run(tool),
+        GateOutcome::Refuse(message) => Prepared::Done(ToolOutput::error(message)),
+    }
+}
+
+async fn run_one(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    tool: &SharedTool,
+    call: &ToolCall,
+) -> ToolOutput {
+    let started = Instant::now();
+    let definition = tool.definition();
+    let args_summary = summarize_json(&call.arguments);
+    services.sink.emit(RunEvent::ToolStarted {
+        agent: setup.agent.clone(),
+        call_id: call.id.clone(),
+        tool_name: definition.name.clone(),
+        summary: one_line(&call.arguments),
+    });
+    services
+        .sink
+        .record(Record::ToolExecutionSummary(ToolExecutionSummary {
+            tool_call_id: call.id.clone(),
+            tool_name: definition.name.clone(),
+            stage: ToolStage::Start,
+            origin: setup.origin.clone(),
+            args_summary: Some(args_summary),
+            is_error: false,
+            result_summary: None,
+            duration_ms: None,
+        }));
+
+    let cached = services
+        .cache
+        .as_ref()
+        .map(|c| c.before_call(&definition.name, &call.arguments));
+    let output = match cached {
+        Some(CacheLookup::Hit(output) | CacheLookup::Blocked(output)) => output,
+        Some(CacheLookup::Miss) | None => {
+            let output = execute_isolated(tool, call, services, setup.tool_timeout).await;
+            match &services.cache {
+                Some(cache) => cache.after_call(&definition.name, &call.arguments, output),
+                None => output,
+            }
+        }
+    };
+
+    let duration_ms = started.elapsed().as_millis() as u64;
+    services.stats.count(setup.origin.phase, output.is_error);
+    services
+        .sink
+        .record(Record::ToolExecutionSummary(ToolExecutionSummary {
+            tool_call_id: call.id.clone(),
+            tool_name: definition.name.clone(),
+            stage: ToolStage::End,
+            origin: setup.origin.clone(),
+            args_summary: None,
+            is_error: output.is_error,
+            result_summary: Some(summarize_json(&Value::String(output.content.clone()))),
+            duration_ms: Some(duration_ms),
+        }));
+    services.sink.emit(RunEvent::ToolFinished {
+        agent: setup.agent.clone(),
+        call_id: call.id.clone(),
+        tool_name: definition.name.clone(),
+        is_error: output.is_error,
+        duration_ms,
+    });
+    output
+}
+
+/// Runs a tool on its own task, so a panic or a hang becomes an error output instead of
+/// taking the loop down. On timeout the tool's cancellation token fires (killing its process
+/// group) and the task is aborted.
+async fn execute_isolated(
+    tool: &SharedTool,
+    call: &ToolCall,
+    services: &AgentServices,
+    limit: Duration,
+) -> ToolOutput {
+    let call_cancel = services.tool_context.cancel.child_token();
+    let context = ToolContext {
+        project_root: services.tool_context.project_root.clone(),
+        cancel: call_cancel.clone(),
+        sandbox: services.tool_context.sandbox.clone(),
+    };
+    let tool = Arc::clone(tool);
+    let arguments = call.arguments.clone();
+    let handle = tokio::spawn(async move { tool.call(arguments, &context).await });
+    let abort = handle.abort_handle();
+    // Dropping a JoinHandle detaches its task: if this future is dropped (the run is
+    // cancelled, a signal arrives) the tool must stop too, which drops its process guards.
+    let _abort_on_drop = AbortOnDrop(abort.clone());
+    let mut output = finish_isolated(call, limit, &call_cancel, abort, handle).await;
+    // Tool output goes to a model and the journal: no registered secret goes with it.
+    if let std::borrow::Cow::Owned(redacted) =
+        braincode_protocol::secrets::redact_secrets(&output.content)
+    {
+        output.content = redacted;
+    }
+    output
+}
+
+/// Aborts a task when dropped (a finished task is unaffected).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn finish_isolated(
+    call: &ToolCall,
+    limit: Duration,
+    call_cancel: &tokio_util::sync::CancellationToken,
+    abort: tokio::task::AbortHandle,
+    handle: tokio::task::JoinHandle<ToolOutput>,
+) -> ToolOutput {
+    match tokio::time::timeout(limit, handle).await {
+        Ok(Ok(output)) => output,
+        Ok(Err(join_error)) if join_error.is_panic() => ToolOutput::error(format!(
+            "{} crashed while running; this is a bug in the tool, not in your arguments",
+            call.name
+        )),
+        Ok(Err(_)) => ToolOutput::error(format!("{} was cancelled", call.name)),
+        Err(_) => {
+            call_cancel.cancel();
+            abort.abort();
+            ToolOutput::error(format!(
+                "{} did not finish within {} s and was stopped (its processes were killed)",
+                call.name,
+                limit.as_secs()
+            ))
+        }
+    }
+}
+
+fn one_line(arguments: &Value) -> String {
+    let text = arguments.to_string();
+    braincode_context::clip_chars(&text, 160)
+}

@@ -1,0 +1,144 @@
+//! Model calls of the agent loop: the request-size guard, one streamed call (re-issued once
+//! when the reply is cut off) and the journaled token usage.
+
+use braincode_llm::{ChatMessage, ChatRequest, ErrorKind, ModelError, ModelEvent, collect_stream};
+use braincode_protocol::{Record, TokenUsage, Usage};
+use tokio_util::sync::CancellationToken;
+
+use super::{AgentError, AgentServices, AgentSetup, CONTEXT_GUARD_BYTES};
+
+/// How many times one model call is issued when its reply is cut off after content arrived
+/// (a model call has no side effects; failures before any content are retried by the client).
+const CALL_ATTEMPTS: u32 = 2;
+
+/// One model call, re-issued on the same model when the reply was interrupted; each retry is
+/// journaled (`model_retry`) and shown.
+pub(super) async fn call_model(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    request: ChatRequest,
+    cancel: &CancellationToken,
+) -> Result<braincode_llm::Completion, AgentError> {
+    let mut attempt = 1;
+    loop {
+        match call_model_once(setup, services, request.clone(), cancel).await {
+            Err(AgentError::Model(err))
+                if err.kind.is_retryable_call() && attempt < CALL_ATTEMPTS =>
+            {
+                services
+                    .sink
+                    .record(Record::ModelRetry(braincode_protocol::ModelRetry {
+                        model: setup.model_id.clone(),
+                        attempt,
+                        kind: err.kind.to_string(),
+                        message: err.message.clone(),
+                        phase: setup.origin.phase.map(|p| p.as_str().to_string()),
+                        role: setup.origin.role.map(|r| r.as_str().to_string()),
+                    }));
+                services.sink.warning(format!(
+                    "{}: the reply was cut off ({}); asking the same model again, the partial reply is discarded",
+                    setup.model_id, err.message
+                ));
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn call_model_once(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    request: ChatRequest,
+    cancel: &CancellationToken,
+) -> Result<braincode_llm::Completion, AgentError> {
+    let sink = services.sink.clone();
+    let agent = setup.agent.clone();
+    let stream_text = setup.stream_text;
+    let work = async {
+        let stream = services
+            .client
+            .stream(request, cancel.clone())
+            .await
+            .map_err(|e| with_model(e, &setup.model_id))?;
+        collect_stream(stream, move |event| match event {
+            ModelEvent::TextDelta { text } if stream_text => sink.text_delta(&agent, text),
+            ModelEvent::ReasoningDelta { text } if stream_text => {
+                sink.reasoning_delta(&agent, text);
+            }
+            _ => {}
+        })
+        .await
+        .map_err(|e| with_model(e, &setup.model_id))
+    };
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(AgentError::Cancelled),
+        result = work => match result {
+            Ok(completion) => Ok(completion),
+            Err(err) if err.kind == ErrorKind::Cancelled => Err(AgentError::Cancelled),
+            Err(err) => Err(AgentError::Model(err)),
+        },
+    }
+}
+
+fn with_model(mut err: ModelError, model_id: &str) -> ModelError {
+    if err.model.is_none() {
+        err.model = Some(model_id.to_string());
+    }
+    err
+}
+
+pub(super) fn guard_request_size(request: &ChatRequest) -> Result<(), AgentError> {
+    let mut estimated = request.system.as_ref().map_or(0, String::len);
+    for message in &request.messages {
+        estimated += match message {
+            ChatMessage::User { content } => content
+                .iter()
+                .map(|part| match part {
+                    // Images travel separately from the text budget providers count.
+                    braincode_llm::ContentPart::Text { text } => text.len(),
+                    braincode_llm::ContentPart::Image { .. } => 64,
+                })
+                .sum::<usize>(),
+            ChatMessage::Assistant { text, tool_calls } => {
+                text.len()
+                    + tool_calls
+                        .iter()
+                        .map(|c| c.raw_arguments.len() + 64)
+                        .sum::<usize>()
+            }
+            ChatMessage::Tool { content, .. } => content.len() + 64,
+        };
+    }
+    if estimated > CONTEXT_GUARD_BYTES {
+        return Err(AgentError::ContextTooLarge {
+            estimated,
+            limit: CONTEXT_GUARD_BYTES,
+        });
+    }
+    Ok(())
+}
+
+pub(super) fn record_usage(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    usage: Usage,
+    message_index: usize,
+) {
+    let origin = &setup.origin;
+    let session = origin.agent_session_id.clone().unwrap_or_default();
+    services.sink.record(Record::TokenUsage(TokenUsage {
+        role: origin.role,
+        phase: origin.phase,
+        brain_id: origin.brain_id.clone(),
+        model_id: Some(setup.model_id.clone()),
+        provider: Some(setup.provider.clone()),
+        agent_session_id: origin.agent_session_id.clone(),
+        task_id: origin.task_id.clone(),
+        parent_id: origin.parent_id.clone(),
+        turn_id: Some(format!("{session}:{message_index}:0")),
+        attempt: origin.attempt,
+        usage,
+    }));
+}

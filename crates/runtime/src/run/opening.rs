@@ -1,0 +1,90 @@
+//! How a run begins: its session and context ids, the journal file, whether the session
+//! continues earlier runs, and the `run_start` record written before anything else.
+
+use braincode_config::journal::clip_text;
+use braincode_config::{Home, JournalWriter, continuity_block, session_has_runs};
+use braincode_protocol::{JournalEntry, Record, RunStart, SessionId};
+
+use super::RunRequest;
+use crate::sink::JournalAppend;
+
+/// A fresh, sortable session id: `YYYYMMDD-HHMMSS-xxxxxx`.
+pub fn new_session_id() -> SessionId {
+    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+    let suffix: String = uuid::Uuid::new_v4()
+        .simple()
+        .to_string()
+        .chars()
+        .take(6)
+        .collect();
+    // The format only produces [0-9a-f-], which is always a valid id.
+    SessionId::new(format!("{stamp}-{suffix}")).unwrap_or_else(|_| fallback_session_id())
+}
+
+fn fallback_session_id() -> SessionId {
+    match SessionId::new(uuid::Uuid::new_v4().simple().to_string()) {
+        Ok(id) => id,
+        Err(_) => unreachable_id(),
+    }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_id() -> SessionId {
+    // A UUID's simple form is 32 hex digits, which SessionId always accepts.
+    panic!("a UUID was rejected as a session id")
+}
+
+pub(super) fn new_context_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// The session journal on disk, as the sink appends to it.
+pub(super) struct JournalFile(pub(super) JournalWriter);
+
+impl JournalAppend for JournalFile {
+    fn append(&mut self, entry: &JournalEntry) -> std::io::Result<()> {
+        self.0.append_entry(entry).map_err(std::io::Error::other)
+    }
+}
+
+/// Whether a run continues earlier runs of its session, decided before the run's own first
+/// record lands in the journal.
+pub(super) struct History {
+    pub(super) continuing: bool,
+    /// The continuity block to lead the request with (none for a new session, or when the
+    /// prompt references this session with `@@` itself).
+    pub(super) block: Option<String>,
+}
+
+impl History {
+    pub(super) fn probe(home: &Home, request: &RunRequest, session_id: &SessionId) -> History {
+        let continuing = request.session_id.is_some() && session_has_runs(home, session_id);
+        let block = if continuing && !request.prompt.contains(&format!("@@{session_id}")) {
+            continuity_block(home, session_id)
+        } else {
+            None
+        };
+        History { continuing, block }
+    }
+}
+
+/// The run's first record: the prompt as the user gave it (clipped to
+/// [`JOURNALED_PROMPT_BYTES`](super::finish::JOURNALED_PROMPT_BYTES)) and the project, so
+/// that a run interrupted at any point is listed with its prompt.
+pub(super) fn opening_record(
+    request: &RunRequest,
+    support: Option<braincode_protocol::ProjectSupportSummary>,
+) -> Record {
+    Record::RunStart(RunStart {
+        prompt: clip_text(&request.prompt, super::finish::JOURNALED_PROMPT_BYTES).into_owned(),
+        plan: None,
+        project_support: Some(support.unwrap_or_else(|| {
+            braincode_protocol::ProjectSupportSummary {
+                root: request.project_root.display().to_string(),
+                ..Default::default()
+            }
+        })),
+        model: None,
+        attempt: None,
+    })
+}
