@@ -26,12 +26,18 @@ pub fn unique() -> String {
 }
 
 /// A scratch directory outside `/tmp` (so bubblewrap's private `/tmp` does not hide it by
-/// accident: the sandbox must hide it on purpose).
+/// accident: the sandbox must hide it on purpose): `/var/tmp`, else Cargo's target directory
+/// (which is under `/tmp` itself when the checkout is).
 pub fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("sbx-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .expect("scratch dir in CARGO_TARGET_TMPDIR")
+    let builder = || {
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("sbx-");
+        builder
+    };
+    builder()
+        .tempdir_in("/var/tmp")
+        .or_else(|_| builder().tempdir_in(env!("CARGO_TARGET_TMPDIR")))
+        .expect("scratch dir in /var/tmp or CARGO_TARGET_TMPDIR")
 }
 
 /// A project with `.git`, `.env` and sources; a home with `~/.ssh/id_rsa`; a Braincode home
