@@ -78,12 +78,21 @@ pub(crate) fn build_shared(
         .map_err(|e| format!("tools.json: {e}"))?
         .with_braincode_home(services.home.root());
     let project_root = request.project_root.clone();
-    let sandbox = make_sandbox(
-        &services.home,
-        &project_root,
-        request.allow_network || loaded.settings.sandbox.allow_network,
-        &loaded.settings.sandbox.writable_paths,
-    );
+    // Setting a sandbox up probes the OS and walks the project for secrets (tens of ms): only
+    // a run that can start a process pays for it: one offered command tools, or with hooks.
+    let runs_commands = crate::run::primary::tool_mode(request.permission)
+        .allows(braincode_tools::ToolPermission::Execute)
+        || !loaded.hooks.is_empty();
+    let sandbox = if runs_commands {
+        make_sandbox(
+            &services.home,
+            &project_root,
+            request.allow_network || loaded.settings.sandbox.allow_network,
+            &loaded.settings.sandbox.writable_paths,
+        )
+    } else {
+        Err("not set up: this run starts no command".to_string())
+    };
     let gate = Arc::new(PolicyGate::new(
         policy,
         project_root.clone(),
