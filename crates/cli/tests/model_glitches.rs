@@ -5,21 +5,8 @@
 mod run_harness;
 
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
-use run_harness::{braincode_env as braincode, configure_one_model as configure};
+use run_harness::{configure_one_model as configure, journal, run_json};
 use serde_json::Value;
-
-fn journal_types(home: &TempHome, report: &Value) -> Vec<Value> {
-    let session = report["sessionId"].as_str().unwrap();
-    std::fs::read_to_string(
-        home.path()
-            .join("sessions")
-            .join(format!("{session}.jsonl")),
-    )
-    .unwrap()
-    .lines()
-    .map(|line| serde_json::from_str(line).unwrap())
-    .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_cut_after_content_is_asked_again_and_journaled() {
@@ -34,17 +21,9 @@ async fn a_reply_cut_after_content_is_asked_again_and_journaled() {
     let home = TempHome::new();
     configure(&home, &server);
     let repo = TempRepo::new();
-    let out = braincode(
-        &home,
-        repo.path(),
-        &["run", "--json", "--heuristic", "hello there"],
-        &[],
-    )
-    .await;
-    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
-    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let report = run_json(&home, repo.path(), &[], "hello there", &[]).await;
     assert_eq!(report["modelSummary"], "the whole answer", "{report}");
-    let records = journal_types(&home, &report);
+    let records = journal(&home, report["sessionId"].as_str().unwrap());
     let retries: Vec<&Value> = records
         .iter()
         .filter(|r| r["type"] == "model_retry")
@@ -68,17 +47,9 @@ async fn a_glitch_before_any_content_is_retried_by_the_client_and_journaled() {
     let home = TempHome::new();
     configure(&home, &server);
     let repo = TempRepo::new();
-    let out = braincode(
-        &home,
-        repo.path(),
-        &["run", "--json", "--heuristic", "hello there"],
-        &[],
-    )
-    .await;
-    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
-    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let report = run_json(&home, repo.path(), &[], "hello there", &[]).await;
     assert_eq!(report["modelSummary"], "answered after a retry");
-    let records = journal_types(&home, &report);
+    let records = journal(&home, report["sessionId"].as_str().unwrap());
     assert!(
         records
             .iter()

@@ -10,7 +10,7 @@ use braincode_test_support::{
 };
 use run_harness::{
     Output, all_requests_text, braincode_env as braincode, configure_one_model as configure,
-    hello_server,
+    hello_server, run_json,
 };
 use serde_json::{Value, json};
 
@@ -35,21 +35,13 @@ async fn project_hooks_stay_inert_until_the_project_is_trusted_again() {
     };
     repo.write(".agents/hooks.json", &hooks("ONE").to_string());
 
-    let out = braincode(
-        &home,
-        repo.path(),
-        &["run", "--json", "--heuristic", "hello there"],
-        &[],
-    )
-    .await;
-    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let report = run_json(&home, repo.path(), &[], "hello there", &[]).await;
     assert!(!marker.exists(), "an untrusted project's hook ran");
     assert_eq!(
         hit.hits(),
         0,
         "an untrusted project's hook reached the network"
     );
-    let report: Value = serde_json::from_str(&out.stdout).unwrap();
     let warnings = report["warnings"].to_string();
     assert!(warnings.contains(".agents/hooks.json"), "{warnings}");
     assert!(warnings.contains("braincode trust"), "{warnings}");
@@ -59,14 +51,7 @@ async fn project_hooks_stay_inert_until_the_project_is_trusted_again() {
     let out = braincode(&home, repo.path(), &["trust"], &[]).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains(".agents/hooks.json"), "{}", out.stdout);
-    let out = braincode(
-        &home,
-        repo.path(),
-        &["run", "--json", "--heuristic", "hello again"],
-        &[],
-    )
-    .await;
-    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    run_json(&home, repo.path(), &[], "hello again", &[]).await;
     assert!(marker.exists(), "a trusted project's hook must run");
     assert!(all_requests_text(&server).contains("HOOK_CONTEXT_ONE"));
     assert_eq!(hit.hits(), 0, "hooks run in the sandbox, without network");
@@ -74,34 +59,21 @@ async fn project_hooks_stay_inert_until_the_project_is_trusted_again() {
     // The file changes (as an agent edit or a pull would): inert again until trusted again.
     std::fs::remove_file(&marker).unwrap();
     repo.write(".agents/hooks.json", &hooks("TWO").to_string());
-    let out = braincode(
-        &home,
-        repo.path(),
-        &["run", "--json", "--heuristic", "hello once more"],
-        &[],
-    )
-    .await;
-    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let report = run_json(&home, repo.path(), &[], "hello once more", &[]).await;
     assert!(
         !marker.exists(),
         "a changed hooks file ran without new trust"
     );
     assert!(
-        out.stdout.contains("changed since you trusted"),
-        "{}",
-        out.stdout
+        report["warnings"]
+            .to_string()
+            .contains("changed since you trusted"),
+        "{report}"
     );
     assert!(!all_requests_text(&server).contains("HOOK_CONTEXT_TWO"));
 
     // `--trust` trusts it for this run and the next.
-    let out = braincode(
-        &home,
-        repo.path(),
-        &["run", "--trust", "--json", "--heuristic", "hello, trusted"],
-        &[],
-    )
-    .await;
-    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    run_json(&home, repo.path(), &["--trust"], "hello, trusted", &[]).await;
     assert!(marker.exists());
 }
 
@@ -132,14 +104,7 @@ async fn repository_git_config_runs_nothing_during_a_read_only_run() {
     }
     // A stat-dirty tracked file makes git re-read it (clean filter) and diff it (textconv).
     repo.write("notes.txt", "first\nsecond\n");
-    let out = braincode(
-        &home,
-        repo.path(),
-        &["run", "--json", "--heuristic", "hello there"],
-        &[],
-    )
-    .await;
-    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    run_json(&home, repo.path(), &[], "hello there", &[]).await;
     let ran: Vec<String> = std::fs::read_dir(&markers)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -424,14 +389,14 @@ async fn support_files_linking_out_of_the_project_never_reach_the_model() {
         root.join(".agents/skills/keys2"),
     )
     .unwrap();
-    let out = braincode(
+    run_json(
         &home,
         root,
-        &["run", "--json", "--heuristic", "hello there"],
+        &[],
+        "hello there",
         &[("FAKE_SERVICE_API_KEY", ENV_MARKER)],
     )
     .await;
-    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
     let sent = all_requests_text(&server);
     assert!(!sent.is_empty());
     for marker in [SSH_MARKER, ENV_MARKER, "PATH=/"] {

@@ -70,6 +70,22 @@ pub async fn hello_server() -> ScriptedServer {
     .await
 }
 
+/// `braincode run --json --heuristic [flags…] <prompt>`, which must answer (exit 0): its report.
+pub async fn run_json(
+    home: &TempHome,
+    cwd: &Path,
+    flags: &[&str],
+    prompt: &str,
+    env: &[(&str, &str)],
+) -> Value {
+    let mut args = vec!["run", "--json", "--heuristic"];
+    args.extend_from_slice(flags);
+    args.push(prompt);
+    let out = braincode_env(home, cwd, &args, env).await;
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
 /// Everything every request to `server` carried, joined.
 pub fn all_requests_text(server: &ScriptedServer) -> String {
     server
