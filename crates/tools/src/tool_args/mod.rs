@@ -522,6 +522,56 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// `FIELDS` (what error messages list) and the serde attributes (what is accepted) say the
+    /// same thing twice; this keeps them in agreement for every tool.
+    fn fields_agree_with_serde<T: ToolArgs + std::fmt::Debug>() {
+        let listed: Vec<&str> = T::FIELDS
+            .iter()
+            .flat_map(|(name, aliases)| std::iter::once(*name).chain(aliases.iter().copied()))
+            .collect();
+        for name in &listed {
+            let probe = json!({ *name: {"not": "a valid value"} });
+            if let Err(error) = serde_json::from_value::<T>(probe) {
+                assert!(
+                    !error.to_string().starts_with("unknown field"),
+                    "{}: FIELDS lists {name}, serde refuses it: {error}",
+                    T::TOOL
+                );
+            }
+        }
+        let error = serde_json::from_value::<T>(json!({"__no_such_field__": 1}))
+            .expect_err("unknown fields are refused")
+            .to_string();
+        let known = error
+            .split_once("expected one of ")
+            .or_else(|| error.split_once("expected "))
+            .map_or("", |(_, rest)| rest);
+        for name in known.split(", ").filter_map(|n| n.split('`').nth(1)) {
+            assert!(
+                listed.contains(&name),
+                "{}: serde accepts {name}, FIELDS does not list it",
+                T::TOOL
+            );
+        }
+    }
+
+    #[test]
+    fn listed_fields_match_what_serde_accepts() {
+        fields_agree_with_serde::<ShellArgs>();
+        fields_agree_with_serde::<ExecCommandArgs>();
+        fields_agree_with_serde::<WriteStdinArgs>();
+        fields_agree_with_serde::<KillBackgroundArgs>();
+        fields_agree_with_serde::<ListBackgroundArgs>();
+        fields_agree_with_serde::<GetChangedFilesArgs>();
+        fields_agree_with_serde::<GitDiffArgs>();
+        fields_agree_with_serde::<EditFileArgs>();
+        fields_agree_with_serde::<ApplyPatchArgs>();
+        fields_agree_with_serde::<RunScriptArgs>();
+        fields_agree_with_serde::<ReadFileArgs>();
+        fields_agree_with_serde::<ListFilesArgs>();
+        fields_agree_with_serde::<SearchFilesArgs>();
+    }
+
     #[test]
     fn aliases_are_one_field() {
         let error = ShellArgs::parse(&json!({"command": "git push", "cmd": "true"})).unwrap_err();
