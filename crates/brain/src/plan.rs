@@ -3,7 +3,8 @@
 //! This is what `braincode run --dry-run --json` prints and what the runtime executes.
 
 use braincode_context::{
-    BrainLayer, BrainTaskContext, HandoffPacket, SNAPSHOT_FIELD_MAX_CHARS, clip_chars,
+    BrainLayer, BrainTaskContext, HandoffPacket, HandoffPacketExt, SNAPSHOT_FIELD_MAX_CHARS,
+    clip_chars,
 };
 use braincode_protocol::{
     Clarification, ContextId, ContextRef, Mode, Role, RoutingSource, TaskProgress, TaskStatus,

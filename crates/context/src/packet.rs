@@ -1,102 +1,16 @@
-//! Task contexts and the two packets that cross between the Brain and a worker.
+//! Building the two packets that cross between the Brain and a worker, and their
+//! `agent_message` envelopes.
+//!
+//! The packet shapes are `braincode_protocol`'s; an inherent impl cannot live outside the
+//! crate of its type, so the constructors are extension traits ([`HandoffPacketExt`],
+//! [`WorkerResultExt`]): import them and write `HandoffPacket::for_worker(..)` as before.
 
 use braincode_protocol::{
-    AgentMessage, ContextId, ContextRef, MessageKind, Role, TaskProgress, TaskStatus, WorkerPhase,
+    AgentLayer, AgentMessage, AgentTaskContext, BrainLayer, ContextId, ContextRef, HandoffPacket,
+    MessageKind, Role, TaskProgress, TaskStatus, WorkerPhase, WorkerResult,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-
-use crate::layer::{AgentLayer, BrainLayer};
-
-/// The Brain's own task context: exactly one per run, the parent of every worker context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BrainTaskContext {
-    /// Context id (the session id in a real run).
-    pub id: ContextId,
-    /// Always `"brain"`.
-    pub layer: BrainLayer,
-    /// The user's goal for the run.
-    pub goal: String,
-    /// Progress of the whole run.
-    pub progress: TaskProgress,
-    /// The worker contexts this run created, in execution order.
-    pub child_context_ids: Vec<ContextId>,
-    /// References the Brain keeps for the run (files, threads, summaries, artifacts).
-    #[serde(default)]
-    pub context_refs: Vec<ContextRef>,
-}
-
-/// One worker's isolated task context. A worker never sees another worker's context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AgentTaskContext {
-    /// Context id of this task (fresh per worker per run).
-    pub id: ContextId,
-    /// The Brain context this task belongs to.
-    pub parent_id: ContextId,
-    /// Always `"agent"`.
-    pub layer: AgentLayer,
-    /// The role the worker runs as.
-    pub agent_role: Role,
-    /// What this worker must achieve.
-    pub goal: String,
-    /// Progress of this task.
-    pub progress: TaskProgress,
-    /// References handed to the worker.
-    #[serde(default)]
-    pub context_refs: Vec<ContextRef>,
-}
-
-/// Brain → agent: everything a worker is given about its task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HandoffPacket {
-    /// Always `"brain"`.
-    pub from_layer: BrainLayer,
-    /// Always `"agent"`.
-    pub to_layer: AgentLayer,
-    /// Packet id (`<task id>:handoff`).
-    pub id: String,
-    /// The worker's task envelope.
-    pub task: AgentTaskContext,
-    /// Hard rules the worker prompt carries verbatim.
-    pub constraints: Vec<String>,
-    /// Description of the reply shape the worker must return.
-    pub expected_result: String,
-}
-
-/// Agent → brain: the only thing a worker hands back.
-///
-/// There is deliberately no transcript, reasoning trace or tool log here: those stay in the
-/// worker's isolated session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkerResult {
-    /// Always `"agent"`.
-    pub from_layer: AgentLayer,
-    /// Always `"brain"`.
-    pub to_layer: BrainLayer,
-    /// The handoff this result answers.
-    pub handoff_id: String,
-    /// The task context id, echoed from the handoff (never taken from the model).
-    pub task_id: ContextId,
-    /// The Brain context id, echoed from the handoff (never taken from the model).
-    pub parent_id: ContextId,
-    /// Final progress of the task.
-    pub progress: TaskProgress,
-    /// Short, user-facing summary of the outcome.
-    pub summary: String,
-    /// What the worker produced or relied on.
-    #[serde(default)]
-    pub artifacts: Vec<ContextRef>,
-    /// Risks the Brain should weigh.
-    #[serde(default)]
-    pub risks: Vec<String>,
-    /// Open questions for the Brain or the user.
-    #[serde(default)]
-    pub next_questions: Vec<String>,
-}
 
 /// The isolation rules every handoff carries, in the order they appear in the worker prompt.
 pub const HANDOFF_CONSTRAINTS: [&str; 6] = [
@@ -128,13 +42,25 @@ const EXPECTED_REVIEW_FIELDS: &str = " Add the review verdict to the same object
 \"blockingIssues\": [<string>], \"residualRisks\": [<string>]. List findings first, most \
 severe first; with no findings, explain why in rationale.";
 
-impl HandoffPacket {
+/// Constructors of a [`HandoffPacket`].
+pub trait HandoffPacketExt {
     /// Builds the handoff for one worker context.
     ///
     /// `task_id` is the worker's fresh context id and `parent` the Brain context id; the
     /// packet id is derived from the task id so a handoff and its result can be joined in the
     /// journal. The task starts `pending` with the summary "<role> <phase> task is queued".
-    pub fn for_worker(
+    fn for_worker(
+        parent: &ContextId,
+        task_id: ContextId,
+        role: Role,
+        phase: WorkerPhase,
+        goal: &str,
+        context_refs: Vec<ContextRef>,
+    ) -> HandoffPacket;
+}
+
+impl HandoffPacketExt for HandoffPacket {
+    fn for_worker(
         parent: &ContextId,
         task_id: ContextId,
         role: Role,
@@ -170,16 +96,21 @@ impl HandoffPacket {
             expected_result,
         }
     }
-
-    /// The role the handoff is addressed to.
-    pub fn role(&self) -> Role {
-        self.task.agent_role
-    }
 }
 
-impl WorkerResult {
+/// Constructors of a [`WorkerResult`] (a worker's reply is turned into one by
+/// [`crate::normalize_worker_result`]).
+pub trait WorkerResultExt {
     /// A result for `handoff` with the ids echoed from it and empty lists.
-    pub fn for_handoff(handoff: &HandoffPacket, progress: TaskProgress, summary: String) -> Self {
+    fn for_handoff(handoff: &HandoffPacket, progress: TaskProgress, summary: String) -> Self;
+
+    /// A failed result (every model candidate failed, the worker could not run): the summary
+    /// is "<role> worker failed: <error>" and the error is its one risk.
+    fn failed(handoff: &HandoffPacket, error: &str) -> Self;
+}
+
+impl WorkerResultExt for WorkerResult {
+    fn for_handoff(handoff: &HandoffPacket, progress: TaskProgress, summary: String) -> Self {
         WorkerResult {
             from_layer: AgentLayer,
             to_layer: BrainLayer,
@@ -194,8 +125,7 @@ impl WorkerResult {
         }
     }
 
-    /// A failed result (every model candidate failed, the worker could not run).
-    pub fn failed(handoff: &HandoffPacket, error: &str) -> Self {
+    fn failed(handoff: &HandoffPacket, error: &str) -> Self {
         let error = error.trim();
         let summary = format!("{} worker failed: {error}", handoff.role());
         let mut result = WorkerResult::for_handoff(
@@ -209,11 +139,6 @@ impl WorkerResult {
         );
         result.risks.push(error.to_string());
         result
-    }
-
-    /// Whether the worker failed.
-    pub fn is_failed(&self) -> bool {
-        self.progress.status == TaskStatus::Failed
     }
 }
 

@@ -3,11 +3,12 @@
 //! A review can block or request changes, and only an explicit `approved` approves: a reply
 //! without a readable decision is never treated as an approval (DESIGN invariant 4).
 
-use braincode_protocol::{Finding, ReviewDecision, ReviewVerdict, Severity, TaskStatus};
+use braincode_protocol::{
+    Finding, HandoffPacket, ReviewDecision, ReviewVerdict, Severity, TaskStatus, WorkerResult,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::packet::{HandoffPacket, WorkerResult};
 use crate::reply::{extract_json_object, first_list, first_text, number_field};
 use crate::worker_result::{
     SCHEMA_MAX_ITEM_CHARS, SCHEMA_MAX_LIST_ITEMS, WORKER_REQUIRED, normalize_worker_result,
@@ -203,6 +204,7 @@ pub fn review_result_schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::HandoffPacketExt;
     use crate::worker_result::tests::assert_bounded;
     use braincode_protocol::{ContextId, Role, WorkerPhase};
 

@@ -3,10 +3,12 @@
 //! Provider drift must never break orchestration (DESIGN invariant 4): any reply becomes a
 //! result. The ids always come from the handoff (invariant 3), whatever the reply claims.
 
-use braincode_protocol::{ContextRef, ContextRefKind, TaskProgress, TaskStatus};
+use braincode_protocol::{
+    ContextRef, ContextRefKind, HandoffPacket, TaskProgress, TaskStatus, WorkerResult,
+};
 use serde_json::{Map, Value, json};
 
-use crate::packet::{HandoffPacket, WorkerResult};
+use crate::packet::WorkerResultExt;
 use crate::reply::{extract_json_object, first_list, first_text, number_field, text_field};
 
 /// Summary used when a worker returns nothing at all.
@@ -243,6 +245,7 @@ pub fn worker_result_schema() -> Value {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::HandoffPacketExt;
     use braincode_protocol::{ContextId, Role, WorkerPhase};
 
     fn handoff() -> HandoffPacket {

@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use braincode_context::{
-    AgentTaskContext, BrainLayer, BrainTaskContext, HandoffPacket, WorkerResult,
-    normalize_worker_result,
+    AgentTaskContext, BrainLayer, BrainTaskContext, HandoffPacket, HandoffPacketExt, WorkerResult,
+    WorkerResultExt, normalize_worker_result,
 };
 use braincode_protocol::{
     ContextId, ContextRef, ContextRefKind, Role, TaskProgress, TaskStatus, WorkerPhase,

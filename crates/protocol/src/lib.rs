@@ -8,6 +8,7 @@ mod event;
 mod ids;
 mod message;
 mod model;
+mod packets;
 mod record;
 mod report;
 mod role;
@@ -20,6 +21,10 @@ pub use message::{
     AgentMessage, ContextRef, ContextRefKind, MessageKind, TaskProgress, TaskStatus,
 };
 pub use model::{ModelApi, ModelCallSettings, ModelDefinition, ModelTimeouts, ThinkingLevel};
+pub use packets::{
+    AgentLayer, AgentTaskContext, BrainLayer, BrainTaskContext, ContextLayer, HandoffPacket,
+    WorkerResult,
+};
 pub use record::*;
 pub use report::*;
 pub use role::{Mode, Phase, Role, RoleParseError, WorkerPhase};

@@ -124,6 +124,10 @@ pub struct ToolExecutionSummary {
     /// Bounded summary of the result (end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_summary: Option<Value>,
+    /// The tool's output text as the model saw it (end; clipped for the journal), so a replay
+    /// can hand the same output back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     /// Wall time (end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,

@@ -2,169 +2,141 @@
 //!
 //! Every line is `{"timestamp": <epoch ms>, "type": "<record type>", ...fields}`. A line whose
 //! `type` this version does not know is kept verbatim as [`Record::Unknown`], so older binaries
-//! can read newer journals without losing anything. Payloads owned by other crates (plans,
-//! handoff packets, worker results, the BrainTaskContext) are carried as opaque JSON and typed
-//! by the crate that owns them.
+//! can read newer journals without losing anything. Every payload is typed, packets included
+//! ([`crate::HandoffPacket`], [`crate::WorkerResult`], [`crate::BrainTaskContext`]).
+//!
+//! The record types are declared once, in the `records!` list below: the enum's variants and
+//! their `type` names, [`Record::KNOWN_TYPES`] and [`Record::type_name`] are all generated
+//! from it, so a type cannot be added to one and forgotten in another.
 
 mod audit;
+mod mcp;
 mod payloads;
+mod replay;
+mod run;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use audit::*;
+pub use mcp::*;
 pub use payloads::*;
+pub use replay::*;
+pub use run::*;
 
-/// One journal record. Unknown types are kept verbatim.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[allow(clippy::large_enum_variant)]
-pub enum Record {
+/// Declares [`Record`] (one variant per `"type" => Variant(Payload)` line, plus
+/// `Unknown`), [`Record::KNOWN_TYPES`], [`Record::type_name`] and the strict twin used to
+/// explain why a known record did not parse.
+macro_rules! records {
+    ($( $(#[$doc:meta])* $name:literal => $variant:ident($payload:ty), )*) => {
+        /// One journal record. Unknown types are kept verbatim.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "type")]
+        #[allow(clippy::large_enum_variant)]
+        pub enum Record {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant($payload), )*
+            /// A record type this version does not know (or a known type whose fields did
+            /// not parse), kept verbatim including its `type`.
+            #[serde(untagged)]
+            Unknown(Map<String, Value>),
+        }
+
+        /// [`Record`] without the `Unknown` fallback: parsing a known type into it yields
+        /// the typed payload's own error.
+        #[derive(Deserialize)]
+        #[serde(tag = "type")]
+        #[allow(clippy::large_enum_variant, dead_code)]
+        enum StrictRecord {
+            $( #[serde(rename = $name)] $variant($payload), )*
+        }
+
+        impl Record {
+            /// Every record type this version knows, in declaration order.
+            pub const KNOWN_TYPES: &'static [&'static str] = &[$($name),*];
+
+            /// The record's `type` value (`""` for an unknown record without one).
+            pub fn type_name(&self) -> &str {
+                match self {
+                    $( Record::$variant(_) => $name, )*
+                    Record::Unknown(map) => map.get("type").and_then(Value::as_str).unwrap_or(""),
+                }
+            }
+        }
+    };
+}
+
+records! {
     /// The run begins (its first record, with the prompt).
-    RunStart(RunStart),
+    "run_start" => RunStart(RunStart),
     /// The run answered.
-    RunEnd(RunEnd),
+    "run_end" => RunEnd(RunEnd),
     /// An attempt or the run failed.
-    RunError(RunError),
+    "run_error" => RunError(RunError),
     /// A worker starts.
-    WorkerStart(WorkerStart),
+    "worker_start" => WorkerStart(WorkerStart),
     /// A worker finished.
-    WorkerEnd(WorkerEnd),
+    "worker_end" => WorkerEnd(WorkerEnd),
     /// A worker attempt failed.
-    WorkerError(WorkerError),
+    "worker_error" => WorkerError(WorkerError),
     /// A packet crossed the brain/agent boundary.
-    AgentMessage(AgentMessageRecord),
+    "agent_message" => AgentMessage(AgentMessageRecord),
     /// The plan's todos.
-    TodoPlan(TodoPlan),
+    "todo_plan" => TodoPlan(TodoPlan),
     /// Todos changed state.
-    TodoUpdate(TodoUpdate),
+    "todo_update" => TodoUpdate(TodoUpdate),
     /// The BrainTaskContext.
-    ContextPlan(ContextPlan),
-    /// How the plan was made.
-    Routing(RoutingRecord),
+    "context_plan" => ContextPlan(ContextPlan),
+    /// How the plan was made, and its workers.
+    "routing" => Routing(RoutingRecord),
     /// The run stopped to ask.
-    ClarificationRequest(ClarificationRequest),
+    "clarification_request" => ClarificationRequest(ClarificationRequest),
     /// Checks gate.
-    CheckSummary(CheckSummaryRecord),
+    "check_summary" => CheckSummary(CheckSummaryRecord),
     /// Review gate.
-    ReviewDecision(ReviewDecisionRecord),
+    "review_decision" => ReviewDecision(ReviewDecisionRecord),
     /// What the reviewer saw.
-    ReviewArtifactsSummary(ReviewArtifactsSummary),
+    "review_artifacts_summary" => ReviewArtifactsSummary(ReviewArtifactsSummary),
     /// A fix pass starts.
-    FixIteration(FixIteration),
+    "fix_iteration" => FixIteration(FixIteration),
     /// What changed.
-    PatchSummary(PatchSummaryRecord),
+    "patch_summary" => PatchSummary(PatchSummaryRecord),
     /// The final report.
-    FinalReport(FinalReportRecord),
+    "final_report" => FinalReport(FinalReportRecord),
     /// MCP connection report.
-    McpConnect(McpConnect),
+    "mcp_connect" => McpConnect(McpConnect),
     /// Tool-call counts.
-    ToolCallCount(ToolCallCount),
+    "tool_call_count" => ToolCallCount(ToolCallCount),
     /// A model call retried on the same model.
-    ModelRetry(ModelRetry),
+    "model_retry" => ModelRetry(ModelRetry),
+    /// One model reply, as the agent loop received it.
+    "model_reply" => ModelReply(ModelReply),
+    /// A warning the user was given.
+    "warning" => Warning(Warning),
     /// A handoff summary.
-    Handoff(Handoff),
+    "handoff" => Handoff(Handoff),
     /// A specialist dispatch.
-    DynamicDispatch(DynamicDispatch),
+    "dynamic_dispatch" => DynamicDispatch(DynamicDispatch),
     /// The pre-execution plan review.
-    ExecutionPlanReview(ExecutionPlanReview),
+    "execution_plan_review" => ExecutionPlanReview(ExecutionPlanReview),
     /// A tool call's approval.
-    ToolApprovalDecision(ToolApprovalDecision),
+    "tool_approval_decision" => ToolApprovalDecision(ToolApprovalDecision),
     /// A tool call's start or end.
-    ToolExecutionSummary(ToolExecutionSummary),
+    "tool_execution_summary" => ToolExecutionSummary(ToolExecutionSummary),
     /// SessionStart hooks.
-    HookSessionStart(HookRecord),
+    "hook_session_start" => HookSessionStart(HookRecord),
     /// UserPromptSubmit hooks.
-    HookUserPromptSubmit(HookRecord),
+    "hook_user_prompt_submit" => HookUserPromptSubmit(HookRecord),
     /// SubagentStart hooks.
-    HookSubagentStart(HookRecord),
+    "hook_subagent_start" => HookSubagentStart(HookRecord),
     /// SubagentStop hooks.
-    HookSubagentStop(HookRecord),
+    "hook_subagent_stop" => HookSubagentStop(HookRecord),
     /// Stop hooks.
-    HookStop(HookRecord),
+    "hook_stop" => HookStop(HookRecord),
     /// One assistant message's token usage.
-    TokenUsage(TokenUsage),
-    /// A record type this version does not know (or a known type whose fields did not
-    /// parse), kept verbatim including its `type`.
-    #[serde(untagged)]
-    Unknown(Map<String, Value>),
+    "token_usage" => TokenUsage(TokenUsage),
 }
 
 impl Record {
-    /// Every record type this version knows.
-    pub const KNOWN_TYPES: [&'static str; 31] = [
-        "run_start",
-        "run_end",
-        "run_error",
-        "worker_start",
-        "worker_end",
-        "worker_error",
-        "agent_message",
-        "todo_plan",
-        "todo_update",
-        "context_plan",
-        "routing",
-        "clarification_request",
-        "check_summary",
-        "review_decision",
-        "review_artifacts_summary",
-        "fix_iteration",
-        "patch_summary",
-        "final_report",
-        "mcp_connect",
-        "tool_call_count",
-        "handoff",
-        "dynamic_dispatch",
-        "execution_plan_review",
-        "tool_approval_decision",
-        "tool_execution_summary",
-        "hook_session_start",
-        "hook_user_prompt_submit",
-        "hook_subagent_start",
-        "hook_subagent_stop",
-        "hook_stop",
-        "token_usage",
-    ];
-
-    /// The record's `type` value (`""` for an unknown record without one).
-    pub fn type_name(&self) -> &str {
-        match self {
-            Record::RunStart(_) => "run_start",
-            Record::RunEnd(_) => "run_end",
-            Record::RunError(_) => "run_error",
-            Record::WorkerStart(_) => "worker_start",
-            Record::WorkerEnd(_) => "worker_end",
-            Record::WorkerError(_) => "worker_error",
-            Record::AgentMessage(_) => "agent_message",
-            Record::TodoPlan(_) => "todo_plan",
-            Record::TodoUpdate(_) => "todo_update",
-            Record::ContextPlan(_) => "context_plan",
-            Record::Routing(_) => "routing",
-            Record::ClarificationRequest(_) => "clarification_request",
-            Record::CheckSummary(_) => "check_summary",
-            Record::ReviewDecision(_) => "review_decision",
-            Record::ReviewArtifactsSummary(_) => "review_artifacts_summary",
-            Record::FixIteration(_) => "fix_iteration",
-            Record::PatchSummary(_) => "patch_summary",
-            Record::FinalReport(_) => "final_report",
-            Record::McpConnect(_) => "mcp_connect",
-            Record::ToolCallCount(_) => "tool_call_count",
-            Record::ModelRetry(_) => "model_retry",
-            Record::Handoff(_) => "handoff",
-            Record::DynamicDispatch(_) => "dynamic_dispatch",
-            Record::ExecutionPlanReview(_) => "execution_plan_review",
-            Record::ToolApprovalDecision(_) => "tool_approval_decision",
-            Record::ToolExecutionSummary(_) => "tool_execution_summary",
-            Record::HookSessionStart(_) => "hook_session_start",
-            Record::HookUserPromptSubmit(_) => "hook_user_prompt_submit",
-            Record::HookSubagentStart(_) => "hook_subagent_start",
-            Record::HookSubagentStop(_) => "hook_subagent_stop",
-            Record::HookStop(_) => "hook_stop",
-            Record::TokenUsage(_) => "token_usage",
-            Record::Unknown(map) => map.get("type").and_then(Value::as_str).unwrap_or(""),
-        }
-    }
-
     /// Whether this record must reach the disk before the writer goes on (fsync): the end of
     /// a run and handoffs are what later runs depend on.
     pub fn is_durability_point(&self) -> bool {
@@ -184,6 +156,20 @@ impl Record {
                 .is_some_and(|ty| Self::KNOWN_TYPES.contains(&ty)),
             _ => false,
         }
+    }
+
+    /// For a malformed known record (see [`Record::is_malformed_known`]): why its fields did
+    /// not take the typed shape, as serde words it. `None` for any other record.
+    pub fn parse_error(&self) -> Option<String> {
+        if !self.is_malformed_known() {
+            return None;
+        }
+        let Record::Unknown(map) = self else {
+            return None;
+        };
+        serde_json::from_value::<StrictRecord>(Value::Object(map.clone()))
+            .err()
+            .map(|err| err.to_string())
     }
 }
 
@@ -247,118 +233,4 @@ impl<'de> Deserialize<'de> for JournalEntry {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Phase, Role, Usage};
-    use serde_json::json;
-
-    fn sample_records() -> Vec<Record> {
-        vec![
-            Record::RunStart(RunStart {
-                prompt: "hello".into(),
-                plan: Some(json!({"primary": "rush"})),
-                project_support: Some(ProjectSupportSummary {
-                    root: "/p".into(),
-                    ..Default::default()
-                }),
-                model: None,
-                attempt: Some(1),
-            }),
-            Record::RunError(RunError {
-                error: "boom".into(),
-                kind: Some("aborted".into()),
-                attempt: None,
-                will_fallback: Some(false),
-            }),
-            Record::TokenUsage(TokenUsage {
-                role: Some(Role::Backend),
-                phase: Some(Phase::Support),
-                brain_id: Some("brain".into()),
-                model_id: Some("local/smollm2".into()),
-                provider: Some("local".into()),
-                agent_session_id: None,
-                task_id: None,
-                parent_id: None,
-                turn_id: Some("t:0:0".into()),
-                attempt: Some(1),
-                usage: Usage::new(1, 2, 3, 4),
-            }),
-            Record::HookStop(HookRecord {
-                event_name: "Stop".into(),
-                matcher: None,
-                records: vec![],
-                additional_context: vec!["ctx".into()],
-                blocked_reason: None,
-            }),
-            Record::Handoff(Handoff {
-                summary: "s".into(),
-                focus: None,
-                trigger: Some(HandoffTrigger::Manual),
-                estimated_bytes: None,
-                limit_bytes: None,
-            }),
-        ]
-    }
-
-    #[test]
-    fn entries_round_trip_with_timestamp_and_type_first() {
-        for record in sample_records() {
-            let entry = JournalEntry::new(1_700_000_000_000, record.clone());
-            let line = serde_json::to_string(&entry).unwrap();
-            assert!(
-                line.starts_with(&format!(
-                    "{{\"timestamp\":1700000000000,\"type\":\"{}\"",
-                    record.type_name()
-                )),
-                "{line}"
-            );
-            let back: JournalEntry = serde_json::from_str(&line).unwrap();
-            assert_eq!(back, entry);
-            assert!(!back.record.is_malformed_known());
-        }
-    }
-
-    #[test]
-    fn unknown_types_are_kept_verbatim() {
-        let line = r#"{"timestamp":5,"type":"future_thing","nested":{"a":[1,2]},"x":"y"}"#;
-        let entry: JournalEntry = serde_json::from_str(line).unwrap();
-        assert_eq!(entry.record.type_name(), "future_thing");
-        assert!(matches!(entry.record, Record::Unknown(_)));
-        assert!(!entry.record.is_malformed_known());
-        assert_eq!(serde_json::to_string(&entry).unwrap(), line);
-    }
-
-    #[test]
-    fn known_type_with_bad_fields_is_kept_and_flagged() {
-        let line = r#"{"timestamp":5,"type":"run_start","prompt":42}"#;
-        let entry: JournalEntry = serde_json::from_str(line).unwrap();
-        assert!(entry.record.is_malformed_known());
-        assert_eq!(entry.record.type_name(), "run_start");
-    }
-
-    #[test]
-    fn lines_without_a_type_are_errors() {
-        assert!(serde_json::from_str::<JournalEntry>(r#"{"timestamp":5}"#).is_err());
-        assert!(serde_json::from_str::<JournalEntry>(r#"{"timestamp":"x","type":"a"}"#).is_err());
-        assert!(serde_json::from_str::<JournalEntry>("[1]").is_err());
-    }
-
-    #[test]
-    fn every_known_type_name_is_listed() {
-        for record in sample_records() {
-            assert!(Record::KNOWN_TYPES.contains(&record.type_name()));
-        }
-        let mut sorted = Record::KNOWN_TYPES.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(sorted.len(), Record::KNOWN_TYPES.len());
-    }
-
-    #[test]
-    fn durability_points_are_run_end_error_and_handoff() {
-        let records = sample_records();
-        assert!(!records[0].is_durability_point());
-        assert!(records[1].is_durability_point());
-        assert!(records[4].is_durability_point());
-    }
-}
+mod tests;

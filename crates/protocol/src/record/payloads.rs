@@ -1,105 +1,14 @@
-//! The payload of each journal record type (Appendix E of the reference, plus `routing`).
+//! The payloads of the worker, todo, gate and dispatch records (Appendix E of the
+//! reference); the run-level ones are in `run.rs`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::{
-    AgentMessage, CheckSummary, Clarification, FinalReport, PatchSummary, ReviewDecision, Role,
-    RoutingSource, TaskStatus, Todo, TodoDependency, WorkerPhase,
+    AgentMessage, CheckSummary, Clarification, FinalReport, HandoffPacket, PatchSummary,
+    ReviewDecision, Role, TaskStatus, Todo, TodoDependency, WorkerPhase, WorkerResult,
 };
-
-/// Summary of the project and user support files a run saw.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProjectSupportSummary {
-    /// Absolute project root.
-    pub root: String,
-    /// Whether a project AGENTS.md was found.
-    #[serde(default)]
-    pub agents_md: bool,
-    /// Whether a user AGENTS.md was found.
-    #[serde(default)]
-    pub user_agents_md: bool,
-    /// Skill ids (project and user).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skills: Vec<String>,
-    /// MCP server names (project and user).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mcp_servers: Vec<String>,
-    /// Number of hook handlers configured.
-    #[serde(default)]
-    pub hooks: u32,
-}
-
-/// `run_start`: the run begins — the first record of every run, with the prompt as typed, so a
-/// run killed at any point is listed with it. Each primary attempt is a `worker_start` with
-/// phase `primary`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunStart {
-    /// The prompt as the user typed it (clipped for the journal when huge).
-    pub prompt: String,
-    /// The runtime plan (opaque; typed by the runtime).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<Value>,
-    /// What project support was found.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_support: Option<ProjectSupportSummary>,
-    /// Model candidate that runs this attempt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// 1-based attempt number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attempt: Option<u32>,
-}
-
-/// `run_end`: the run finished and answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunEnd {
-    /// The final answer.
-    pub summary: String,
-    /// Worker results (opaque WorkerResult packets).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worker_results: Option<Vec<Value>>,
-    /// What changed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub patch: Option<PatchSummary>,
-    /// Checks gate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checks: Option<CheckSummary>,
-    /// Review gate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review_decision: Option<ReviewDecision>,
-    /// Final status (same as the report's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<crate::FinalStatus>,
-    /// Fix-loop passes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fix_iterations: Option<u32>,
-    /// Attempt that produced the answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attempt: Option<u32>,
-}
-
-/// `run_error`: an attempt (or the whole run) failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunError {
-    /// Human-readable error.
-    pub error: String,
-    /// Error class (`aborted`, `auth`, `rate_limit`, `network`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// Attempt that failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attempt: Option<u32>,
-    /// Whether the next candidate will be tried.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub will_fallback: Option<bool>,
-}
 
 /// `worker_start`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,9 +20,9 @@ pub struct WorkerStart {
     pub worker: Role,
     /// Worker goal.
     pub goal: String,
-    /// Handoff packet (opaque).
+    /// The handoff packet the worker was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub handoff: Option<Value>,
+    pub handoff: Option<HandoffPacket>,
     /// Model id of this attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -133,9 +42,9 @@ pub struct WorkerEnd {
     pub phase: WorkerPhase,
     /// Worker role.
     pub worker: Role,
-    /// WorkerResult packet (opaque).
+    /// The worker's result packet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
+    pub result: Option<WorkerResult>,
     /// Attempt that produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
@@ -152,9 +61,9 @@ pub struct WorkerError {
     /// What failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Handoff packet (opaque).
+    /// The handoff packet the worker was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub handoff: Option<Value>,
+    pub handoff: Option<HandoffPacket>,
     /// Attempt that failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
@@ -214,35 +123,6 @@ pub struct TodoUpdate {
     /// Failure or blocking reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-}
-
-/// `context_plan`: the BrainTaskContext of the run (opaque).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextPlan {
-    /// The BrainTaskContext.
-    pub context: Value,
-}
-
-/// `routing`: how the plan was made, including why the router was not used.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RoutingRecord {
-    /// Plan source.
-    pub source: RoutingSource,
-    /// Primary role.
-    pub primary_role: Role,
-    /// Why this plan.
-    pub reason: String,
-    /// Router confidence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<f64>,
-    /// Router model used (or tried).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// What went wrong when the router was wanted but the heuristic was used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback_reason: Option<String>,
 }
 
 /// `clarification_request`.
@@ -357,14 +237,6 @@ pub struct FinalReportRecord {
     /// Attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
-}
-
-/// `mcp_connect`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct McpConnect {
-    /// Connection report (opaque).
-    pub report: Value,
 }
 
 /// Tool calls of one phase.
