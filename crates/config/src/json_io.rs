@@ -152,6 +152,16 @@ pub fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, Con
         .transpose()
 }
 
+/// Like [`read_json_file`], and also returns the file's text, so that a caller validating
+/// the value afterwards can locate a problem in it (see [`locate_field`](crate::locate_field)).
+pub fn read_json_file_with_text<T: DeserializeOwned>(
+    path: &Path,
+) -> Result<Option<(T, String)>, ConfigError> {
+    read_config_text(path)?
+        .map(|text| parse_json_text(path, &text).map(|value| (value, text)))
+        .transpose()
+}
+
 /// Parses JSON text that came from `path` (used for error messages only).
 pub fn parse_json_text<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, ConfigError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);

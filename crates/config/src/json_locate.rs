@@ -69,7 +69,7 @@ fn key_containing(bytes: &[u8], pos: usize, offset: usize) -> Option<String> {
 }
 
 /// Finds where the value at `field` starts in valid JSON `text` (1-based line and column).
-pub(crate) fn locate_field(text: &str, field: &FieldPath) -> Option<(usize, usize)> {
+pub fn locate_field(text: &str, field: &FieldPath) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut pos = skip_ws(bytes, 0);
     for segment in &field.0 {

@@ -60,21 +60,19 @@ fn usage(message: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(2))
 }
 
-/// Where tools.json lives, and what it holds (defaults when missing).
-fn load_config() -> anyhow::Result<(Option<PathBuf>, ToolsConfig)> {
+/// Where tools.json lives (when there is one), and the policy a run would build from it: the
+/// same reader and the same policy as `braincode run` (the defaults when it is missing).
+fn load_policy() -> anyhow::Result<(Option<PathBuf>, PermissionPolicy)> {
     // Without a home directory there is no tools.json: the default rules apply.
     let Ok(home) = braincode_config::Home::from_env() else {
-        return Ok((None, ToolsConfig::default()));
+        return Ok((None, PermissionPolicy::default()));
     };
-    let path = home.tools_path();
-    let config = braincode_config::read_json_file::<ToolsConfig>(&path)?;
-    let Some(config) = config else {
-        return Ok((None, ToolsConfig::default()));
-    };
-    config
-        .validate()
-        .with_context(|| format!("{} is invalid", path.display()))?;
-    Ok((Some(path), config))
+    let tools = braincode_runtime::config::read_tools_file(&home)?;
+    let policy = braincode_runtime::config::permission_policy(
+        &home,
+        tools.as_ref().unwrap_or(&ToolsConfig::default()),
+    )?;
+    Ok((tools.map(|_| home.tools_path()), policy))
 }
 
 fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
@@ -127,15 +125,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     }
     let arguments = Value::Object(arguments);
 
-    let (config_path, config) = load_config()?;
-    let policy = PermissionPolicy::new(&config.permissions).with_context(|| {
-        format!(
-            "{}: permission rules are invalid",
-            config_path
-                .as_deref()
-                .map_or_else(|| "tools.json".to_string(), |p| p.display().to_string())
-        )
-    })?;
+    let (config_path, policy) = load_policy()?;
     let evaluation = policy.evaluate(&PermissionRequest {
         tool_name: &args.tool,
         arguments: &arguments,

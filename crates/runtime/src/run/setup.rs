@@ -3,64 +3,30 @@
 
 use std::sync::Arc;
 
-use braincode_brain::select_brain;
-use braincode_config::{
-    Home, discover_support, load_brains, load_hooks, load_models, load_settings, read_json_file,
-};
+use braincode_config::Home;
 use braincode_llm::ContentPart;
 use braincode_protocol::{Mode, SessionId};
 use braincode_sandbox::{Sandbox, SandboxPolicy};
-use braincode_tools::{
-    EvidenceCache, EvidenceCacheConfig, ExecLimits, ExecSessions, PermissionPolicy, ToolsConfig,
-};
+use braincode_tools::{EvidenceCache, EvidenceCacheConfig, ExecLimits, ExecSessions};
 
 use crate::agent::ToolStats;
 use crate::approval::PolicyGate;
+use crate::config::{LoadOptions, RunConfig};
 use crate::git::describe_repository;
-use crate::hooks::{HookEnvironment, resolve_hooks};
+use crate::hooks::HookEnvironment;
 use crate::models::ModelFactory;
 use crate::run::prompts::SharedSections;
 use crate::run::state::RunShared;
 use crate::run::{RunRequest, RunServices};
 use crate::sink::RunSink;
 
-pub(crate) struct Loaded {
-    pub settings: braincode_config::Settings,
-    pub brain_id: String,
-    pub brain: braincode_brain::BrainModel,
-    pub mode: Mode,
-    pub models: Vec<braincode_protocol::ModelDefinition>,
-    pub tools: ToolsConfig,
-    pub hooks: Vec<crate::hooks::HookCommand>,
-}
+/// What a run loaded from disk (see [`RunConfig::load`]).
+pub(crate) type Loaded = RunConfig;
 
+/// Loads the run's configuration with the one loader, [`RunConfig::load`]; the error is the
+/// message the run reports (file, line and field included).
 pub(crate) fn load_everything(home: &Home, request: &RunRequest) -> Result<Loaded, String> {
-    let settings = load_settings(home).map_err(|e| e.to_string())?;
-    let presets = load_brains(home).map_err(|e| e.to_string())?;
-    let brain_id = request
-        .brain_id
-        .clone()
-        .unwrap_or_else(|| settings.default_brain_id.clone());
-    let brain = select_brain(&presets, &brain_id).map_err(|e| e.to_string())?;
-    let models = load_models(home).map_err(|e| e.to_string())?;
-    let tools = read_json_file::<ToolsConfig>(&home.tools_path())
-        .map_err(|e| e.to_string())?
-        .unwrap_or_default();
-    let hooks = if settings.features.hooks {
-        resolve_hooks(&load_hooks(home, &request.project_root).map_err(|e| e.to_string())?)
-    } else {
-        Vec::new()
-    };
-    let mode = request.mode.unwrap_or(settings.mode);
-    Ok(Loaded {
-        settings,
-        brain_id,
-        brain,
-        mode,
-        models,
-        tools,
-        hooks,
-    })
+    RunConfig::load(home, &LoadOptions::from(request)).map_err(|err| err.to_string())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -74,9 +40,7 @@ pub(crate) fn build_shared(
     environment: String,
     images: Vec<ContentPart>,
 ) -> Result<RunShared, String> {
-    let policy = PermissionPolicy::new(&loaded.tools.permissions)
-        .map_err(|e| format!("tools.json: {e}"))?
-        .with_braincode_home(services.home.root());
+    let policy = loaded.permissions;
     let project_root = request.project_root.clone();
     // Setting a sandbox up probes the OS and walks the project for secrets (tens of ms): only
     // a run that can start a process pays for it: one offered command tools, or with hooks.
@@ -104,7 +68,7 @@ pub(crate) fn build_shared(
         // unanalysable commands too.
         sandbox.is_ok(),
     ));
-    let support = discover_support(&services.home, &project_root);
+    let support = loaded.support;
     let hook_env = HookEnvironment {
         session_id: session_id.to_string(),
         cwd: project_root.clone(),
@@ -115,7 +79,6 @@ pub(crate) fn build_shared(
     Ok(RunShared {
         sink: sink.clone(),
         cancel: services.cancel.clone(),
-        session_id: session_id.clone(),
         project_root,
         brain_id: loaded.brain_id,
         brain: loaded.brain,
@@ -166,6 +129,10 @@ pub(crate) fn build_shared(
         images,
         settings: loaded.settings,
         sandbox,
+        // `run` puts in the run's own fold and ids before anything uses them.
+        live: Arc::default(),
+        ids: super::state::ContextIds::default(),
+        tape: services.tape.clone(),
     })
 }
 

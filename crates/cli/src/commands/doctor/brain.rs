@@ -15,8 +15,9 @@ pub(super) fn check_brain(
     models: &[ModelDefinition],
     checks: &mut Checks,
 ) {
-    let brain = match braincode_brain::select_brain(brains, &settings.default_brain_id) {
-        Ok(brain) => {
+    // The same selection a run makes (without a --brain override).
+    let brain = match braincode_runtime::config::select_brain(home, brains, settings, None) {
+        Ok((_, brain)) => {
             checks.ok(
                 "brain",
                 format!("default brain {:?} resolves ({})", brain.id, brain.name),

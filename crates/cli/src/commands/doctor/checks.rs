@@ -2,6 +2,7 @@
 //! turning a config-file error into a precise fix.
 
 use braincode_config::ConfigError;
+use braincode_runtime::config::ConfigError as RunConfigError;
 
 use super::{CheckStatus, DoctorCheck};
 
@@ -67,6 +68,28 @@ impl Checks {
                 Some(path) => format!("check that {} is a readable file", path.display()),
                 None => "set BRAINCODE_HOME to a writable directory".into(),
             },
+        };
+        self.error(id, err.to_string(), fix);
+    }
+
+    /// Records an error of the run's configuration loader: the file's own error when it
+    /// wraps one, else a fix naming the file, the line and the field.
+    pub(super) fn run_config_error(&mut self, id: &str, err: &RunConfigError) {
+        if let Some(file_error) = err.file_error() {
+            return self.config_error(id, file_error);
+        }
+        let fix = match (err.path(), err.location()) {
+            (Some(path), Some(location)) => format!(
+                "edit {}{location}{}, or move the file away to use the defaults",
+                path.display(),
+                location
+                    .field
+                    .as_deref()
+                    .map(|f| format!(" (field {f})"))
+                    .unwrap_or_default()
+            ),
+            (Some(path), None) => format!("edit {}", path.display()),
+            (None, _) => "fix the configuration named above".to_string(),
         };
         self.error(id, err.to_string(), fix);
     }

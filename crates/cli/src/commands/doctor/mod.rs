@@ -9,9 +9,10 @@ mod system;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use braincode_config::{
-    AuthStore, Home, load_brains, load_hooks, load_mcp_servers, load_models, load_settings,
-    read_json_file,
+use braincode_config::{AuthStore, Home, load_mcp_servers};
+use braincode_runtime::config::{
+    load_brain_presets, load_hook_sources, load_models, load_settings, load_trust,
+    permission_policy, read_tools_file,
 };
 use serde::Serialize;
 
@@ -117,11 +118,11 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
             Some(settings)
         }
         Err(err) => {
-            checks.config_error("settings", &err);
+            checks.run_config_error("settings", &err);
             None
         }
     };
-    let brains = match load_brains(home) {
+    let brains = match load_brain_presets(home) {
         Ok(brains) => {
             checks.ok(
                 "brains",
@@ -134,7 +135,7 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
             Some(brains)
         }
         Err(err) => {
-            checks.config_error("brains", &err);
+            checks.run_config_error("brains", &err);
             None
         }
     };
@@ -151,18 +152,31 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
             Some(models)
         }
         Err(err) => {
-            checks.config_error("models", &err);
+            checks.run_config_error("models", &err);
             None
         }
     };
-    match read_json_file::<serde_json::Map<String, serde_json::Value>>(&home.tools_path()) {
-        Ok(_) => checks.ok(
+    // The same reader and policy a run uses: what doctor calls valid, a run accepts.
+    let tools = read_tools_file(home).and_then(|tools| {
+        if let Some(tools) = &tools {
+            permission_policy(home, tools)?;
+        }
+        Ok(tools)
+    });
+    match tools {
+        Ok(Some(tools)) => checks.ok(
             "tools",
-            format!("tools.json {}", file_state(&home.tools_path())),
+            format!(
+                "tools.json valid ({} tool entries, {} path rule(s), {} command rule(s))",
+                tools.tools.len(),
+                tools.permissions.paths.len(),
+                tools.permissions.commands.len()
+            ),
         ),
-        Err(err) => checks.config_error("tools", &err),
+        Ok(None) => checks.ok("tools", "tools.json not present; defaults are used"),
+        Err(err) => checks.run_config_error("tools", &err),
     }
-    match load_hooks(home, project) {
+    match load_hook_sources(home, project) {
         Ok(sources) => {
             let handlers: usize = sources.iter().map(|s| s.file.handler_count()).sum();
             let warnings: Vec<String> = sources.iter().flat_map(|s| s.warnings.clone()).collect();
@@ -190,7 +204,7 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
                 checks.ok("hooks", format!("{handlers} hook handler(s)"));
             }
         }
-        Err(err) => checks.config_error("hooks", &err),
+        Err(err) => checks.run_config_error("hooks", &err),
     }
     let (servers, mcp_warnings) = load_mcp_servers(home, project);
     if !mcp_warnings.is_empty() {
@@ -208,8 +222,8 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
             ),
         );
     }
-    match braincode_config::check_trust(home, project) {
-        (_, Some(err)) => checks.config_error("trust", &err),
+    match load_trust(home, project) {
+        (_, Some(err)) => checks.run_config_error("trust", &err),
         (trust, None) => match trust.notice() {
             Some(notice) => checks.warn(
                 "trust",

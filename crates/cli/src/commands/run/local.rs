@@ -1,20 +1,22 @@
 //! Making sure the embedded model is on disk before a run that needs it.
 
-use braincode_brain::select_brain;
-use braincode_config::{Home, load_brains, load_models, load_settings};
+use braincode_config::Home;
 use braincode_llm_local::{PullProgress, ensure_default_model};
 use braincode_protocol::Role;
+use braincode_runtime::config::{load_brain_presets, load_models, load_settings, select_brain};
 
 /// Pulls the default local model when the selected brain uses it and it is missing.
-/// Configuration errors are left for the run itself to report (with file and line).
+/// Configuration errors are left for the run itself to report (with file and line); the
+/// files are read by the same functions the run's loader (`RunConfig::load`) uses.
 pub fn ensure_local_models(home: &Home, brain_id: Option<&str>) -> anyhow::Result<()> {
-    let (Ok(settings), Ok(presets), Ok(models)) =
-        (load_settings(home), load_brains(home), load_models(home))
-    else {
+    let (Ok(settings), Ok(presets), Ok(models)) = (
+        load_settings(home),
+        load_brain_presets(home),
+        load_models(home),
+    ) else {
         return Ok(());
     };
-    let id = brain_id.map_or(settings.default_brain_id.clone(), str::to_string);
-    let Ok(brain) = select_brain(&presets, &id) else {
+    let Ok((_, brain)) = select_brain(home, &presets, &settings, brain_id) else {
         return Ok(());
     };
     let mut chains: Vec<String> = brain.router_policy().chain();

@@ -1,0 +1,191 @@
+//! The configuration of a run, loaded from disk by one loader: [`RunConfig::load`].
+//!
+//! Every reader of the configuration — `braincode run` (and the TUI and web panel through
+//! it), `braincode doctor`, `braincode permissions`, the local-model check — goes through
+//! this module, so they accept and reject the same files with the same messages. A reader
+//! that reports each file's problem separately and goes on (`doctor`) calls the per-file
+//! functions below; [`RunConfig::load`] is built from exactly those functions, so each file
+//! has one reader.
+//!
+//! | file | function | error variant |
+//! |---|---|---|
+//! | `settings.json` | [`load_settings`] | [`ConfigError::Settings`] |
+//! | `brains.json` | [`load_brain_presets`], then [`select_brain`] | [`ConfigError::Brains`], [`ConfigError::Brain`] |
+//! | `models.json` | [`load_models`] | [`ConfigError::Models`] |
+//! | `tools.json` | [`read_tools_file`] / [`load_tools`], [`permission_policy`] | [`ConfigError::Tools`], [`ConfigError::ToolsRules`], [`ConfigError::Permissions`] |
+//! | `hooks.json` (user, trusted project) | [`load_hook_sources`] | [`ConfigError::Hooks`] |
+//! | the workspace trust store | [`load_trust`] | [`ConfigError::TrustStore`] |
+
+mod error;
+mod tools;
+
+use std::path::{Path, PathBuf};
+
+use braincode_brain::{BrainModel, BrainPreset};
+use braincode_config::{Home, HookSource, ProjectTrust, Settings, SupportBundle};
+use braincode_protocol::{Mode, ModelDefinition};
+use braincode_tools::{PermissionPolicy, ToolsConfig};
+
+use crate::hooks::{HookCommand, resolve_hooks};
+
+pub use error::{BrainOrigin, ConfigError, FileError, ToolsProblem};
+pub use tools::{load_tools, permission_policy, read_tools_file};
+
+/// What a run asks of the loader: the project, and the choices that override settings.json.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Project root (project hooks, support files and trust are read from it).
+    pub project_root: PathBuf,
+    /// Brain to use instead of `settings.defaultBrainId`.
+    pub brain_id: Option<String>,
+    /// Mode to use instead of `settings.mode`.
+    pub mode: Option<Mode>,
+}
+
+impl LoadOptions {
+    /// Options for `project_root` with no overrides.
+    pub fn new(project_root: impl Into<PathBuf>) -> Self {
+        Self {
+            project_root: project_root.into(),
+            brain_id: None,
+            mode: None,
+        }
+    }
+}
+
+impl From<&crate::run::RunRequest> for LoadOptions {
+    fn from(request: &crate::run::RunRequest) -> Self {
+        Self {
+            project_root: request.project_root.clone(),
+            brain_id: request.brain_id.clone(),
+            mode: request.mode,
+        }
+    }
+}
+
+/// Everything a run needs from disk.
+#[derive(Debug)]
+pub struct RunConfig {
+    /// `settings.json` (defaults when missing).
+    pub settings: Settings,
+    /// The selected brain's id (the override, or `settings.defaultBrainId`).
+    pub brain_id: String,
+    /// The selected brain, resolved.
+    pub brain: BrainModel,
+    /// The mode (the override, or `settings.mode`).
+    pub mode: Mode,
+    /// The model catalogue: built-in models merged with `models.json`.
+    pub models: Vec<ModelDefinition>,
+    /// `tools.json` (defaults when missing), validated.
+    pub tools: ToolsConfig,
+    /// The permission policy compiled from `tools.json` (default rules in front, writes to
+    /// this Braincode home denied).
+    pub permissions: PermissionPolicy,
+    /// Hook handlers to run: the user's trusted ones and a trusted project's; none when
+    /// `settings.features.hooks` is off.
+    pub hooks: Vec<HookCommand>,
+    /// Project and user support (AGENTS.md, skills, MCP servers); an untrusted project's
+    /// configuration is not in it.
+    pub support: SupportBundle,
+    /// Whether the user trusts the project's configuration files.
+    pub trust: ProjectTrust,
+    /// Why the trust store could not be read, when it could not (the project then counts
+    /// as untrusted: a run goes on, fail closed).
+    pub trust_error: Option<ConfigError>,
+}
+
+impl RunConfig {
+    /// Loads every file a run reads, in this order: settings, brains (and the selected
+    /// brain), models, tools (and the permission policy), hooks, trust, project support.
+    /// The first file that cannot be used is the error, naming the file, the line and the
+    /// field; nothing is written.
+    pub fn load(home: &Home, options: &LoadOptions) -> Result<RunConfig, ConfigError> {
+        let settings = load_settings(home)?;
+        let presets = load_brain_presets(home)?;
+        let (brain_id, brain) =
+            select_brain(home, &presets, &settings, options.brain_id.as_deref())?;
+        let models = load_models(home)?;
+        let tools = load_tools(home)?;
+        let permissions = permission_policy(home, &tools)?;
+        let hooks = if settings.features.hooks {
+            resolve_hooks(&load_hook_sources(home, &options.project_root)?)
+        } else {
+            Vec::new()
+        };
+        let (trust, trust_error) = load_trust(home, &options.project_root);
+        let support = braincode_config::discover_support(home, &options.project_root);
+        let mode = options.mode.unwrap_or(settings.mode);
+        Ok(RunConfig {
+            settings,
+            brain_id,
+            brain,
+            mode,
+            models,
+            tools,
+            permissions,
+            hooks,
+            support,
+            trust,
+            trust_error,
+        })
+    }
+}
+
+/// `settings.json`, or the defaults when it is missing.
+pub fn load_settings(home: &Home) -> Result<Settings, ConfigError> {
+    braincode_config::load_settings(home).map_err(ConfigError::Settings)
+}
+
+/// The built-in brain presets with `brains.json` merged over them by id.
+pub fn load_brain_presets(home: &Home) -> Result<Vec<BrainPreset>, ConfigError> {
+    braincode_config::load_brains(home).map_err(ConfigError::Brains)
+}
+
+/// Resolves the brain to use: `requested` when given, else `settings.defaultBrainId`.
+/// Returns its id and the resolved brain.
+pub fn select_brain(
+    home: &Home,
+    presets: &[BrainPreset],
+    settings: &Settings,
+    requested: Option<&str>,
+) -> Result<(String, BrainModel), ConfigError> {
+    let (brain_id, origin) = match requested {
+        Some(id) => (id.to_string(), BrainOrigin::Requested),
+        None => (
+            settings.default_brain_id.clone(),
+            BrainOrigin::Settings {
+                path: home.settings_path(),
+            },
+        ),
+    };
+    match braincode_brain::select_brain(presets, &brain_id) {
+        Ok(brain) => Ok((brain_id, brain)),
+        Err(source) => Err(ConfigError::Brain {
+            brain_id,
+            origin,
+            brains_path: home.brains_path(),
+            source: Box::new(source),
+        }),
+    }
+}
+
+/// The model catalogue: the built-in models merged with `models.json` by id.
+pub fn load_models(home: &Home) -> Result<Vec<ModelDefinition>, ConfigError> {
+    braincode_config::load_models(home).map_err(ConfigError::Models)
+}
+
+/// The hook files: the user's `hooks.json`, then the project's `.agents/hooks.json` only
+/// when the user trusts the project (its handlers are then trusted as a whole).
+pub fn load_hook_sources(home: &Home, project_root: &Path) -> Result<Vec<HookSource>, ConfigError> {
+    braincode_config::load_hooks(home, project_root).map_err(ConfigError::Hooks)
+}
+
+/// Whether the user trusts the project. A trust store that cannot be read counts as "not
+/// trusted" (fail closed); its error comes back alongside, for the caller to show.
+pub fn load_trust(home: &Home, project_root: &Path) -> (ProjectTrust, Option<ConfigError>) {
+    let (trust, error) = braincode_config::check_trust(home, project_root);
+    (trust, error.map(ConfigError::TrustStore))
+}
+
+#[cfg(test)]
+mod tests;
