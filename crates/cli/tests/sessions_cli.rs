@@ -155,7 +155,7 @@ fn show_resolves_prefixes_and_reports_problems() {
     let out = braincode(
         &fx.home,
         &fx.project_a,
-        &["sessions", "show", "20261130-aab"],
+        &["sessions", "show", "20261130-aab", "--snapshot"],
         None,
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -199,7 +199,14 @@ fn show_resolves_prefixes_and_reports_problems() {
     let out = braincode(
         &fx.home,
         &fx.project_a,
-        &["sessions", "show", "20261130-b", "--json", "--verify"],
+        &[
+            "sessions",
+            "show",
+            "20261130-b",
+            "--snapshot",
+            "--json",
+            "--verify",
+        ],
         None,
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -214,7 +221,7 @@ fn show_resolves_prefixes_and_reports_problems() {
     let out = braincode(
         &fx.home,
         &fx.project_a,
-        &["sessions", "show", "20261130-b", "--verify"],
+        &["sessions", "show", "20261130-b", "--snapshot", "--verify"],
         None,
     );
     assert!(

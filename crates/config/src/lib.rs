@@ -37,12 +37,14 @@ pub use hooks::{
 };
 pub use journal::{
     JournalRead, JournalWriter, ListOptions, SessionInfo, SessionSnapshot, SessionStatus,
-    SkippedLine, SnapshotEntry, SnapshotOptions, continuity_block, list_sessions, read_journal,
-    resolve_session, scan_journal, session_has_runs, session_snapshot,
+    SkippedLine, SnapshotEntry, SnapshotOptions, continuity_block, latest_session_for_project,
+    list_sessions, read_journal, resolve_session, scan_journal, session_has_runs, session_snapshot,
 };
 pub use json_io::{
-    FieldPath, FieldSegment, parse_json_text, read_json_file, write_bytes_atomic, write_json_atomic,
+    FieldPath, FieldSegment, parse_json_text, read_json_file, read_json_file_with_text,
+    write_bytes_atomic, write_json_atomic,
 };
+pub use json_locate::locate_field;
 pub use mcp::{McpServerConfig, McpTransport, load_mcp_servers, project_mcp_path, read_mcp_file};
 pub use models::{ModelsDocument, load_models, merge_models, read_models_file, save_models};
 pub use references::{

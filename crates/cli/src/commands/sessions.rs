@@ -1,21 +1,25 @@
-//! `braincode sessions`: list session journals and show one session's snapshot.
+//! `braincode sessions`: list session journals, and show one session as a conversation or as
+//! its snapshot.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use braincode_config::journal::{SnapshotOptions, session_snapshot};
+use braincode_config::journal::{ScanReport, SnapshotOptions, session_snapshot};
 use braincode_config::{
     Home, ListOptions, SessionInfo, list_sessions, resolve_session, scan_journal,
 };
 use chrono::{DateTime, Local, Utc};
+
+mod conversation;
 
 /// `braincode sessions` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum SessionsCommand {
     /// List sessions, newest first (default: sessions of the current project).
     List(ListArgs),
-    /// Show the compact snapshot of one session (what `@@id` inlines).
+    /// Show one session as a conversation: each request and its full answer (`--snapshot`:
+    /// the compact snapshot that `@@id` inlines).
     Show(ShowArgs),
 }
 
@@ -41,13 +45,17 @@ pub struct ListArgs {
 pub struct ShowArgs {
     /// Session id, or a unique prefix of one.
     pub id: String,
-    /// Print JSON (snapshot text, distilled records and the skipped-line report).
+    /// Print JSON: an array of runs (`runIndex`, `startedAt`, `prompt`, `status`, `answer`,
+    /// `error`, `durationMs`, …), or with `--snapshot` the snapshot object.
     #[arg(long)]
     pub json: bool,
-    /// Keep at most this many distilled records.
-    #[arg(long, default_value_t = 24)]
-    pub max_entries: usize,
-    /// Also read the whole journal and report every unreadable line by line number.
+    /// Show the compact snapshot (what `@@id` inlines) instead of the conversation.
+    #[arg(long)]
+    pub snapshot: bool,
+    /// Keep at most this many distilled records in the snapshot (default 24).
+    #[arg(long, requires = "snapshot")]
+    pub max_entries: Option<usize>,
+    /// Also report every unreadable line of the journal by line number.
     #[arg(long)]
     pub verify: bool,
 }
@@ -57,7 +65,8 @@ pub fn execute(command: SessionsCommand) -> anyhow::Result<ExitCode> {
     let home = Home::from_env()?;
     match command {
         SessionsCommand::List(args) => list(&home, args),
-        SessionsCommand::Show(args) => show(&home, args),
+        SessionsCommand::Show(args) if args.snapshot => show_snapshot(&home, args),
+        SessionsCommand::Show(args) => conversation::show(&home, &args),
     }
 }
 
@@ -155,13 +164,16 @@ fn session_json(info: &SessionInfo) -> serde_json::Value {
     value
 }
 
-fn show(home: &Home, args: ShowArgs) -> anyhow::Result<ExitCode> {
+fn show_snapshot(home: &Home, args: ShowArgs) -> anyhow::Result<ExitCode> {
     let id = resolve_session(home, &args.id)?;
     let snapshot = session_snapshot(
         home,
         &id,
         &SnapshotOptions {
-            max_entries: args.max_entries.max(1),
+            max_entries: args
+                .max_entries
+                .unwrap_or(SnapshotOptions::default().max_entries)
+                .max(1),
         },
     )?;
     let verify = if args.verify {
@@ -212,20 +224,26 @@ fn show(home: &Home, args: ShowArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(report) = verify {
         println!();
-        println!(
-            "Journal check ({}): {} lines, {} unreadable, {} malformed records kept as-is, torn tail: {}",
-            home.session_path(&id).display(),
-            report.lines,
-            report.skipped_count,
-            report.malformed_count,
-            if report.torn_tail { "yes" } else { "no" }
-        );
-        for line in report.skipped.iter().take(20) {
-            println!("  line {}: {}", line.line, line.reason);
-        }
-        for line in report.malformed.iter().take(20) {
-            println!("  line {}: {}", line.line, line.reason);
-        }
+        print!("{}", journal_check(&home.session_path(&id), &report));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--verify` summary: line count, unreadable and malformed lines by number, torn tail.
+fn journal_check(path: &Path, report: &ScanReport) -> String {
+    let mut text = format!(
+        "Journal check ({}): {} lines, {} unreadable, {} malformed records kept as-is, torn tail: {}\n",
+        path.display(),
+        report.lines,
+        report.skipped_count,
+        report.malformed_count,
+        if report.torn_tail { "yes" } else { "no" }
+    );
+    for line in report.skipped.iter().take(20) {
+        text.push_str(&format!("  line {}: {}\n", line.line, line.reason));
+    }
+    for line in report.malformed.iter().take(20) {
+        text.push_str(&format!("  line {}: {}\n", line.line, line.reason));
+    }
+    text
 }

@@ -170,7 +170,9 @@ pub(crate) fn scan_tail_status(
 }
 
 /// Session ids and journal paths in `sessions/`, with their modification times, newest first.
-fn session_files(home: &Home) -> Result<Vec<(SessionId, PathBuf, i64, u64)>, LookupError> {
+pub(super) fn session_files(
+    home: &Home,
+) -> Result<Vec<(SessionId, PathBuf, i64, u64)>, LookupError> {
     let dir = home.sessions_dir();
     let entries = match fs::read_dir(&dir) {
         Ok(entries) => entries,
