@@ -20,6 +20,8 @@ struct Cli {
 enum Command {
     /// Run a task: plan, isolated workers, primary agent, review, one final answer.
     Run(commands::run::RunArgs),
+    /// Run a journaled run's orchestration again from its journal (no network, nothing run).
+    Replay(commands::replay::ReplayArgs),
     /// List and inspect session journals.
     #[command(subcommand)]
     Sessions(commands::sessions::SessionsCommand),
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
     braincode_protocol::secrets::register_environment_secrets();
     let result = match cli.command {
         Command::Run(args) => commands::run::execute(args),
+        Command::Replay(args) => commands::replay::execute(args),
         Command::Sessions(cmd) => commands::sessions::execute(cmd),
         Command::Doctor(args) => commands::doctor::execute(args),
         Command::Models(cmd) => commands::models::execute(cmd),

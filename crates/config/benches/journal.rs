@@ -25,7 +25,9 @@ fn typical_records() -> Vec<Record> {
         ),
         record(
             json!({"type": "worker_end", "phase": "support", "worker": "qa",
-            "result": {"summary": text, "progress": {"status": "completed"}}}),
+            "result": {"fromLayer": "agent", "toLayer": "brain", "handoffId": "t:handoff",
+                       "taskId": "t", "parentId": "b", "progress": {"status": "completed"},
+                       "summary": text, "artifacts": [], "risks": [], "nextQuestions": []}}),
         ),
         record(
             json!({"type": "tool_execution_summary", "toolCallId": "c1", "toolName": "read_file",

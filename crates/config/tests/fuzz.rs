@@ -32,7 +32,7 @@ fn valid_record() -> impl Strategy<Value = String> {
         (text, 0i64..10).prop_map(|(s, t)| serde_json::json!({"timestamp": t, "type": "run_end", "summary": s}).to_string()),
         (text, any::<bool>()).prop_map(|(e, f)| serde_json::json!({"timestamp": 1, "type": "run_error", "error": e, "willFallback": f}).to_string()),
         (text, text).prop_map(|(s, f)| serde_json::json!({"timestamp": 1, "type": "handoff", "summary": s, "focus": f}).to_string()),
-        text.prop_map(|s| serde_json::json!({"timestamp": 1, "type": "worker_end", "phase": "support", "worker": "qa", "result": {"summary": s}}).to_string()),
+        text.prop_map(|s| serde_json::json!({"timestamp": 1, "type": "worker_end", "phase": "support", "worker": "qa", "result": {"fromLayer": "agent", "toLayer": "brain", "handoffId": "t:handoff", "taskId": "t", "parentId": "b", "progress": {"status": "completed"}, "summary": s}}).to_string()),
         text.prop_map(|s| serde_json::json!({"type": "some_future_type", "x": s}).to_string()),
         Just(r#"{"timestamp":3,"type":"run_end","summary":42}"#.to_string()),
     ]

@@ -46,6 +46,17 @@ pub enum PermissionMode {
 }
 
 impl PermissionMode {
+    /// Parses the name [`as_str`](Self::as_str) gives.
+    pub fn from_name(name: &str) -> Option<PermissionMode> {
+        [
+            PermissionMode::ReadOnly,
+            PermissionMode::AllowEdits,
+            PermissionMode::Yes,
+        ]
+        .into_iter()
+        .find(|mode| mode.as_str() == name)
+    }
+
     /// The hook/payload name of the mode.
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -55,6 +55,18 @@ impl HookEvent {
         }
     }
 
+    /// The journal record of this event's result.
+    pub fn record(self, record: HookRecord) -> braincode_protocol::Record {
+        use braincode_protocol::Record;
+        match self {
+            HookEvent::SessionStart => Record::HookSessionStart(record),
+            HookEvent::UserPromptSubmit => Record::HookUserPromptSubmit(record),
+            HookEvent::SubagentStart => Record::HookSubagentStart(record),
+            HookEvent::SubagentStop => Record::HookSubagentStop(record),
+            HookEvent::Stop => Record::HookStop(record),
+        }
+    }
+
     /// Whether plain (non-JSON) stdout counts as additional context.
     const fn plain_stdout_is_context(self) -> bool {
         matches!(
@@ -153,6 +165,15 @@ impl HookResult {
     /// Whether anything matched (the record is only written then).
     pub fn is_empty(&self) -> bool {
         self.runs.is_empty()
+    }
+
+    /// The result a journaled record describes (replay, resume).
+    pub fn from_record(record: &HookRecord) -> HookResult {
+        HookResult {
+            additional_context: record.additional_context.clone(),
+            blocked_reason: record.blocked_reason.clone(),
+            runs: record.records.clone(),
+        }
     }
 
     /// The journal record for this event.

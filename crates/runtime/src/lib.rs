@@ -3,15 +3,20 @@
 
 pub mod agent;
 pub mod approval;
+pub mod config;
+pub mod fold;
 pub mod git;
 pub mod hooks;
 pub mod models;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod sink;
+pub mod tape;
 
 pub use approval::{ApprovalAnswer, ApprovalHandler, ApprovalRequest, PermissionMode};
+pub use config::{ConfigError, LoadOptions, RunConfig};
 pub use run::{
-    JournalTarget, RoutingChoice, RunRequest, RunServices, new_session_id, plan_only, run,
+    JournalTarget, RoutingChoice, RunError, RunRequest, RunServices, new_session_id, plan_only, run,
 };
 pub use sink::{ChannelSubscriber, EventSubscriber, MemoryJournal, RunSink};

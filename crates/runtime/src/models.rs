@@ -16,6 +16,12 @@ use braincode_protocol::ModelDefinition;
 pub trait ClientOverride: Send + Sync {
     /// The client for `definition`, or `None` to build the real one.
     fn client(&self, definition: &ModelDefinition) -> Option<Arc<dyn ModelClient>>;
+
+    /// Whether [`client`](Self::client) supplies `definition` (then it needs no credentials).
+    fn supplies(&self, definition: &ModelDefinition) -> bool {
+        let _ = definition;
+        false
+    }
 }
 
 /// Builds and caches model clients for one run.
@@ -59,6 +65,14 @@ impl ModelFactory {
                 vision: needs_vision,
             },
             &|d| {
+                // A model whose client is supplied (replay, benchmarks) needs no credentials.
+                if self
+                    .override_clients
+                    .as_ref()
+                    .is_some_and(|o| o.supplies(d))
+                {
+                    return Some("supplied".to_string());
+                }
                 resolve_api_key(home, &d.provider, d.api_key_env.as_deref())
                     .map(|k| k.expose().to_string())
             },

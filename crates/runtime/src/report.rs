@@ -1,10 +1,8 @@
 //! The final report: the status state machine and the metrics of a run.
 
-use std::collections::BTreeMap;
-
 use braincode_protocol::{
     CheckStatus, CheckSummary, FinalStatus, JournalEntry, Metrics, PatchSummary, Record,
-    ReviewDecision, ReviewVerdict, TokenMetrics, ToolCallCounts, Usage,
+    ReviewDecision, ReviewVerdict, TokenMetrics, ToolCallCounts,
 };
 
 /// How a warning about a review that could not run starts (`review skipped: <model>
@@ -67,29 +65,53 @@ pub fn final_status(inputs: StatusInputs<'_>) -> FinalStatus {
     FinalStatus::Answered
 }
 
-/// Sums the `token_usage` records of a run into report metrics.
-pub fn token_metrics(entries: &[JournalEntry]) -> TokenMetrics {
-    let mut metrics = TokenMetrics::default();
-    let mut by_phase: BTreeMap<String, Usage> = BTreeMap::new();
-    let mut by_role: BTreeMap<String, Usage> = BTreeMap::new();
-    let mut by_model: BTreeMap<String, Usage> = BTreeMap::new();
-    for entry in entries {
-        let Record::TokenUsage(usage) = &entry.record else {
-            continue;
-        };
+/// Token totals of a run, added up one `token_usage` record at a time.
+#[derive(Debug, Clone, Default)]
+pub struct TokenTally {
+    metrics: TokenMetrics,
+}
+
+impl TokenTally {
+    /// Adds one record.
+    pub fn add(&mut self, usage: &braincode_protocol::TokenUsage) {
+        let metrics = &mut self.metrics;
         metrics.calls += 1;
         metrics.total.add(&usage.usage);
-        let phase = usage.phase.map_or("unknown", |p| p.as_str()).to_string();
-        by_phase.entry(phase).or_default().add(&usage.usage);
-        let role = usage.role.map_or("unknown", |r| r.as_str()).to_string();
-        by_role.entry(role).or_default().add(&usage.usage);
-        let model = usage.model_id.clone().unwrap_or_else(|| "unknown".into());
-        by_model.entry(model).or_default().add(&usage.usage);
+        let phase = usage.phase.map_or("unknown", |p| p.as_str());
+        metrics
+            .by_phase
+            .entry(phase.to_string())
+            .or_default()
+            .add(&usage.usage);
+        let role = usage.role.map_or("unknown", |r| r.as_str());
+        metrics
+            .by_role
+            .entry(role.to_string())
+            .or_default()
+            .add(&usage.usage);
+        let model = usage.model_id.as_deref().unwrap_or("unknown");
+        metrics
+            .by_model
+            .entry(model.to_string())
+            .or_default()
+            .add(&usage.usage);
     }
-    metrics.by_phase = by_phase;
-    metrics.by_role = by_role;
-    metrics.by_model = by_model;
-    metrics
+
+    /// The totals so far.
+    pub fn metrics(&self) -> TokenMetrics {
+        self.metrics.clone()
+    }
+}
+
+/// Sums the `token_usage` records of a run into report metrics.
+pub fn token_metrics(entries: &[JournalEntry]) -> TokenMetrics {
+    let mut tally = TokenTally::default();
+    for entry in entries {
+        if let Record::TokenUsage(usage) = &entry.record {
+            tally.add(usage);
+        }
+    }
+    tally.metrics()
 }
 
 /// Report metrics from the run's records and tool counters.

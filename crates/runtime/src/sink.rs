@@ -166,8 +166,18 @@ impl RunSink {
         });
     }
 
-    /// A warning the user should see (dropped once the sink is closed).
+    /// A warning the user should see: a `warning` record (so the report, which is a fold of
+    /// the records, lists it). Dropped once the sink is closed.
     pub fn warning(&self, message: impl Into<String>) {
+        self.record(Record::Warning(braincode_protocol::Warning {
+            message: message.into(),
+        }));
+    }
+
+    /// A passing notice about the transport (a reply cut off and asked again): shown live as
+    /// a warning event, not journaled and not in the report — the durable fact is its
+    /// `model_retry` record. Dropped once the sink is closed.
+    pub fn notice(&self, message: impl Into<String>) {
         self.broadcast_open(&RunEvent::Warning {
             message: message.into(),
         });
@@ -308,6 +318,8 @@ mod tests {
             kind: None,
             attempt: None,
             will_fallback: None,
+            duration_ms: None,
+            status: None,
         }));
         assert_eq!(journal.entries().len(), 1);
         assert!(matches!(rx.try_recv().unwrap(), RunEvent::Status { .. }));
@@ -354,6 +366,8 @@ mod tests {
             kind: Some("aborted".into()),
             attempt: None,
             will_fallback: Some(false),
+            duration_ms: None,
+            status: None,
         })
     }
 
@@ -379,7 +393,8 @@ mod tests {
             .map(|e| e.record.type_name().to_string())
             .collect();
         assert_eq!(types, ["handoff", "run_error"]);
-        assert_eq!(sink.late_records(), 2);
+        // The late record, the second terminal record and the warning (a record too).
+        assert_eq!(sink.late_records(), 3);
         let events: Vec<RunEvent> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
         assert_eq!(events.len(), 2, "{events:?}");
         assert!(matches!(&events[1], RunEvent::Record { entry, .. }

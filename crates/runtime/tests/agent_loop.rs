@@ -151,6 +151,7 @@ fn harness(
             sandbox: None,
         },
         stats: Arc::new(ToolStats::default()),
+        tape: None,
     };
     Harness {
         setup,

@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod models;
 pub mod models_pull;
 pub mod permissions;
+pub mod replay;
 pub mod run;
 pub mod sessions;
 pub mod trust;

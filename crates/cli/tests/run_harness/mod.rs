@@ -225,7 +225,9 @@ pub async fn braincode_with_input(
     args: &[&str],
     input: Option<&[u8]>,
 ) -> Output {
-    finish(command(home, cwd, args), input).await
+    let output = finish(command(home, cwd, args), input).await;
+    check_replays(home, cwd, args, &[], &output).await;
+    output
 }
 
 /// Runs `braincode args…` to completion with extra environment variables.
@@ -239,7 +241,9 @@ pub async fn braincode_env(
     for (key, value) in env {
         command.env(key, value);
     }
-    finish(command, None).await
+    let output = finish(command, None).await;
+    check_replays(home, cwd, args, env, &output).await;
+    output
 }
 
 async fn finish(mut command: Command, input: Option<&[u8]>) -> Output {
@@ -417,4 +421,111 @@ pub fn send_signal(pid: u32, signal: &str) {
         .status()
         .unwrap();
     assert!(status.success(), "kill {signal} {pid} failed");
+}
+
+/// `braincode doctor --json` for `home`, run in `cwd`: its exit code and the check `id` of
+/// its report.
+pub async fn doctor_check(home: &TempHome, cwd: &Path, id: &str) -> (i32, Value) {
+    let out = braincode(home, cwd, &["doctor", "--json"]).await;
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("doctor printed no report ({e}):\n{}", out.stderr));
+    let check = report["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|c| c["id"] == id))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {id} check in {report:#}"));
+    (out.code, check)
+}
+
+/// Everything the requests to `server` after the first `skip` carried, joined (what one later
+/// run sent, when `skip` is the request count before it).
+pub fn requests_text_after(server: &ScriptedServer, skip: usize) -> String {
+    server
+        .chat_requests()
+        .iter()
+        .skip(skip)
+        .map(braincode_test_support::RecordedRequest::all_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs already replayed, so a test with several runs checks each once.
+static REPLAYED: std::sync::Mutex<Vec<(PathBuf, String, usize)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// After every `braincode run` of the suite: each run it journaled that answered or failed
+/// (not one cut off by a signal, whose timing no replay repeats) replays identically —
+/// `braincode replay <session> --run N --check`, with no credentials and no network.
+/// The replay gets the run's environment (`env`): what it says about the sandbox, say,
+/// depends on it.
+async fn check_replays(
+    home: &TempHome,
+    cwd: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    output: &Output,
+) {
+    if args.first() != Some(&"run")
+        || args.contains(&"--dry-run")
+        || matches!(output.code, 129 | 130 | 143)
+    {
+        return;
+    }
+    let Ok(dir) = std::fs::read_dir(home.path().join("sessions")) else {
+        return;
+    };
+    for file in dir.flatten() {
+        let path = file.path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let session = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let records: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let starts: Vec<usize> = records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r["type"] == "run_start")
+            .map(|(i, _)| i)
+            .collect();
+        for (n, &start) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).copied().unwrap_or(records.len());
+            let run = &records[start..end];
+            let terminal = run.iter().rev().find(|r| {
+                (r["type"] == "run_end" || r["type"] == "run_error") && !r["status"].is_null()
+            });
+            let replayable = records[start]["runId"].is_string()
+                && terminal.is_some_and(|t| t["status"] != "aborted");
+            let key = (home.path().to_path_buf(), session.clone(), n + 1);
+            if !replayable || REPLAYED.lock().unwrap().contains(&key) {
+                continue;
+            }
+            REPLAYED.lock().unwrap().push(key);
+            let number = (n + 1).to_string();
+            let mut replay = command(
+                home,
+                cwd,
+                &["replay", &session, "--run", &number, "--check"],
+            );
+            for (key, value) in env {
+                replay.env(key, value);
+            }
+            let replay = finish(replay, None).await;
+            if replay.code == 0 && replay.stdout.contains("cannot check exactly") {
+                continue;
+            }
+            assert!(
+                replay.code == 0 && replay.stdout.contains("identical"),
+                "run {number} of session {session} (`braincode {}`) does not replay identically:\n{}\n{}",
+                args.join(" "),
+                replay.stdout,
+                replay.stderr
+            );
+        }
+    }
 }

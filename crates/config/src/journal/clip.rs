@@ -43,6 +43,16 @@ pub fn clip_text(text: &str, max_bytes: usize) -> Cow<'_, str> {
     Cow::Owned(clipped)
 }
 
+/// Whether `text` ends with the marker [`clip_text`] adds.
+pub fn is_clipped(text: &str) -> bool {
+    text.ends_with(" bytes]")
+        && text.rfind("…[clipped: ").is_some_and(|at| {
+            text[at + "…[clipped: ".len()..text.len() - " bytes]".len()]
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+}
+
 /// Clips `text` in place (see [`clip_text`]); returns whether it was clipped.
 pub fn clip_string(text: &mut String, max_bytes: usize) -> bool {
     if text.len() <= max_bytes {

@@ -3,7 +3,6 @@
 
 use braincode_protocol::{JournalEntry, Record};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::budgets::SNAPSHOT_FIELD_MAX_CHARS;
 use crate::text::{clip, one_line};
@@ -58,13 +57,6 @@ pub struct SnapshotEntry {
     pub text: String,
 }
 
-fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.trim().is_empty())
-}
-
 /// Distills one record; `None` for records a snapshot does not show. `latest_summary` marks
 /// the record whose summary is already shown in the "Latest summary" section.
 pub(crate) fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<SnapshotEntry> {
@@ -107,15 +99,9 @@ pub(crate) fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<S
         }
         Record::WorkerEnd(end) => {
             let result = end.result.as_ref();
-            let status = result
-                .and_then(|r| r.get("progress"))
-                .and_then(|p| str_field(p, "status"))
-                .unwrap_or("completed");
+            let status = result.map_or("completed", |r| r.progress.status.as_str());
             let summary = result
-                .and_then(|r| {
-                    str_field(r, "summary")
-                        .or_else(|| r.get("progress").and_then(|p| str_field(p, "summary")))
-                })
+                .and_then(|r| r.display_summary())
                 .unwrap_or("(no summary)");
             (
                 EntryKind::Worker,
@@ -287,7 +273,30 @@ pub(crate) fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<S
                 ),
             )
         }
-        _ => return None,
+        // Records a snapshot does not show (listed, so a new record type is a decision here).
+        Record::WorkerStart(_)
+        | Record::AgentMessage(_)
+        | Record::ContextPlan(_)
+        | Record::Routing(_)
+        | Record::ReviewArtifactsSummary(_)
+        | Record::FixIteration(_)
+        | Record::PatchSummary(_)
+        | Record::FinalReport(_)
+        | Record::McpConnect(_)
+        | Record::ToolCallCount(_)
+        | Record::ModelRetry(_)
+        | Record::ModelReply(_)
+        | Record::Warning(_)
+        | Record::ExecutionPlanReview(_)
+        | Record::ToolApprovalDecision(_)
+        | Record::ToolExecutionSummary(_)
+        | Record::HookSessionStart(_)
+        | Record::HookUserPromptSubmit(_)
+        | Record::HookSubagentStart(_)
+        | Record::HookSubagentStop(_)
+        | Record::HookStop(_)
+        | Record::TokenUsage(_)
+        | Record::Unknown(_) => return None,
     };
     Some(SnapshotEntry {
         timestamp: entry.timestamp,

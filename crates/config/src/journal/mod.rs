@@ -5,12 +5,14 @@
 //!   [`MAX_RECORD_BYTES`], which is also what every reader accepts: a record with bigger text
 //!   fields has them clipped (`…[clipped: N bytes]`, see [`clip_text`]).
 //! * [`read_journal`] / [`scan_journal`] stream a journal front to back and report bad lines.
-//! * [`list_sessions`] and [`resolve_session`] find sessions without reading whole files.
+//! * [`list_sessions`], [`resolve_session`] and [`latest_session_for_project`] find sessions
+//!   without reading whole files.
 //! * [`session_snapshot`] distills the end of a journal for `@@id` references and session
 //!   continuity, reading backwards from the end so its cost does not grow with the file.
 
 mod clip;
 mod distill;
+mod latest;
 mod list;
 mod reader;
 pub(crate) mod scan;
@@ -19,7 +21,7 @@ mod writer;
 
 use serde::{Deserialize, Serialize};
 
-pub use clip::{clip_marker, clip_string, clip_text, fit_record};
+pub use clip::{clip_marker, clip_string, clip_text, fit_record, is_clipped};
 
 /// The longest journal line, newline included: 1 MiB. The one limit shared by the writer
 /// (which clips a record's longest text fields until its line fits, so it never writes a
@@ -29,6 +31,7 @@ pub use clip::{clip_marker, clip_string, clip_text, fit_record};
 /// `…[clipped: N bytes]` marker.
 pub const MAX_RECORD_BYTES: usize = 1024 * 1024;
 
+pub use latest::latest_session_for_project;
 pub use list::{ListOptions, SessionInfo, list_sessions, resolve_session};
 pub use reader::{
     JournalRead, MAX_LISTED_PROBLEMS, ScanReport, SkippedLine, parse_journal_line, read_journal,

@@ -144,58 +144,16 @@ pub fn scan_journal(
 
 /// Why a known-type record did not take its typed shape.
 pub(crate) fn malformed_reason(record: &Record) -> String {
-    let Record::Unknown(map) = record else {
+    if !matches!(record, Record::Unknown(_)) {
         return String::new();
-    };
-    let detail =
-        typed_error(map).unwrap_or_else(|| "its fields do not match the record type".into());
+    }
+    let detail = record
+        .parse_error()
+        .unwrap_or_else(|| "its fields do not match the record type".into());
     clip_reason(format!(
         "{} record kept verbatim: {detail}",
         record.type_name()
     ))
-}
-
-fn typed_error(map: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
-    // Re-tag the record under a wrapper so serde reports the typed variant's error instead of
-    // the untagged fallback succeeding.
-    #[derive(serde::Deserialize)]
-    #[serde(tag = "type", rename_all = "snake_case")]
-    #[allow(dead_code)]
-    enum Probe {
-        RunStart(braincode_protocol::RunStart),
-        RunEnd(braincode_protocol::RunEnd),
-        RunError(braincode_protocol::RunError),
-        WorkerStart(braincode_protocol::WorkerStart),
-        WorkerEnd(braincode_protocol::WorkerEnd),
-        WorkerError(braincode_protocol::WorkerError),
-        TodoPlan(braincode_protocol::TodoPlan),
-        TodoUpdate(braincode_protocol::TodoUpdate),
-        CheckSummary(braincode_protocol::CheckSummaryRecord),
-        ReviewDecision(braincode_protocol::ReviewDecisionRecord),
-        Handoff(braincode_protocol::Handoff),
-        TokenUsage(braincode_protocol::TokenUsage),
-    }
-    const PROBED: [&str; 12] = [
-        "run_start",
-        "run_end",
-        "run_error",
-        "worker_start",
-        "worker_end",
-        "worker_error",
-        "todo_plan",
-        "todo_update",
-        "check_summary",
-        "review_decision",
-        "handoff",
-        "token_usage",
-    ];
-    let ty = map.get("type").and_then(serde_json::Value::as_str)?;
-    if !PROBED.contains(&ty) {
-        return None;
-    }
-    serde_json::from_value::<Probe>(serde_json::Value::Object(map.clone()))
-        .err()
-        .map(|err| err.to_string())
 }
 
 /// Reads the whole journal into memory (streaming the file; the entries are what is kept).

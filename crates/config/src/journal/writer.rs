@@ -180,25 +180,13 @@ mod tests {
         writer
             .append(&Record::RunEnd(RunEnd {
                 summary: answer,
-                worker_results: None,
-                patch: None,
-                checks: None,
-                review_decision: None,
-                status: None,
-                fix_iterations: None,
-                attempt: None,
+                ..RunEnd::default()
             }))
             .unwrap();
         writer
             .append(&Record::RunEnd(RunEnd {
                 summary: "small".into(),
-                worker_results: None,
-                patch: None,
-                checks: None,
-                review_decision: None,
-                status: None,
-                fix_iterations: None,
-                attempt: None,
+                ..RunEnd::default()
             }))
             .unwrap();
         let bytes = std::fs::read(&path).unwrap();

@@ -24,10 +24,17 @@ pub fn run_error(error: &str, will_fallback: bool) -> Record {
     record(json!({"type": "run_error", "error": error, "willFallback": will_fallback}))
 }
 
+/// A complete WorkerResult packet (the shape `braincode_context` writes).
+pub fn worker_result(task: &str, summary: &str) -> Value {
+    json!({"fromLayer": "agent", "toLayer": "brain", "handoffId": format!("{task}:handoff"),
+           "taskId": task, "parentId": "brain-ctx", "progress": {"status": "completed"},
+           "summary": summary, "artifacts": [], "risks": [], "nextQuestions": []})
+}
+
 pub fn worker_end(role: &str, summary: &str) -> Record {
     record(
         json!({"type": "worker_end", "phase": "support", "worker": role,
-        "result": {"summary": summary, "progress": {"status": "completed"}}}),
+        "result": worker_result(&format!("{role}-ctx"), summary)}),
     )
 }
 

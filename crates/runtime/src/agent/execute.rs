@@ -15,6 +15,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{AgentError, AgentServices, AgentSetup, GateOutcome, GateRequest};
+use crate::tape::{ORCHESTRATION_TOOLS, TapeMode, TapedTool, journaled_output};
+use braincode_config::journal::clip_text;
 
 /// Runs every call of one assistant turn and returns one output per call, in call order.
 pub(super) async fn execute_calls(
@@ -50,6 +52,9 @@ pub(super) async fn execute_calls(
             match prepare_call(setup, services, tools, call).await {
                 Prepared::Done(output) => outputs[slot] = Some(output),
                 Prepared::Run(tool) => runnable.push((slot, call, tool)),
+                Prepared::Taped(taped) => {
+                    outputs[slot] = Some(serve_taped(setup, services, call, *taped));
+                }
             }
         }
         let runs = runnable.into_iter().map(|(slot, call, tool)| async move {
@@ -77,7 +82,12 @@ pub(super) async fn execute_calls(
 enum Prepared<'a> {
     Done(ToolOutput),
     Run(&'a SharedTool),
+    /// The journal has this call's result (replay, resume).
+    Taped(Box<TapedTool>),
 }
+
+/// The most of a tool's output an end record carries (what a resume hands back to the model).
+const JOURNALED_OUTPUT_BYTES: usize = braincode_config::journal::MAX_RECORD_BYTES / 2;
 
 async fn prepare_call<'a>(
     setup: &AgentSetup,
@@ -102,6 +112,31 @@ async fn prepare_call<'a>(
             "invalid arguments for {}: {problem}. Send the arguments as one JSON object matching the tool's schema.",
             call.name
         )));
+    }
+    if let Some(tape) = services.tape.as_deref() {
+        let session = setup.origin.agent_session_id.as_deref().unwrap_or_default();
+        if let Some(taped) = tape.tool(session, &call.id, &call.name) {
+            return Prepared::Taped(Box::new(taped));
+        }
+        if let Some(refusal) = tape.refusal(session, &call.id) {
+            let reason = refusal
+                .reason
+                .clone()
+                .unwrap_or_else(|| "refused by the permission policy".into());
+            if tape.mode() == TapeMode::Replay {
+                services.sink.record(Record::ToolApprovalDecision(refusal));
+            }
+            return Prepared::Done(ToolOutput::error(format!(
+                "{} was not run: {reason}",
+                call.name
+            )));
+        }
+        if tape.is_strict() && !ORCHESTRATION_TOOLS.contains(&call.name.as_str()) {
+            return Prepared::Done(ToolOutput::error(format!(
+                "replay: the journal has no result for {} call {}",
+                call.name, call.id
+            )));
+        }
     }
     let request = GateRequest {
         call,
@@ -140,6 +175,7 @@ async fn run_one(
             is_error: false,
             result_summary: None,
             duration_ms: None,
+            output: None,
         }));
 
     let cached = services
@@ -170,6 +206,7 @@ async fn run_one(
             is_error: output.is_error,
             result_summary: Some(summarize_json(&Value::String(output.content.clone()))),
             duration_ms: Some(duration_ms),
+            output: Some(clip_text(&output.content, JOURNALED_OUTPUT_BYTES).into_owned()),
         }));
     services.sink.emit(RunEvent::ToolFinished {
         agent: setup.agent.clone(),
@@ -179,6 +216,53 @@ async fn run_one(
         duration_ms,
     });
     output
+}
+
+/// A call the journal already has: a replay emits its records again (approval, start, end)
+/// with the same events; a resume only hands the output back.
+fn serve_taped(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    call: &ToolCall,
+    taped: TapedTool,
+) -> ToolOutput {
+    let Some(end) = taped.end else {
+        return ToolOutput::error("internal error: a taped call has no end");
+    };
+    let (content, is_error) = journaled_output(&end);
+    let replaying = services
+        .tape
+        .as_deref()
+        .is_some_and(|t| t.mode() == TapeMode::Replay);
+    if replaying {
+        if let Some(approval) = taped.approval {
+            services.sink.record(Record::ToolApprovalDecision(approval));
+        }
+        services.sink.emit(RunEvent::ToolStarted {
+            agent: setup.agent.clone(),
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            summary: one_line(&call.arguments),
+        });
+        if let Some(start) = taped.start {
+            services.sink.record(Record::ToolExecutionSummary(start));
+        }
+        let duration_ms = end.duration_ms.unwrap_or_default();
+        services.stats.count(setup.origin.phase, is_error);
+        services.sink.record(Record::ToolExecutionSummary(end));
+        services.sink.emit(RunEvent::ToolFinished {
+            agent: setup.agent.clone(),
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            is_error,
+            duration_ms,
+        });
+    }
+    ToolOutput {
+        content,
+        is_error,
+        ..ToolOutput::ok(String::new())
+    }
 }
 
 /// Runs a tool on its own task, so a panic or a hang becomes an error output instead of

@@ -23,8 +23,9 @@ pub use gate::{GateOutcome, GateRequest, OpenGate, ToolGate};
 pub use stats::ToolStats;
 
 use crate::sink::RunSink;
+use crate::tape::Tape;
 use execute::execute_calls;
-use model_call::{call_model, guard_request_size, record_usage};
+use model_call::{guard_request_size, next_completion};
 
 /// Largest request (system prompt + messages, in bytes of JSON) sent to a provider: 88% of a
 /// 2 MiB provider limit, leaving room for tool definitions and framing.
@@ -80,6 +81,8 @@ pub struct AgentServices {
     pub tool_context: ToolContext,
     /// Tool-call counters shared by the run.
     pub stats: Arc<ToolStats>,
+    /// Journaled replies and tool results to serve instead of calling (replay, resume).
+    pub tape: Option<Arc<Tape>>,
 }
 
 /// How an agent finished.
@@ -192,12 +195,17 @@ pub async fn run_agent(
         };
         guard_request_size(&request)?;
 
-        let completion = call_model(setup, services, request, &cancel).await?;
+        let completion = next_completion(
+            setup,
+            services,
+            request,
+            (outcome.model_calls, messages.len()),
+            &cancel,
+        )
+        .await?;
         outcome.model_calls += 1;
-        let message_index = messages.len();
         if let Some(usage) = completion.usage {
             outcome.usage.add(&usage);
-            record_usage(setup, services, usage, message_index);
         }
         let tool_calls = if offer_tools {
             completion.tool_calls

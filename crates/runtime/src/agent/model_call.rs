@@ -6,14 +6,94 @@ use braincode_protocol::{Record, TokenUsage, Usage};
 use tokio_util::sync::CancellationToken;
 
 use super::{AgentError, AgentServices, AgentSetup, CONTEXT_GUARD_BYTES};
+use crate::tape::{Tape, TapeMode};
 
 /// How many times one model call is issued when its reply is cut off after content arrived
 /// (a model call has no side effects; failures before any content are retried by the client).
 const CALL_ATTEMPTS: u32 = 2;
 
+/// The largest reply text a `model_reply` record carries; a longer reply is journaled clipped
+/// (and cannot be replayed exactly).
+const JOURNALED_REPLY_BYTES: usize = braincode_config::journal::MAX_RECORD_BYTES / 2;
+
+/// The agent's next completion: from the tape when it has this call (replay, resume), else
+/// from the model. `(call, message_index)` are the call's index within the agent session and
+/// the index its reply will have in the conversation. Every live reply is journaled
+/// (`model_reply`, then `token_usage`); a replay journals served replies the same way, a
+/// resume does not journal them twice.
+pub(super) async fn next_completion(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    request: ChatRequest,
+    (call, message_index): (u32, usize),
+    cancel: &CancellationToken,
+) -> Result<braincode_llm::Completion, AgentError> {
+    let session = setup.origin.agent_session_id.as_deref().unwrap_or_default();
+    let served = services.tape.as_deref().and_then(|tape| {
+        tape.reply(session, call)
+            .map(|reply| (reply, tape.mode() == TapeMode::Replay))
+    });
+    let (completion, journal) = match served {
+        Some((Ok(completion), journal)) => (completion, journal),
+        Some((Err(error), journal)) => {
+            if journal {
+                record_failure(setup, services, call, &error);
+            }
+            return Err(AgentError::Model(error));
+        }
+        None if services.tape.as_deref().is_some_and(Tape::is_strict) => {
+            return Err(AgentError::Model(
+                ModelError::new(
+                    ErrorKind::InvalidResponse,
+                    format!(
+                        "replay: the journal has no reply for call {call} of agent session {session}"
+                    ),
+                )
+                .with_model(setup.model_id.clone()),
+            ));
+        }
+        None => match call_model(setup, services, request, cancel).await {
+            Ok(completion) => (completion, true),
+            Err(AgentError::Model(error)) => {
+                record_failure(setup, services, call, &error);
+                return Err(AgentError::Model(error));
+            }
+            Err(other) => return Err(other),
+        },
+    };
+    if journal {
+        services
+            .sink
+            .record(Record::ModelReply(crate::tape::reply_record(
+                session,
+                call,
+                &setup.model_id,
+                &completion,
+                JOURNALED_REPLY_BYTES,
+            )));
+        if let Some(usage) = completion.usage {
+            record_usage(setup, services, usage, message_index);
+        }
+    }
+    Ok(completion)
+}
+
+/// Journals a failed call (`model_reply` with its error), so a replay fails it the same way.
+fn record_failure(setup: &AgentSetup, services: &AgentServices, call: u32, error: &ModelError) {
+    let session = setup.origin.agent_session_id.as_deref().unwrap_or_default();
+    services
+        .sink
+        .record(Record::ModelReply(crate::tape::failure_record(
+            session,
+            call,
+            &setup.model_id,
+            error,
+        )));
+}
+
 /// One model call, re-issued on the same model when the reply was interrupted; each retry is
 /// journaled (`model_retry`) and shown.
-pub(super) async fn call_model(
+async fn call_model(
     setup: &AgentSetup,
     services: &AgentServices,
     request: ChatRequest,
@@ -35,7 +115,7 @@ pub(super) async fn call_model(
                         phase: setup.origin.phase.map(|p| p.as_str().to_string()),
                         role: setup.origin.role.map(|r| r.as_str().to_string()),
                     }));
-                services.sink.warning(format!(
+                services.sink.notice(format!(
                     "{}: the reply was cut off ({}); asking the same model again, the partial reply is discarded",
                     setup.model_id, err.message
                 ));
@@ -120,12 +200,7 @@ pub(super) fn guard_request_size(request: &ChatRequest) -> Result<(), AgentError
     Ok(())
 }
 
-pub(super) fn record_usage(
-    setup: &AgentSetup,
-    services: &AgentServices,
-    usage: Usage,
-    message_index: usize,
-) {
+fn record_usage(setup: &AgentSetup, services: &AgentServices, usage: Usage, message_index: usize) {
     let origin = &setup.origin;
     let session = origin.agent_session_id.clone().unwrap_or_default();
     services.sink.record(Record::TokenUsage(TokenUsage {

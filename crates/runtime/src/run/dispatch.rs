@@ -1,8 +1,8 @@
 //! `dispatch_specialist`: lets the primary ask one more isolated specialist mid-run, within a
 //! budget (auto 2, radical 4 per run).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use braincode_brain::RuntimeWorkerPlan;
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::run::prompts::format_results;
 use crate::run::state::RunShared;
-use crate::run::workers::{WorkerJob, WorkerRun, run_worker};
+use crate::run::workers::{WorkerJob, run_worker};
 
 /// Roles the primary may dispatch to.
 pub(crate) fn dispatchable(role: Role) -> bool {
@@ -27,20 +27,11 @@ pub(crate) struct DispatchTool {
     primary_role: Role,
     max: u32,
     used: AtomicU32,
-    new_id: fn() -> String,
-    /// Every dispatched run, for the final report.
-    pub runs: Mutex<Vec<WorkerRun>>,
 }
 
 impl DispatchTool {
     /// A tool with `max` dispatches for the run.
-    pub fn new(
-        shared: Arc<RunShared>,
-        parent: ContextId,
-        primary_role: Role,
-        max: u32,
-        new_id: fn() -> String,
-    ) -> Self {
+    pub fn new(shared: Arc<RunShared>, parent: ContextId, primary_role: Role, max: u32) -> Self {
         let roles: Vec<&str> = Role::ROUTED
             .iter()
             .copied()
@@ -73,8 +64,6 @@ impl DispatchTool {
             primary_role,
             max,
             used: AtomicU32::new(0),
-            new_id,
-            runs: Mutex::new(Vec::new()),
         }
     }
 }
@@ -122,7 +111,8 @@ impl Tool for DispatchTool {
             return rejected(format!("the dispatch budget of {} is used up", self.max));
         };
         let number = previous + 1;
-        let context_id = ContextId((self.new_id)());
+        // Derived from the request, not from the order: dispatches of one turn run at once.
+        let context_id = ContextId(self.shared.ids.derived(&format!("dispatch:{role}:{goal}")));
         self.shared
             .sink
             .record(Record::DynamicDispatch(DynamicDispatch {
@@ -173,10 +163,6 @@ impl Tool for DispatchTool {
             self.max,
             format_results(&[run.forwarded()])
         );
-        match self.runs.lock() {
-            Ok(mut runs) => runs.push(run),
-            Err(poisoned) => poisoned.into_inner().push(run),
-        }
         ToolOutput::ok(text)
     }
 }

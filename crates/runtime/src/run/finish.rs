@@ -1,22 +1,19 @@
-//! The end of every run: one FinalReport, its records and the one `Final` event.
+//! The end of every run: the last decisions (status, closing warnings), the closing records
+//! and the one `Final` event. The report itself is the fold of the run's records
+//! ([`RunState`](crate::fold::RunState)); nothing here keeps a second copy of it.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::time::Instant;
 
-use braincode_brain::{RuntimePlan, RuntimeWorkerPlan};
 use braincode_config::journal::{MAX_RECORD_BYTES, clip_text};
 use braincode_protocol::{
-    BrainRef, Clarification, ExecutionPlanReview, FinalReport, FinalReportRecord, FinalStatus,
-    JournalEntry, Mode, PatchSummary, PatchSummaryRecord, PlanReview, Record, ReportRouting,
-    ReportWorker, ReviewDecision, RoutingSource, RunEnd, RunError, RunEvent, SessionId, TaskStatus,
-    Todo, ToolCallCount, WorkerPhase,
+    ExecutionPlanReview, FinalReport, FinalReportRecord, FinalStatus, JournalEntry, PlanReview,
+    Record, RunEnd, RunError as RunErrorRecord, ToolCallCount,
 };
 
 use crate::agent::{AgentError, ToolStats};
-use crate::report::{REVIEW_SKIPPED_PREFIX, StatusInputs, final_status, metrics};
-use crate::run::workers::WorkerRun;
-use crate::sink::{EventSubscriber, RunSink};
+use crate::fold::{CANCELLED_SUMMARY, LiveState};
+use crate::report::{StatusInputs, final_status};
+use crate::sink::{RunSink, now_ms};
 
 /// The most of the user's prompt a record carries (`run_start`, the report's task): a
 /// quarter of a journal line. The whole prompt still reaches the models and `--json`.
@@ -25,277 +22,73 @@ pub(crate) const JOURNALED_PROMPT_BYTES: usize = MAX_RECORD_BYTES / 4;
 /// journal line. The whole answer is still printed.
 pub(crate) const JOURNALED_ANSWER_BYTES: usize = MAX_RECORD_BYTES / 2;
 
-/// The routing reason of a report whose run stopped before it had a plan.
-const NOT_PLANNED_REASON: &str = "the run stopped before planning";
-
-/// Why a run ended early.
-#[derive(Debug)]
-pub(crate) enum Stop {
-    /// Ctrl-C / Esc / cancel.
+/// Why a run ended without an answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// Ctrl-C, Esc, a signal or an HTTP cancel.
+    #[error("the run was cancelled")]
     Cancelled,
-    /// Something failed.
-    Failed(String),
+    /// The configuration could not be loaded.
+    #[error("{0}")]
+    Config(String),
     /// A hook blocked the run.
-    Blocked(String),
+    #[error("the {event} hook blocked this run: {reason}")]
+    HookBlocked {
+        /// The hook event (`SessionStart`, `UserPromptSubmit`).
+        event: &'static str,
+        /// What the hook said.
+        reason: String,
+    },
+    /// The run could not be planned.
+    #[error("{0}")]
+    Planning(String),
+    /// The plan had no primary worker.
+    #[error("the plan has no primary worker")]
+    NoPrimary,
+    /// Every primary model failed (one line per attempt).
+    #[error("{0}")]
+    Primary(String),
+    /// A worker or the review stopped the run.
+    #[error("{0}")]
+    Agent(String),
 }
 
-impl Stop {
-    pub fn failed(message: impl Into<String>) -> Stop {
-        Stop::Failed(message.into())
-    }
-
-    pub fn from_agent(err: AgentError) -> Stop {
+impl RunError {
+    /// A run error from an agent error (cancellation stays cancellation).
+    pub(crate) fn from_agent(err: AgentError) -> RunError {
         match err {
-            AgentError::Cancelled => Stop::Cancelled,
-            other => Stop::failed(other.to_string()),
+            AgentError::Cancelled => RunError::Cancelled,
+            other => RunError::Agent(other.to_string()),
+        }
+    }
+
+    /// The report status of a run that ended with this error.
+    pub fn status(&self) -> FinalStatus {
+        match self {
+            RunError::Cancelled => FinalStatus::Aborted,
+            RunError::HookBlocked { .. } => FinalStatus::Blocked,
+            RunError::Config(_)
+            | RunError::Planning(_)
+            | RunError::NoPrimary
+            | RunError::Primary(_)
+            | RunError::Agent(_) => FinalStatus::Failed,
+        }
+    }
+
+    /// The `kind` of its `run_error` record.
+    pub fn kind(&self) -> &'static str {
+        match self.status() {
+            FinalStatus::Aborted => "aborted",
+            FinalStatus::Blocked => "blocked",
+            _ => "failed",
         }
     }
 }
 
-/// Collects token usage records for the report's metrics.
-#[derive(Default)]
-pub(crate) struct UsageCollector {
-    entries: Mutex<Vec<JournalEntry>>,
-}
-
-impl EventSubscriber for UsageCollector {
-    fn on_event(&self, event: &RunEvent) {
-        if let RunEvent::Record { entry, .. } = event
-            && matches!(entry.record, Record::TokenUsage(_))
-        {
-            match self.entries.lock() {
-                Ok(mut entries) => entries.push((**entry).clone()),
-                Err(poisoned) => poisoned.into_inner().push((**entry).clone()),
-            }
-        }
-    }
-}
-
-impl UsageCollector {
-    fn entries(&self) -> Vec<JournalEntry> {
-        match self.entries.lock() {
-            Ok(entries) => entries.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-}
-
-/// What the report will say, filled in as the run goes.
-pub(crate) struct Draft {
-    pub task: String,
-    pub session_id: String,
-    pub brain: BrainRef,
-    pub plan: Option<RuntimePlan>,
-    pub todos: Vec<Todo>,
-    pub worker_status: BTreeMap<usize, (String, Option<String>)>,
-    pub dispatched: Vec<WorkerRun>,
-    pub patch: Option<PatchSummary>,
-    pub review: Option<ReviewDecision>,
-    pub clarification: Option<Clarification>,
-    pub plan_review: Option<PlanReview>,
-    /// The review was needed but could not run (its models were unavailable): neither an
-    /// approval nor a request for changes.
-    pub review_skipped: bool,
-    pub warnings: Vec<String>,
-    pub summary: String,
-}
-
-impl Draft {
-    pub fn new(task: &str, session_id: &SessionId) -> Self {
-        Self {
-            task: task.to_string(),
-            session_id: session_id.to_string(),
-            brain: BrainRef {
-                id: String::new(),
-                name: String::new(),
-                mode: Mode::Auto,
-            },
-            plan: None,
-            todos: Vec::new(),
-            worker_status: BTreeMap::new(),
-            dispatched: Vec::new(),
-            patch: None,
-            review: None,
-            clarification: None,
-            plan_review: None,
-            review_skipped: false,
-            warnings: Vec::new(),
-            summary: String::new(),
-        }
-    }
-
-    pub fn set_brain(&mut self, id: &str, name: &str, mode: Mode) {
-        self.brain = BrainRef {
-            id: id.to_string(),
-            name: name.to_string(),
-            mode,
-        };
-    }
-
-    pub fn set_plan(&mut self, plan: &RuntimePlan) {
-        self.todos = plan.todos.clone();
-        self.plan = Some(plan.clone());
-        if let Some(reason) = &plan.fallback_reason {
-            self.warnings
-                .push(format!("router brain not used: {reason}"));
-        }
-    }
-
-    fn set_todos(
-        &mut self,
-        ids: &[String],
-        status: TaskStatus,
-        summary: Option<&str>,
-        error: Option<&str>,
-    ) {
-        for todo in self.todos.iter_mut().filter(|t| ids.contains(&t.id)) {
-            todo.status = status;
-            if let Some(summary) = summary {
-                todo.summary = Some(braincode_context::clip_chars(summary, 600));
-            }
-            if let Some(error) = error {
-                todo.error = Some(braincode_context::clip_chars(error, 600));
-            }
-        }
-    }
-
-    pub fn block_todos(&mut self, reason: &str) {
-        let ids: Vec<String> = self.todos.iter().map(|t| t.id.clone()).collect();
-        self.set_todos(&ids, TaskStatus::Blocked, None, Some(reason));
-    }
-
-    pub fn fail_todos(&mut self, ids: &[String], reason: &str) {
-        self.set_todos(ids, TaskStatus::Failed, None, Some(reason));
-    }
-
-    /// Records a worker's outcome; for a support worker that failed or was blocked, also the
-    /// warning that says why (returned, so the caller can show it live).
-    pub fn record_worker(&mut self, index: usize, run: &WorkerRun) -> Option<String> {
-        let ids = self
-            .plan
-            .as_ref()
-            .map(|p| p.workers[index].todo_ids.clone())
-            .unwrap_or_default();
-        let status = run.status();
-        let error = (status != TaskStatus::Completed).then_some(run.result.summary.as_str());
-        self.set_todos(&ids, status, Some(&run.result.summary), error);
-        let label = run.review.as_ref().map_or_else(
-            || status.as_str().to_string(),
-            |r| r.decision.as_str().to_string(),
-        );
-        self.worker_status.insert(index, (label, run.model.clone()));
-        let failure = run.failure.as_ref()?;
-        if run.phase != WorkerPhase::Support || status == TaskStatus::Completed {
-            return None;
-        }
-        let on = failure
-            .model
-            .as_deref()
-            .map(|model| format!(" on {model}"))
-            .unwrap_or_default();
-        let warning = format!(
-            "{} worker {}{on}: {}; the answer was made without its result",
-            run.role,
-            status.as_str(),
-            failure.reason
-        );
-        self.warnings.push(warning.clone());
-        Some(warning)
-    }
-
-    pub fn record_primary(&mut self, worker: &RuntimeWorkerPlan, answer: &str, model: &str) {
-        self.set_todos(&worker.todo_ids, TaskStatus::Completed, Some(answer), None);
-        if let Some(index) = self.plan.as_ref().and_then(|p| {
-            p.workers
-                .iter()
-                .position(|w| w.context_id == worker.context_id)
-        }) {
-            self.worker_status
-                .insert(index, ("completed".into(), Some(model.to_string())));
-        }
-    }
-
-    /// Records the review. A review that could not run at all (every review model failed,
-    /// none is usable, or a hook blocked it) is a review *not done*: no decision, a warning
-    /// (returned, to show it live) and no influence on the status beyond "not approved". A
-    /// review that ran but gave no usable decision is `changes_requested` (the normalizer
-    /// decides that), never approved.
-    pub fn record_review(&mut self, plan: &RuntimePlan, run: WorkerRun) -> Option<String> {
-        let index = plan
-            .workers
-            .iter()
-            .position(|w| w.phase == WorkerPhase::Review);
-        let Some(decision) = run.review.clone() else {
-            let reason = run
-                .failure
-                .as_ref()
-                .map_or_else(|| run.result.summary.clone(), |f| f.reason.clone());
-            let warning = match run.failure.as_ref().and_then(|f| f.model.as_deref()) {
-                Some(model) => format!("{REVIEW_SKIPPED_PREFIX}{model} unavailable ({reason})"),
-                None => format!("{REVIEW_SKIPPED_PREFIX}no review model could run ({reason})"),
-            };
-            if let Some(index) = index {
-                self.record_worker(index, &run);
-                self.worker_status.insert(index, ("skipped".into(), None));
-            } else {
-                self.dispatched.push(run);
-            }
-            self.review_skipped = true;
-            self.warnings.push(warning.clone());
-            return Some(warning);
-        };
-        if let Some(index) = index {
-            self.record_worker(index, &run);
-            self.worker_status.insert(
-                index,
-                (decision.decision.as_str().to_string(), run.model.clone()),
-            );
-        } else {
-            self.dispatched.push(run);
-        }
-        self.review = Some(decision);
-        None
-    }
-
-    fn routing(&self) -> Option<ReportRouting> {
-        let plan = self.plan.as_ref()?;
-        let mut workers: Vec<ReportWorker> = plan
-            .workers
-            .iter()
-            .enumerate()
-            .map(|(index, w)| {
-                let (status, model) = self
-                    .worker_status
-                    .get(&index)
-                    .cloned()
-                    .map_or((None, None), |(s, m)| (Some(s), m));
-                ReportWorker {
-                    role: w.role,
-                    phase: w.phase,
-                    status,
-                    model,
-                }
-            })
-            .collect();
-        workers.extend(self.dispatched.iter().map(|run| ReportWorker {
-            role: run.role,
-            phase: run.phase,
-            status: Some(match &run.review {
-                Some(review) => review.decision.as_str().to_string(),
-                None if run.phase == WorkerPhase::Review => "skipped".to_string(),
-                None => run.status().as_str().to_string(),
-            }),
-            model: run.model.clone(),
-        }));
-        Some(ReportRouting {
-            source: plan.source,
-            primary_role: plan.primary,
-            workers,
-            confidence: plan.confidence,
-            reason: Some(plan.reason.clone()),
-            fallback_reason: plan.fallback_reason.clone(),
-        })
-    }
+/// What a run that got this far gives the user.
+pub(crate) struct Answer {
+    /// The answer text (or the clarification question).
+    pub text: String,
 }
 
 /// The report form of the execution plan review.
@@ -311,152 +104,287 @@ pub(crate) fn plan_review_for_report(review: &ExecutionPlanReview) -> PlanReview
     }
 }
 
-/// Builds the report, writes the closing records and emits the one final answer.
-/// `cancel_reason` says why a cancelled run was cancelled (e.g. `SIGTERM received`).
+/// Decides the status, writes the closing warnings and records, and emits the one final
+/// answer. The report is the fold of the run's records; the caller gets it with the whole
+/// prompt and answer (the journal has them clipped to fit a line).
 pub(crate) fn finish(
     sink: &RunSink,
-    mut draft: Draft,
-    outcome: Result<(), Stop>,
-    usage: &UsageCollector,
+    live: &LiveState,
+    outcome: Result<Answer, RunError>,
     stats: &ToolStats,
     started: Instant,
+    full_task: &str,
     cancel_reason: Option<&str>,
 ) -> FinalReport {
-    let tool_counts = stats.counts();
-    let (status, error) = match &outcome {
-        Ok(()) => {
-            let status = final_status(StatusInputs {
-                needs_clarification: draft.clarification.as_ref().is_some_and(|c| c.required),
-                review: draft.review.as_ref(),
-                review_skipped: draft.review_skipped,
-                checks: None,
-                patch: draft.patch.as_ref(),
-                tool_calls: tool_counts.total,
+    let (status, answer, error) = match outcome {
+        Ok(answer) => {
+            let status = live.with(|state| {
+                final_status(StatusInputs {
+                    needs_clarification: state.clarification().is_some_and(|c| c.required),
+                    review: state.review(),
+                    review_skipped: state.review_skipped(),
+                    checks: state.checks(),
+                    patch: state.patch(),
+                    tool_calls: state.tool_calls().total,
+                })
             });
-            (status, None)
+            (status, answer.text, None)
         }
-        Err(Stop::Cancelled) => (
-            FinalStatus::Aborted,
-            Some(match cancel_reason {
+        Err(RunError::Cancelled) => {
+            let error = match cancel_reason {
                 Some(reason) => format!("the run was cancelled ({reason})"),
                 None => "the run was cancelled".to_string(),
-            }),
-        ),
-        Err(Stop::Failed(message)) => (FinalStatus::Failed, Some(message.clone())),
-        Err(Stop::Blocked(message)) => (FinalStatus::Blocked, Some(message.clone())),
-    };
-    let summary = match (&outcome, &draft.clarification) {
-        (Ok(()), Some(clarification)) if clarification.required => clarification.question.clone(),
-        // The answer is moved, not copied: it can be very large.
-        (Ok(()), _) => std::mem::take(&mut draft.summary),
-        (Err(Stop::Cancelled), _) => {
-            "Run cancelled before it finished; nothing more will happen.".to_string()
+            };
+            (
+                FinalStatus::Aborted,
+                CANCELLED_SUMMARY.to_string(),
+                Some((error, "aborted")),
+            )
         }
-        (Err(Stop::Failed(message) | Stop::Blocked(message)), _) => {
-            format!("The run did not complete: {message}")
+        Err(err) => {
+            let kind = err.kind();
+            (err.status(), String::new(), Some((err.to_string(), kind)))
         }
     };
-    if status == FinalStatus::Approved
-        && draft.review.is_none()
-        && draft.patch.as_ref().is_some_and(|p| p.has_patch_activity)
-    {
-        draft
-            .warnings
-            .push("files changed without an independent review".into());
+    for warning in closing_warnings(live, status, sink.journal_failed()) {
+        sink.warning(warning);
     }
-    if draft.patch.as_ref().is_some_and(|p| !p.has_patch_activity) && draft.review.is_some() {
-        draft.warnings.push("no patch activity detected".into());
-    }
-    if draft.clarification.as_ref().is_some_and(|c| c.required) {
-        draft
-            .warnings
-            .push("execution paused for clarification".into());
-    }
-    if sink.journal_failed() {
-        draft
-            .warnings
-            .push("the session journal could not be fully written".into());
-    }
-    let routing = draft.routing().unwrap_or(ReportRouting {
-        source: RoutingSource::Heuristic,
-        primary_role: braincode_protocol::Role::Rush,
-        workers: Vec::new(),
-        confidence: None,
-        reason: Some(NOT_PLANNED_REASON.into()),
-        fallback_reason: None,
-    });
-    let duration_ms = started.elapsed().as_millis() as u64;
-    let mut report = FinalReport {
-        version: FinalReport::VERSION,
-        status,
-        task: std::mem::take(&mut draft.task),
-        session_id: draft.session_id.clone(),
-        brain: draft.brain.clone(),
-        routing,
-        todos: draft.todos.clone(),
-        patch: draft.patch.clone(),
-        checks: None,
-        plan_review: draft.plan_review.clone(),
-        review: draft.review.clone(),
-        clarification: draft.clarification.clone().filter(|c| c.required),
-        metrics: Some(metrics(&usage.entries(), tool_counts.clone(), duration_ms)),
-        model_summary: summary,
-        fix_iterations: None,
-        warnings: draft.warnings.clone(),
-        error: error.clone(),
-    };
-
-    if let Some(patch) = &draft.patch {
-        sink.record(Record::PatchSummary(PatchSummaryRecord {
-            patch: patch.clone(),
-            attempt: None,
-        }));
-    }
+    let counts = stats.counts();
     sink.record(Record::ToolCallCount(ToolCallCount {
-        total: tool_counts.total,
-        failed: tool_counts.failed,
+        total: counts.total,
+        failed: counts.failed,
         by_phase: stats.by_phase(),
         attempt: None,
     }));
-    // The journal gets the report with its two big texts clipped to fit a line; the caller
-    // gets the whole report. The big texts are swapped out, not copied.
-    let task = std::mem::take(&mut report.task);
-    let answer = std::mem::take(&mut report.model_summary);
-    report.task = clip_text(&task, JOURNALED_PROMPT_BYTES).into_owned();
-    report.model_summary = clip_text(&answer, JOURNALED_ANSWER_BYTES).into_owned();
-    let journaled_answer = report.model_summary.clone();
+    let duration_ms = Some(started.elapsed().as_millis() as u64);
+    let journaled_answer = clip_text(&answer, JOURNALED_ANSWER_BYTES).into_owned();
+    let terminal = match &error {
+        None => Record::RunEnd(RunEnd {
+            summary: journaled_answer,
+            worker_results: None,
+            patch: live.with(|s| s.patch().cloned()),
+            checks: None,
+            review_decision: live.with(|s| s.review().cloned()),
+            status: Some(status),
+            fix_iterations: None,
+            attempt: None,
+            duration_ms,
+        }),
+        // A failed primary already journaled each attempt's error; this closing record marks
+        // the whole run as ended, so the session reads as finished-with-error.
+        Some((message, kind)) => Record::RunError(RunErrorRecord {
+            error: message.clone(),
+            kind: Some((*kind).into()),
+            attempt: None,
+            will_fallback: Some(false),
+            duration_ms,
+            status: Some(status),
+        }),
+    };
+    // The report is the fold with the terminal record applied; the `final_report` record
+    // carries it (the fold ignores that record, so live and file folds agree).
+    let mut report = live.with(|state| {
+        let mut closing = state.clone();
+        closing.apply(&JournalEntry::new(now_ms(), terminal.clone()));
+        closing.report()
+    });
     sink.record(Record::FinalReport(FinalReportRecord {
         final_report: Box::new(report.clone()),
         attempt: None,
     }));
-    report.task = task;
-    report.model_summary = answer;
-    match &outcome {
-        Ok(()) => sink.record_terminal(Record::RunEnd(RunEnd {
-            summary: journaled_answer,
-            worker_results: None,
-            patch: draft.patch.clone(),
-            checks: None,
-            review_decision: draft.review.clone(),
-            status: Some(status),
-            fix_iterations: None,
-            attempt: None,
-        })),
-        Err(stop) => {
-            // A failed primary already journaled each attempt's error; this closing record
-            // marks the whole run as ended, so the session reads as finished-with-error.
-            let kind = match stop {
-                Stop::Cancelled => "aborted",
-                Stop::Failed(_) => "failed",
-                Stop::Blocked(_) => "blocked",
-            };
-            sink.record_terminal(Record::RunError(RunError {
-                error: error.unwrap_or_default(),
-                kind: Some(kind.into()),
-                attempt: None,
-                will_fallback: Some(false),
-            }));
-        }
+    sink.record_terminal(terminal);
+    // The user gets the whole prompt and answer.
+    report.task = full_task.to_string();
+    if error.is_none() {
+        report.model_summary = answer;
     }
     sink.emit_final(report)
+}
+
+/// Warnings decided at the end, from the records so far.
+fn closing_warnings(live: &LiveState, status: FinalStatus, journal_failed: bool) -> Vec<String> {
+    live.with(|state| {
+        let mut warnings = Vec::new();
+        let changed = state.patch().is_some_and(|p| p.has_patch_activity);
+        if status == FinalStatus::Approved && state.review().is_none() && changed {
+            warnings.push("files changed without an independent review".to_string());
+        }
+        if state.patch().is_some_and(|p| !p.has_patch_activity) && state.review().is_some() {
+            warnings.push("no patch activity detected".to_string());
+        }
+        if state.clarification().is_some_and(|c| c.required) {
+            warnings.push("execution paused for clarification".to_string());
+        }
+        if journal_failed {
+            warnings.push("the session journal could not be fully written".to_string());
+        }
+        warnings
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braincode_protocol::{
+        Clarification, PatchSummary, PatchSummaryRecord, ReviewDecision, ReviewDecisionRecord,
+        ReviewVerdict, RunStart,
+    };
+
+    use crate::sink::{EventSubscriber, MemoryJournal};
+
+    fn sink_with(live: &std::sync::Arc<LiveState>, journal: &MemoryJournal) -> RunSink {
+        let subscriber: std::sync::Arc<dyn EventSubscriber> = live.clone();
+        RunSink::new("s", Some(Box::new(journal.clone())), vec![subscriber])
+    }
+
+    fn start(sink: &RunSink) {
+        sink.record(Record::RunStart(RunStart {
+            prompt: "task".into(),
+            project_support: None,
+            model: None,
+            attempt: None,
+            run_id: Some("r".into()),
+            brain: None,
+            permission: None,
+            routing_choice: None,
+            resume_of: None,
+        }));
+    }
+
+    fn patch(active: bool) -> Record {
+        Record::PatchSummary(PatchSummaryRecord {
+            patch: PatchSummary {
+                has_patch_activity: active,
+                ..Default::default()
+            },
+            attempt: None,
+        })
+    }
+
+    fn finish_ok(sink: &RunSink, live: &LiveState) -> FinalReport {
+        finish(
+            sink,
+            live,
+            Ok(Answer {
+                text: "done".into(),
+            }),
+            &ToolStats::default(),
+            Instant::now(),
+            "task",
+            None,
+        )
+    }
+
+    #[test]
+    fn changed_files_without_review_are_approved_with_a_warning() {
+        let live = std::sync::Arc::new(LiveState::new("s"));
+        let journal = MemoryJournal::default();
+        let sink = sink_with(&live, &journal);
+        start(&sink);
+        sink.record(patch(true));
+        let report = finish_ok(&sink, &live);
+        assert_eq!(report.status, FinalStatus::Approved);
+        assert_eq!(
+            report.warnings,
+            ["files changed without an independent review"]
+        );
+        assert_eq!(report.model_summary, "done");
+    }
+
+    #[test]
+    fn a_review_without_patch_activity_is_flagged() {
+        let live = std::sync::Arc::new(LiveState::new("s"));
+        let journal = MemoryJournal::default();
+        let sink = sink_with(&live, &journal);
+        start(&sink);
+        sink.record(patch(false));
+        sink.record(Record::ReviewDecision(ReviewDecisionRecord {
+            decision: ReviewDecision {
+                decision: ReviewVerdict::ChangesRequested,
+                confidence: None,
+                rationale: None,
+                findings: vec![],
+                required_changes: vec![],
+                blocking_issues: vec![],
+                residual_risks: vec![],
+            },
+            model: None,
+            attempt: None,
+            fix_iteration: None,
+        }));
+        let report = finish_ok(&sink, &live);
+        assert_eq!(report.status, FinalStatus::ChangesRequested);
+        assert_eq!(report.warnings, ["no patch activity detected"]);
+    }
+
+    #[test]
+    fn a_clarification_pauses_and_says_so() {
+        let live = std::sync::Arc::new(LiveState::new("s"));
+        let journal = MemoryJournal::default();
+        let sink = sink_with(&live, &journal);
+        start(&sink);
+        sink.record(Record::ClarificationRequest(
+            braincode_protocol::ClarificationRequest {
+                clarification: Clarification {
+                    required: true,
+                    question: "which file?".into(),
+                    ..Default::default()
+                },
+                attempt: None,
+            },
+        ));
+        let report = finish(
+            &sink,
+            &live,
+            Ok(Answer {
+                text: "which file?".into(),
+            }),
+            &ToolStats::default(),
+            Instant::now(),
+            "task",
+            None,
+        );
+        assert_eq!(report.status, FinalStatus::NeedsClarification);
+        assert_eq!(report.warnings, ["execution paused for clarification"]);
+    }
+
+    #[test]
+    fn errors_end_with_one_terminal_record_and_the_fold_agrees_with_the_file() {
+        for (error, status) in [
+            (RunError::Cancelled, FinalStatus::Aborted),
+            (RunError::NoPrimary, FinalStatus::Failed),
+            (
+                RunError::HookBlocked {
+                    event: "UserPromptSubmit",
+                    reason: "no".into(),
+                },
+                FinalStatus::Blocked,
+            ),
+        ] {
+            let live = std::sync::Arc::new(LiveState::new("s"));
+            let journal = MemoryJournal::default();
+            let sink = sink_with(&live, &journal);
+            start(&sink);
+            let report = finish(
+                &sink,
+                &live,
+                Err(error.clone()),
+                &ToolStats::default(),
+                Instant::now(),
+                "task",
+                Some("SIGTERM received"),
+            );
+            assert_eq!(report.status, status, "{error:?}");
+            let entries = journal.entries();
+            assert!(matches!(
+                entries.last().map(|e| &e.record),
+                Some(Record::RunError(_))
+            ));
+            let mut from_file = crate::fold::RunState::new("s");
+            for entry in &entries {
+                from_file.apply(entry);
+            }
+            assert_eq!(from_file.report(), report, "{error:?}");
+        }
+    }
 }

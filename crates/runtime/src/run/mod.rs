@@ -42,12 +42,16 @@ pub use plan::RoutingChoice;
 
 use crate::agent::ToolStats;
 use crate::approval::{ApprovalHandler, PermissionMode};
+use crate::fold::LiveState;
 use crate::models::ClientOverride;
 use crate::sink::{EventSubscriber, JournalAppend, MemoryJournal, RunSink};
-use finish::{Draft, Stop};
-use opening::{History, JournalFile, new_context_id, opening_record};
+use crate::tape::{Tape, TapeMode};
+pub use finish::RunError;
+pub(crate) use finish::plan_review_for_report;
+use opening::{History, JournalFile, new_run_id, opening_record};
 use pipeline::pipeline;
 use setup::{build_shared, load_everything};
+use state::ContextIds;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -102,6 +106,13 @@ pub struct RunServices {
     pub client_options: ClientOptions,
     /// Where records go.
     pub journal: JournalTarget,
+    /// Journaled results to serve instead of calling (replay, resume); the run takes the
+    /// tape's run id.
+    pub tape: Option<Arc<Tape>>,
+    /// Whether the run continues earlier runs of its session, when known better than from
+    /// the journal as it is now (a replay or a resume runs again a run that was, or was not,
+    /// a continuation when it first ran).
+    pub continues: Option<bool>,
 }
 
 impl RunServices {
@@ -116,6 +127,8 @@ impl RunServices {
             client_override: None,
             client_options: ClientOptions::default(),
             journal: JournalTarget::Session,
+            tape: None,
+            continues: None,
         }
     }
 }
@@ -124,32 +137,35 @@ impl RunServices {
 pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     let started = Instant::now();
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
-    let history = History::probe(&services.home, &request, &session_id);
+    // A replay or a resume is the same run again: same run id, so the same context ids.
+    let run_id = services
+        .tape
+        .as_deref()
+        .map_or_else(new_run_id, |tape| tape.run_id().to_string());
+    let history = History::probe(&services.home, &request, &session_id, services.continues);
     let mut early_warnings = Vec::new();
     let journal: Option<Box<dyn JournalAppend>> = match &services.journal {
-        JournalTarget::Session => {
-            match JournalWriter::open(&services.home, &session_id) {
-                Ok(writer) => Some(Box::new(JournalFile(writer))),
-                Err(err) => {
-                    early_warnings.push(format!("the session journal could not be opened ({err}); this run will not be saved"));
-                    None
-                }
+        JournalTarget::Session => match JournalWriter::open(&services.home, &session_id) {
+            Ok(writer) => Some(Box::new(JournalFile(writer))),
+            Err(err) => {
+                early_warnings.push(format!(
+                    "the session journal could not be opened ({err}); this run will not be saved"
+                ));
+                None
             }
-        }
+        },
         JournalTarget::Memory(memory) => Some(Box::new(memory.clone())),
         JournalTarget::Disabled => None,
     };
-    let usage = Arc::new(finish::UsageCollector::default());
-    let mut subscribers = services.subscribers.clone();
-    subscribers.push(usage.clone());
+    let live = Arc::new(LiveState::new(session_id.to_string()));
+    let mut subscribers: Vec<Arc<dyn EventSubscriber>> = vec![live.clone()];
+    subscribers.extend(services.subscribers.iter().cloned());
     let sink = RunSink::new(session_id.to_string(), journal, subscribers);
-    let mut draft = Draft::new(&request.prompt, &session_id);
     let stats = Arc::new(ToolStats::default());
 
     // Configuration is read before the first record, so that record can say what project
     // support was found; it is quick and never waits on a model, a hook or the network.
     let setup = load_everything(&services.home, &request).and_then(|loaded| {
-        draft.set_brain(&loaded.brain_id, &loaded.brain.name, loaded.mode);
         build_shared(
             &request,
             &services,
@@ -161,20 +177,23 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
             Vec::new(),
         )
     });
+    let setup = setup.map(|mut shared| {
+        shared.live = live.clone();
+        shared.ids = ContextIds::new(&run_id);
+        shared
+    });
     sink.record(opening_record(
         &request,
-        setup
-            .as_ref()
-            .ok()
-            .map(|shared| shared.support_summary.clone()),
+        &run_id,
+        services.tape.as_deref(),
+        setup.as_ref().ok(),
     ));
-    for warning in &early_warnings {
-        sink.warning(warning.clone());
+    for warning in early_warnings {
+        sink.warning(warning);
     }
-    draft.warnings.extend(early_warnings);
 
     let outcome = match setup {
-        Err(message) => Err(Stop::Failed(message)),
+        Err(message) => Err(RunError::Config(message)),
         Ok(shared) => {
             // Boxed: the pipeline's state is large, and the caller's future stays small.
             let pipeline = Box::pin(pipeline(
@@ -183,23 +202,31 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
                 &sink,
                 Box::new(shared),
                 history,
-                &mut draft,
             ));
             tokio::select! {
                 biased;
-                () = services.cancel.cancelled() => Err(Stop::Cancelled),
+                () = services.cancel.cancelled() => Err(RunError::Cancelled),
                 result = pipeline => result,
             }
         }
     };
+    if let Some(tape) = services.tape.as_deref()
+        && tape.mode() == TapeMode::Resume
+    {
+        let used = tape.used();
+        sink.warning(format!(
+            "resumed run {run_id}: reused {} model replies, {} tool results and {} hook results from the journal; nothing that had finished was run again",
+            used.model_replies, used.tool_results, used.hooks
+        ));
+    }
     let cancel_reason = services.cancel_reason.get().map(String::as_str);
     finish::finish(
         &sink,
-        draft,
+        &live,
         outcome,
-        &usage,
         &stats,
         started,
+        &request.prompt,
         cancel_reason,
     )
 }
@@ -219,7 +246,8 @@ pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<Run
         String::new(),
         Vec::new(),
     )?;
-    let mut new_id = new_context_id;
+    let ids = ContextIds::new(&new_run_id());
+    let mut new_id = || ids.next();
     plan::make_plan(&shared, request.routing, &mut new_id)
         .await
         .map(|planned| planned.plan)

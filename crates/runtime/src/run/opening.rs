@@ -6,7 +6,10 @@ use braincode_config::{Home, JournalWriter, continuity_block, session_has_runs};
 use braincode_protocol::{JournalEntry, Record, RunStart, SessionId};
 
 use super::RunRequest;
+use super::state::RunShared;
+use crate::fold::brain_ref;
 use crate::sink::JournalAppend;
+use crate::tape::{Tape, TapeMode};
 
 /// A fresh, sortable session id: `YYYYMMDD-HHMMSS-xxxxxx`.
 pub fn new_session_id() -> SessionId {
@@ -34,8 +37,9 @@ fn unreachable_id() -> SessionId {
     panic!("a UUID was rejected as a session id")
 }
 
-pub(super) fn new_context_id() -> String {
-    uuid::Uuid::new_v4().to_string()
+/// A fresh run id: the seed of the run's context ids (8 hex digits).
+pub(super) fn new_run_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..8].to_string()
 }
 
 /// The session journal on disk, as the sink appends to it.
@@ -57,8 +61,14 @@ pub(super) struct History {
 }
 
 impl History {
-    pub(super) fn probe(home: &Home, request: &RunRequest, session_id: &SessionId) -> History {
-        let continuing = request.session_id.is_some() && session_has_runs(home, session_id);
+    pub(super) fn probe(
+        home: &Home,
+        request: &RunRequest,
+        session_id: &SessionId,
+        known: Option<bool>,
+    ) -> History {
+        let continuing = known
+            .unwrap_or_else(|| request.session_id.is_some() && session_has_runs(home, session_id));
         let block = if continuing && !request.prompt.contains(&format!("@@{session_id}")) {
             continuity_block(home, session_id)
         } else {
@@ -69,22 +79,32 @@ impl History {
 }
 
 /// The run's first record: the prompt as the user gave it (clipped to
-/// [`JOURNALED_PROMPT_BYTES`](super::finish::JOURNALED_PROMPT_BYTES)) and the project, so
-/// that a run interrupted at any point is listed with its prompt.
+/// [`JOURNALED_PROMPT_BYTES`](super::finish::JOURNALED_PROMPT_BYTES)), the project, the run id
+/// and how it runs (brain, permission, routing), so that a run interrupted at any point is
+/// listed with its prompt and can be resumed or replayed.
 pub(super) fn opening_record(
     request: &RunRequest,
-    support: Option<braincode_protocol::ProjectSupportSummary>,
+    run_id: &str,
+    tape: Option<&Tape>,
+    shared: Option<&RunShared>,
 ) -> Record {
     Record::RunStart(RunStart {
         prompt: clip_text(&request.prompt, super::finish::JOURNALED_PROMPT_BYTES).into_owned(),
-        plan: None,
-        project_support: Some(support.unwrap_or_else(|| {
-            braincode_protocol::ProjectSupportSummary {
+        project_support: Some(shared.map_or_else(
+            || braincode_protocol::ProjectSupportSummary {
                 root: request.project_root.display().to_string(),
                 ..Default::default()
-            }
-        })),
+            },
+            |shared| shared.support_summary.clone(),
+        )),
         model: None,
         attempt: None,
+        run_id: Some(run_id.to_string()),
+        brain: shared.map(|s| brain_ref(&s.brain_id, &s.brain.name, s.mode)),
+        permission: Some(request.permission.as_str().to_string()),
+        routing_choice: Some(request.routing.as_str().to_string()),
+        resume_of: tape
+            .filter(|t| t.mode() == TapeMode::Resume)
+            .map(|t| t.run_id().to_string()),
     })
 }

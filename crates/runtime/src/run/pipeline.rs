@@ -4,25 +4,28 @@
 
 use std::sync::Arc;
 
-use braincode_brain::{mode_policy, routing_limits};
+use braincode_brain::{RuntimePlan, RuntimeWorkerPlan, mode_policy, routing_limits};
 use braincode_config::{ExpandedPrompt, ReferenceContext, expand_references};
 use braincode_llm::ContentPart;
 use braincode_protocol::{
-    ClarificationRequest, ContextPlan, Record, RoutingRecord, TaskStatus, TodoPlan, TodoUpdate,
-    WorkerPhase,
+    ClarificationRequest, ContextPlan, PatchSummaryRecord, Record, Role, RoutingRecord, TaskStatus,
+    TodoPlan, TodoUpdate, WorkerPhase,
 };
 use serde_json::json;
 
-use super::finish::{Draft, Stop};
-use super::opening::{History, new_context_id};
+use super::finish::{Answer, RunError};
+use super::opening::History;
 use super::plan_review::plan_review;
 use super::prompts::ForwardedResult;
 use super::setup::environment_section;
-use super::{RunRequest, RunServices, dispatch, finish, plan, primary, review, state, workers};
+use super::{RunRequest, RunServices, dispatch, plan, primary, review, state, workers};
 use crate::approval::PermissionMode;
+use crate::fold::planned_workers;
 use crate::git::PatchBaseline;
-use crate::hooks::{HookEvent, run_hooks};
+use crate::hooks::HookEvent;
+use crate::report::REVIEW_SKIPPED_PREFIX;
 use crate::sink::RunSink;
+use crate::tape::TapeMode;
 
 /// What an untrusted project had ignored, said once per run (and a trust store that could not
 /// be read, which counts as "not trusted").
@@ -38,50 +41,90 @@ fn trust_notices(home: &braincode_config::Home, project_root: &std::path::Path) 
     notices
 }
 
+/// The stages of a run: prepare the request, plan, support workers, primary, review, stop.
+/// Each stage decides and emits records; the report is the fold of those records.
 pub(super) async fn pipeline(
+    request: &RunRequest,
+    services: &RunServices,
+    sink: &RunSink,
+    shared: Box<state::RunShared>,
+    history: History,
+) -> Result<Answer, RunError> {
+    let shared = Arc::new(prepare(request, services, sink, shared, history).await?);
+    let (plan, baseline) = plan_stage(&shared, request).await?;
+    if plan.clarification.required {
+        return Ok(clarify(&shared, &plan));
+    }
+    let results = support_stage(&shared, &plan).await?;
+    let (answer, primary_plan) = primary_stage(&shared, &plan, &results).await?;
+    let patch = match shared.tape.as_deref() {
+        Some(tape) if tape.mode() == TapeMode::Replay => tape.patch().cloned(),
+        _ => match &baseline {
+            Some(baseline) => baseline.summarize(&request.project_root).await,
+            None => None,
+        },
+    };
+    if let Some(patch) = &patch {
+        sink.record(Record::PatchSummary(PatchSummaryRecord {
+            patch: patch.clone(),
+            attempt: None,
+        }));
+    }
+    review_stage(
+        &shared,
+        &plan,
+        &primary_plan,
+        &answer,
+        &results,
+        patch.as_ref(),
+    )
+    .await?;
+    Ok(stop_stage(&shared, answer).await)
+}
+
+/// Stage 1: notices, the SessionStart and UserPromptSubmit hooks, and the request as agents
+/// see it (hook context, references, continuity, images).
+async fn prepare(
     request: &RunRequest,
     services: &RunServices,
     sink: &RunSink,
     mut shared: Box<state::RunShared>,
     history: History,
-    draft: &mut Draft,
-) -> Result<(), Stop> {
+) -> Result<state::RunShared, RunError> {
     let home = &services.home;
-    let continuing = history.continuing;
     let (brain_id, mode) = (shared.brain_id.clone(), shared.mode);
     for notice in trust_notices(home, &request.project_root) {
-        sink.warning(notice.clone());
-        draft.warnings.push(notice);
+        sink.warning(notice);
     }
     if let (Err(reason), PermissionMode::Yes) = (&shared.sandbox, request.permission) {
-        let notice = format!(
+        sink.warning(format!(
             "commands cannot be sandboxed ({reason}): each command needs a person's approval, so this run refuses them"
-        );
-        sink.warning(notice.clone());
-        draft.warnings.push(notice);
+        ));
     }
 
     // Hooks before anything else sees the prompt; the read-only environment probe overlaps them.
-    let source = if continuing { "resume" } else { "startup" };
+    let source = if history.continuing {
+        "resume"
+    } else {
+        "startup"
+    };
     let hooks = async {
-        let start = run_hooks(
-            &shared.hooks,
-            HookEvent::SessionStart,
-            source,
-            &shared.hook_env,
-            json!({"source": source}),
-            &shared.cancel,
-        )
-        .await;
-        let submit = run_hooks(
-            &shared.hooks,
-            HookEvent::UserPromptSubmit,
-            "",
-            &shared.hook_env,
-            json!({"prompt": request.prompt}),
-            &shared.cancel,
-        )
-        .await;
+        let start = shared
+            .hook(
+                HookEvent::SessionStart,
+                source,
+                Some(source),
+                json!({"source": source}),
+            )
+            .await;
+        let submit = shared
+            .hook(
+                HookEvent::UserPromptSubmit,
+                "",
+                None,
+                json!({"prompt": request.prompt}),
+            )
+            .await;
         (start, submit)
     };
     let ((start, submit), environment) = tokio::join!(
@@ -89,31 +132,21 @@ pub(super) async fn pipeline(
         environment_section(&request.project_root, &brain_id, mode)
     );
     shared.sections.environment = environment;
-    for (event, result, matcher) in [
-        (HookEvent::SessionStart, &start, Some(source)),
-        (HookEvent::UserPromptSubmit, &submit, None),
+    for (event, result) in [
+        (HookEvent::SessionStart, &start),
+        (HookEvent::UserPromptSubmit, &submit),
     ] {
-        if result.is_empty() {
-            continue;
-        }
-        let record = result.to_record(event, matcher);
-        sink.record(match event {
-            HookEvent::SessionStart => Record::HookSessionStart(record),
-            _ => Record::HookUserPromptSubmit(record),
-        });
         for problem in result.problems() {
-            sink.warning(problem.clone());
-            draft.warnings.push(problem);
+            sink.warning(problem);
         }
         if let Some(reason) = &result.blocked_reason {
-            return Err(Stop::Blocked(format!(
-                "the {} hook blocked this run: {reason}",
-                event.name()
-            )));
+            return Err(RunError::HookBlocked {
+                event: event.name(),
+                reason: reason.clone(),
+            });
         }
     }
 
-    // The request as agents see it: hook context, references, continuity.
     let mut text = request.prompt.clone();
     let hook_context: Vec<&String> = start
         .additional_context
@@ -155,19 +188,25 @@ pub(super) async fn pipeline(
             data: image.data_base64,
         })
         .collect();
-    let shared = Arc::new(*shared);
+    Ok(*shared)
+}
 
-    // Plan; the patch baseline (git) is taken meanwhile, before any agent can act.
-    let mut new_id = new_context_id;
+/// Stage 2: the plan (its records: routing with the workers, context, todos, plan review)
+/// and, meanwhile, the patch baseline (git) before any agent can act.
+async fn plan_stage(
+    shared: &Arc<state::RunShared>,
+    request: &RunRequest,
+) -> Result<(RuntimePlan, Option<PatchBaseline>), RunError> {
+    let sink = &shared.sink;
+    let mut new_id = || shared.ids.next();
     let (plan, baseline) = tokio::join!(
-        plan::make_plan(&shared, request.routing, &mut new_id),
+        plan::make_plan(shared, request.routing, &mut new_id),
         PatchBaseline::capture(&request.project_root)
     );
     let plan::Planned { plan, router_model } = plan.map_err(|f| match f {
-        plan::PlanFailure::Cancelled => Stop::Cancelled,
-        plan::PlanFailure::ImageRouting(message) => Stop::failed(message),
+        plan::PlanFailure::Cancelled => RunError::Cancelled,
+        plan::PlanFailure::ImageRouting(message) => RunError::Planning(message),
     })?;
-    draft.set_plan(&plan);
     sink.record(Record::Routing(RoutingRecord {
         source: plan.source,
         primary_role: plan.primary,
@@ -175,9 +214,11 @@ pub(super) async fn pipeline(
         confidence: plan.confidence,
         model: router_model,
         fallback_reason: plan.fallback_reason.clone(),
+        workers: planned_workers(&plan),
+        requires_review: plan.requires_review,
     }));
     sink.record(Record::ContextPlan(ContextPlan {
-        context: serde_json::to_value(&plan.brain_context).unwrap_or_default(),
+        context: plan.brain_context.clone(),
     }));
     sink.record(Record::TodoPlan(TodoPlan {
         todos: plan.todos.clone(),
@@ -185,163 +226,231 @@ pub(super) async fn pipeline(
         reason: Some(plan.reason.clone()),
     }));
     for warning in &plan.warnings {
-        draft.warnings.push(warning.clone());
+        sink.warning(warning.clone());
     }
+    if !plan.clarification.required
+        && let Some(review) = plan_review(shared, &plan)
+    {
+        sink.record(Record::ExecutionPlanReview(review));
+    }
+    Ok((plan, baseline))
+}
 
-    // Clarification gate: stop before any worker or tool.
-    if plan.clarification.required {
-        sink.record(Record::ClarificationRequest(ClarificationRequest {
+/// The clarification gate: the run stops before any worker or tool, and asks.
+fn clarify(shared: &state::RunShared, plan: &RuntimePlan) -> Answer {
+    shared
+        .sink
+        .record(Record::ClarificationRequest(ClarificationRequest {
             clarification: plan.clarification.clone(),
             attempt: None,
         }));
-        let todo_ids: Vec<String> = plan.todos.iter().map(|t| t.id.clone()).collect();
-        draft.block_todos("waiting for clarification");
-        sink.record(Record::TodoUpdate(TodoUpdate {
-            phase: WorkerPhase::Primary,
-            role: Some(plan.primary),
-            status: TaskStatus::Blocked,
-            todo_ids,
-            todos: draft.todos.clone(),
-            summary: None,
-            error: Some("waiting for clarification".into()),
-        }));
-        draft.clarification = Some(plan.clarification.clone());
-        return Ok(());
+    let todo_ids: Vec<String> = plan.todos.iter().map(|t| t.id.clone()).collect();
+    todo_update(
+        shared,
+        WorkerPhase::Primary,
+        plan.primary,
+        &todo_ids,
+        TaskStatus::Blocked,
+        None,
+        Some("waiting for clarification"),
+    );
+    Answer {
+        text: plan.clarification.question.clone(),
     }
+}
 
-    if let Some(review) = plan_review(&shared, &plan) {
-        draft.plan_review = Some(finish::plan_review_for_report(&review));
-        sink.record(Record::ExecutionPlanReview(review));
-    }
+/// Journals a todo change with every todo after it (computed from the fold).
+fn todo_update(
+    shared: &state::RunShared,
+    phase: WorkerPhase,
+    role: Role,
+    ids: &[String],
+    status: TaskStatus,
+    summary: Option<&str>,
+    error: Option<&str>,
+) {
+    let todos = shared
+        .live
+        .with(|state| state.todos_after(ids, status, summary, error));
+    shared.sink.record(Record::TodoUpdate(TodoUpdate {
+        phase,
+        role: Some(role),
+        status,
+        todo_ids: ids.to_vec(),
+        todos,
+        summary: summary.map(|s| braincode_context::clip_chars(s, 600)),
+        error: error.map(str::to_string),
+    }));
+}
 
-    // Support workers.
+/// Stage 3: the support workers (dependency-aware pool); their todos and failures.
+async fn support_stage(
+    shared: &Arc<state::RunShared>,
+    plan: &RuntimePlan,
+) -> Result<Vec<ForwardedResult>, RunError> {
     let limits = routing_limits(&shared.brain.routing, shared.mode);
-    let support_runs =
-        workers::run_support_pool(&shared, &plan, limits.max_parallel_agents as usize)
-            .await
-            .map_err(Stop::from_agent)?;
-    for (index, run) in &support_runs {
-        if let Some(warning) = draft.record_worker(*index, run) {
-            sink.warning(warning);
+    let runs = workers::run_support_pool(shared, plan, limits.max_parallel_agents as usize)
+        .await
+        .map_err(RunError::from_agent)?;
+    for (index, run) in &runs {
+        let status = run.status();
+        let error = (status != TaskStatus::Completed).then_some(run.result.summary.as_str());
+        if let Some(warning) = support_failure_warning(run) {
+            shared.sink.warning(warning);
         }
-        sink.record(Record::TodoUpdate(TodoUpdate {
-            phase: WorkerPhase::Support,
-            role: Some(run.role),
-            status: run.status(),
-            todo_ids: plan.workers[*index].todo_ids.clone(),
-            todos: draft.todos.clone(),
-            summary: Some(braincode_context::clip_chars(&run.result.summary, 600)),
-            error: None,
-        }));
+        todo_update(
+            shared,
+            WorkerPhase::Support,
+            run.role,
+            &plan.workers[*index].todo_ids,
+            status,
+            Some(&run.result.summary),
+            error,
+        );
     }
-    let results: Vec<ForwardedResult> = support_runs
-        .values()
-        .map(workers::WorkerRun::forwarded)
-        .collect();
+    Ok(runs.values().map(workers::WorkerRun::forwarded).collect())
+}
 
-    // Primary.
-    let Some(primary_plan) = primary::primary_worker(&plan).cloned() else {
-        return Err(Stop::failed("the plan has no primary worker"));
+/// What the user is told about a support worker that did not complete.
+fn support_failure_warning(run: &workers::WorkerRun) -> Option<String> {
+    let failure = run.failure.as_ref()?;
+    if run.phase != WorkerPhase::Support || run.status() == TaskStatus::Completed {
+        return None;
+    }
+    let on = failure
+        .model
+        .as_deref()
+        .map(|model| format!(" on {model}"))
+        .unwrap_or_default();
+    Some(format!(
+        "{} worker {}{on}: {}; the answer was made without its result",
+        run.role,
+        run.status().as_str(),
+        failure.reason
+    ))
+}
+
+/// Stage 4: the primary (candidate fallback, tools, dynamic dispatch).
+async fn primary_stage(
+    shared: &Arc<state::RunShared>,
+    plan: &RuntimePlan,
+    results: &[ForwardedResult],
+) -> Result<(primary::PrimaryAnswer, RuntimeWorkerPlan), RunError> {
+    let Some(primary_plan) = primary::primary_worker(plan).cloned() else {
+        return Err(RunError::NoPrimary);
     };
     let policy = mode_policy(shared.mode);
     let dispatch = (shared.settings.features.dynamic_dispatch
         && policy.max_dynamic_dispatches > 0
-        && !matches!(
-            primary_plan.role,
-            braincode_protocol::Role::Review | braincode_protocol::Role::ImageMaker
-        ))
+        && !matches!(primary_plan.role, Role::Review | Role::ImageMaker))
     .then(|| {
         Arc::new(dispatch::DispatchTool::new(
             shared.clone(),
             plan.brain_context.id.clone(),
             primary_plan.role,
             policy.max_dynamic_dispatches,
-            new_context_id,
         ))
     });
-    let answer =
-        primary::run_primary(&shared, &plan, &primary_plan, &results, dispatch.clone()).await;
-    if let Some(dispatch) = &dispatch {
-        draft.dispatched = match dispatch.runs.lock() {
-            Ok(runs) => runs.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
-    }
-    let answer = match answer {
-        Ok(answer) => answer,
-        Err(primary::PrimaryFailure::Cancelled) => return Err(Stop::Cancelled),
+    match primary::run_primary(shared, plan, &primary_plan, results, dispatch).await {
+        Ok(answer) => {
+            todo_update(
+                shared,
+                WorkerPhase::Primary,
+                primary_plan.role,
+                &primary_plan.todo_ids,
+                TaskStatus::Completed,
+                Some(&answer.text),
+                None,
+            );
+            Ok((answer, primary_plan))
+        }
+        Err(primary::PrimaryFailure::Cancelled) => Err(RunError::Cancelled),
         Err(primary::PrimaryFailure::Failed(message)) => {
-            draft.fail_todos(&primary_plan.todo_ids, &message);
-            return Err(Stop::Failed(message));
-        }
-    };
-    draft.record_primary(&primary_plan, &answer.text, &answer.model);
-
-    // Review.
-    let patch = match &baseline {
-        Some(baseline) => baseline.summarize(&request.project_root).await,
-        None => None,
-    };
-    draft.patch = patch.clone();
-    let review_needed = (plan.requires_review || shared.gate.review_required())
-        && primary_plan.role != braincode_protocol::Role::Review;
-    if review_needed {
-        let worker = review::review_worker(&shared, &plan, &mut new_id);
-        let review_run = review::run_review(
-            &shared,
-            &plan,
-            worker,
-            &answer.text,
-            &results,
-            patch.as_ref(),
-        )
-        .await
-        .map_err(Stop::from_agent)?;
-        if let Some(warning) = draft.record_review(&plan, review_run) {
-            sink.warning(warning);
+            todo_update(
+                shared,
+                WorkerPhase::Primary,
+                primary_plan.role,
+                &primary_plan.todo_ids,
+                TaskStatus::Failed,
+                None,
+                Some(&message),
+            );
+            Err(RunError::Primary(message))
         }
     }
+}
 
-    // Stop hook: last word before the answer. The payload (a copy of the answer) is only
-    // built when a Stop hook exists.
-    let stop = if shared.hooks.iter().any(|h| h.event == HookEvent::Stop) {
-        run_hooks(
-            &shared.hooks,
-            HookEvent::Stop,
-            "",
-            &shared.hook_env,
-            json!({"stop_hook_active": false, "last_assistant_message": answer.text}),
-            &shared.cancel,
-        )
+/// Stage 5: the independent review, when the plan or a permission rule requires one. A
+/// review that could not run is a review *not done*: a warning, never an approval.
+async fn review_stage(
+    shared: &Arc<state::RunShared>,
+    plan: &RuntimePlan,
+    primary_plan: &RuntimeWorkerPlan,
+    answer: &primary::PrimaryAnswer,
+    results: &[ForwardedResult],
+    patch: Option<&braincode_protocol::PatchSummary>,
+) -> Result<(), RunError> {
+    let needed = (plan.requires_review || shared.gate.review_required())
+        && primary_plan.role != Role::Review;
+    if !needed {
+        return Ok(());
+    }
+    let mut new_id = || shared.ids.next();
+    let worker = review::review_worker(shared, plan, &mut new_id);
+    let run = review::run_review(shared, plan, worker, &answer.text, results, patch)
         .await
+        .map_err(RunError::from_agent)?;
+    if run.review.is_none() {
+        let reason = run
+            .failure
+            .as_ref()
+            .map_or_else(|| run.result.summary.clone(), |f| f.reason.clone());
+        shared.sink.warning(
+            match run.failure.as_ref().and_then(|f| f.model.as_deref()) {
+                Some(model) => format!("{REVIEW_SKIPPED_PREFIX}{model} unavailable ({reason})"),
+                None => format!("{REVIEW_SKIPPED_PREFIX}no review model could run ({reason})"),
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Stage 6: the Stop hook, the last word before the answer (its payload, a copy of the
+/// answer, is only built when a Stop hook exists).
+async fn stop_stage(shared: &state::RunShared, answer: primary::PrimaryAnswer) -> Answer {
+    let stop = if shared.hooks.iter().any(|h| h.event == HookEvent::Stop) {
+        shared
+            .hook(
+                HookEvent::Stop,
+                "",
+                None,
+                json!({"stop_hook_active": false, "last_assistant_message": answer.text}),
+            )
+            .await
     } else {
         crate::hooks::HookResult::default()
     };
-    let mut summary = trimmed(answer.text);
-    if !stop.is_empty() {
-        sink.record(Record::HookStop(stop.to_record(HookEvent::Stop, None)));
-        let feedback: Vec<String> = stop
-            .blocked_reason
-            .iter()
-            .chain(&stop.additional_context)
-            .cloned()
-            .collect();
-        if !feedback.is_empty() {
-            summary.push_str("\n\nHook feedback:\n");
-            summary.push_str(
-                &feedback
-                    .iter()
-                    .map(|f| format!("- {}", f.trim()))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            );
-        }
-        for problem in stop.problems() {
-            draft.warnings.push(problem);
-        }
+    let mut text = trimmed(answer.text);
+    let feedback: Vec<String> = stop
+        .blocked_reason
+        .iter()
+        .chain(&stop.additional_context)
+        .cloned()
+        .collect();
+    if !feedback.is_empty() {
+        text.push_str("\n\nHook feedback:\n");
+        text.push_str(
+            &feedback
+                .iter()
+                .map(|f| format!("- {}", f.trim()))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
     }
-    draft.summary = summary;
-    Ok(())
+    for problem in stop.problems() {
+        shared.sink.warning(problem);
+    }
+    Answer { text }
 }
 
 /// `text` without its leading and trailing whitespace, reusing its buffer.

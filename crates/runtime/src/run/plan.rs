@@ -23,6 +23,25 @@ pub enum RoutingChoice {
     HeuristicOnly,
 }
 
+impl RoutingChoice {
+    /// The name journaled in `run_start`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoutingChoice::Auto => "auto",
+            RoutingChoice::HeuristicOnly => "heuristic",
+        }
+    }
+
+    /// Parses a journaled name.
+    pub fn from_name(name: &str) -> Option<RoutingChoice> {
+        match name {
+            "auto" => Some(RoutingChoice::Auto),
+            "heuristic" => Some(RoutingChoice::HeuristicOnly),
+            _ => None,
+        }
+    }
+}
+
 /// Output cap of the router's reply.
 const ROUTER_MAX_TOKENS: u32 = 900;
 
@@ -154,7 +173,7 @@ async fn route_with_brain(
             phase: Phase::Router,
             task_id: None,
             parent_id: None,
-            agent_session_id: format!("{}:router", shared.session_id),
+            agent_session_id: format!("router-{}", index + 1),
             attempt: index as u32 + 1,
         };
         let setup = AgentSetup {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use braincode_brain::{RuntimePlan, RuntimeWorkerPlan};
 use braincode_llm::{ChatMessage, ContentPart, ErrorKind, ModelError};
 use braincode_protocol::{
-    Handoff, HandoffTrigger, Phase, Record, RunError, WorkerPhase, WorkerStart,
+    Handoff, HandoffTrigger, Phase, Record, RunError, WorkerEnd, WorkerPhase, WorkerStart,
 };
 use braincode_tools::fs::list_files::ListFiles;
 use braincode_tools::{SharedTool, Tool, ToolContext, ToolMode, builtin_tools};
@@ -77,7 +77,6 @@ async fn project_overview(shared: &RunShared) -> String {
 /// The primary's answer.
 pub(crate) struct PrimaryAnswer {
     pub text: String,
-    pub model: String,
 }
 
 /// Why the primary gave no answer.
@@ -113,6 +112,8 @@ pub(crate) async fn run_primary(
             kind: Some(ErrorKind::Config.as_str().into()),
             attempt: None,
             will_fallback: Some(false),
+            duration_ms: None,
+            status: None,
         }));
         return Err(PrimaryFailure::Failed(message));
     }
@@ -193,10 +194,13 @@ pub(crate) async fn run_primary(
         };
         let error = match outcome {
             Ok(outcome) if !outcome.text.trim().is_empty() => {
-                return Ok(PrimaryAnswer {
-                    text: outcome.text,
-                    model: model_id,
-                });
+                shared.sink.record(Record::WorkerEnd(WorkerEnd {
+                    phase: WorkerPhase::Primary,
+                    worker: role,
+                    result: None,
+                    attempt: Some(attempt),
+                }));
+                return Ok(PrimaryAnswer { text: outcome.text });
             }
             Ok(_) => AgentError::Model(
                 ModelError::new(
@@ -235,6 +239,8 @@ pub(crate) async fn run_primary(
             kind: Some(kind),
             attempt: Some(attempt),
             will_fallback: Some(will_fallback),
+            duration_ms: None,
+            status: None,
         }));
         errors.push(text);
         if will_fallback {

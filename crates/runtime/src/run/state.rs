@@ -1,7 +1,11 @@
 //! What every step of one run shares.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
 
 use braincode_brain::BrainModel;
 use braincode_brain::role_system_prompt;
@@ -9,24 +13,24 @@ use braincode_config::Settings;
 use braincode_llm::Candidate;
 use braincode_llm::ContentPart;
 use braincode_protocol::{
-    AgentRef, ContextRef, Mode, Phase, ProjectSupportSummary, Role, SessionId, ThinkingLevel,
-    ToolCallOrigin,
+    AgentRef, ContextRef, Mode, Phase, ProjectSupportSummary, Role, ThinkingLevel, ToolCallOrigin,
 };
 use braincode_tools::{EvidenceCache, ExecSessions, ToolContext, ToolsConfig};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentServices, AgentSetup, DEFAULT_TOOL_TIMEOUT, ToolStats};
 use crate::approval::{PermissionMode, PolicyGate};
-use crate::hooks::{HookCommand, HookEnvironment};
+use crate::fold::LiveState;
+use crate::hooks::{HookCommand, HookEnvironment, HookEvent, HookResult, run_hooks};
 use crate::models::ModelFactory;
 use crate::run::prompts::SharedSections;
 use crate::sink::RunSink;
+use crate::tape::{Tape, TapeMode};
 
 /// Shared, read-mostly state of one run.
 pub(crate) struct RunShared {
     pub sink: RunSink,
     pub cancel: CancellationToken,
-    pub session_id: SessionId,
     pub project_root: PathBuf,
     pub brain_id: String,
     pub brain: BrainModel,
@@ -54,9 +58,99 @@ pub(crate) struct RunShared {
     pub images: Vec<ContentPart>,
     /// The OS sandbox commands run in, or why none could be set up.
     pub sandbox: Result<Arc<braincode_sandbox::Sandbox>, String>,
+    /// The fold of this run's records so far (the report's only state).
+    pub live: Arc<LiveState>,
+    /// The run's context ids.
+    pub ids: ContextIds,
+    /// Journaled results served instead of calls (replay, resume).
+    pub tape: Option<Arc<Tape>>,
+}
+
+/// The task context ids of one run: `<run id>-<n>` in the order the run creates them, so a
+/// replay or a resume of the run (same run id, same decisions) gives every worker the id it
+/// had. Ids made by concurrent callers (dispatches in one turn) are derived from what they
+/// are for instead of from their order.
+#[derive(Debug, Default)]
+pub(crate) struct ContextIds {
+    run_id: String,
+    next: AtomicU32,
+    derived: Mutex<BTreeMap<String, u32>>,
+}
+
+impl ContextIds {
+    /// Ids for run `run_id`.
+    pub fn new(run_id: &str) -> Self {
+        Self {
+            run_id: run_id.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// The next id in creation order.
+    pub fn next(&self) -> String {
+        let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
+        format!("{}-{n:02}", self.run_id)
+    }
+
+    /// An id derived from `purpose` (the same purpose twice gets a numbered second id).
+    pub fn derived(&self, purpose: &str) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(purpose.as_bytes());
+        let digest = hasher.finalize();
+        let short: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        let mut seen = match self.derived.lock() {
+            Ok(seen) => seen,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let count = seen.entry(short.clone()).or_insert(0);
+        *count += 1;
+        match *count {
+            1 => format!("{}-{short}", self.run_id),
+            n => format!("{}-{short}-{n}", self.run_id),
+        }
+    }
 }
 
 impl RunShared {
+    /// Runs the hooks of `event` (or serves their journaled result: replay, resume) and
+    /// journals them when any matched. `matcher` is what the record names (the source, the
+    /// role); `match_value` what handlers' matchers are tested against.
+    pub async fn hook(
+        &self,
+        event: HookEvent,
+        match_value: &str,
+        matcher: Option<&str>,
+        payload: serde_json::Value,
+    ) -> HookResult {
+        let served = self
+            .tape
+            .as_deref()
+            .map(|tape| (tape.hook(event.name(), matcher), tape.mode()));
+        let (result, journal) = match served {
+            Some((Some(record), mode)) => {
+                (HookResult::from_record(&record), mode == TapeMode::Replay)
+            }
+            Some((None, TapeMode::Replay)) => (HookResult::default(), false),
+            Some((None, TapeMode::Resume)) | None => (
+                run_hooks(
+                    &self.hooks,
+                    event,
+                    match_value,
+                    &self.hook_env,
+                    payload,
+                    &self.cancel,
+                )
+                .await,
+                true,
+            ),
+        };
+        if journal && !result.is_empty() {
+            self.sink
+                .record(event.record(result.to_record(event, matcher)));
+        }
+        result
+    }
+
     /// Services for an agent running `client`.
     pub fn services(&self, client: Arc<dyn braincode_llm::ModelClient>) -> AgentServices {
         AgentServices {
@@ -64,6 +158,7 @@ impl RunShared {
             gate: self.gate.clone(),
             cache: Some(self.cache.clone()),
             sink: self.sink.clone(),
+            tape: self.tape.clone(),
             tool_context: ToolContext {
                 project_root: self.project_root.clone(),
                 cancel: self.cancel.clone(),

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use braincode_brain::{RuntimePlan, RuntimeWorkerPlan, is_read_only_support_role};
 use braincode_context::{
-    HandoffPacket, WorkerResult, handoff_message, normalize_review_decision,
-    normalize_worker_result, result_message, review_result_schema, worker_result_schema,
+    HandoffPacket, HandoffPacketExt, WorkerResult, WorkerResultExt, handoff_message,
+    normalize_review_decision, normalize_worker_result, result_message, review_result_schema,
+    worker_result_schema,
 };
 use braincode_llm::{ChatMessage, ContentPart, ResponseSchema};
 use braincode_protocol::{
@@ -19,7 +20,7 @@ use serde_json::json;
 use tokio::task::JoinSet;
 
 use crate::agent::{AgentError, AgentSetup, run_agent};
-use crate::hooks::{HookEvent, run_hooks};
+use crate::hooks::HookEvent;
 use crate::run::prompts::{ForwardedResult, worker_prompt};
 use crate::run::state::{AgentIdentity, RunShared};
 
@@ -170,7 +171,7 @@ pub(crate) async fn run_worker(
             phase,
             worker: role,
             error: Some(format!("{role} worker failed: {reason}")),
-            handoff: serde_json::to_value(&handoff).ok(),
+            handoff: Some(handoff.clone()),
             attempt: None,
             will_fallback: Some(false),
         }));
@@ -182,22 +183,16 @@ pub(crate) async fn run_worker(
     }
 
     // SubagentStart hooks may add context or stop this worker (a block is enforced).
-    let start = run_hooks(
-        &shared.hooks,
-        HookEvent::SubagentStart,
-        role.as_str(),
-        &shared.hook_env,
-        json!({"agent_id": plan.context_id.as_str(), "agent_type": role.as_str(), "permission_mode": shared.permission.as_str()}),
-        &shared.cancel,
-    )
-    .await;
-    if !start.is_empty() {
-        shared.sink.record(Record::HookSubagentStart(
-            start.to_record(HookEvent::SubagentStart, Some(role.as_str())),
-        ));
-        for problem in start.problems() {
-            shared.sink.warning(problem);
-        }
+    let start = shared
+        .hook(
+            HookEvent::SubagentStart,
+            role.as_str(),
+            Some(role.as_str()),
+            json!({"agent_id": plan.context_id.as_str(), "agent_type": role.as_str(), "permission_mode": shared.permission.as_str()}),
+        )
+        .await;
+    for problem in start.problems() {
+        shared.sink.warning(problem);
     }
     if let Some(reason) = &start.blocked_reason {
         let message = format!("{role} worker blocked by a SubagentStart hook: {reason}");
@@ -205,7 +200,7 @@ pub(crate) async fn run_worker(
         shared.sink.record(Record::WorkerEnd(WorkerEnd {
             phase,
             worker: role,
-            result: serde_json::to_value(&result).ok(),
+            result: Some(result.clone()),
             attempt: None,
         }));
         return Ok(failed(
@@ -227,7 +222,7 @@ pub(crate) async fn run_worker(
             phase,
             worker: role,
             goal: plan.goal.clone(),
-            handoff: serde_json::to_value(&handoff).ok(),
+            handoff: Some(handoff.clone()),
             model: Some(model_id.clone()),
             agent_session_id: Some(agent_session_id.clone()),
             attempt: Some(attempt),
@@ -308,29 +303,23 @@ pub(crate) async fn run_worker(
                 shared.sink.record(Record::WorkerEnd(WorkerEnd {
                     phase,
                     worker: role,
-                    result: serde_json::to_value(&result).ok(),
+                    result: Some(result.clone()),
                     attempt: Some(attempt),
                 }));
-                let stop = run_hooks(
-                    &shared.hooks,
-                    HookEvent::SubagentStop,
-                    role.as_str(),
-                    &shared.hook_env,
-                    json!({
-                        "agent_id": plan.context_id.as_str(),
-                        "agent_type": role.as_str(),
-                        "agent_transcript_path": null,
-                        "stop_hook_active": false,
-                        "last_assistant_message": result.summary,
-                    }),
-                    &shared.cancel,
-                )
-                .await;
-                if !stop.is_empty() {
-                    shared.sink.record(Record::HookSubagentStop(
-                        stop.to_record(HookEvent::SubagentStop, Some(role.as_str())),
-                    ));
-                }
+                shared
+                    .hook(
+                        HookEvent::SubagentStop,
+                        role.as_str(),
+                        Some(role.as_str()),
+                        json!({
+                            "agent_id": plan.context_id.as_str(),
+                            "agent_type": role.as_str(),
+                            "agent_transcript_path": null,
+                            "stop_hook_active": false,
+                            "last_assistant_message": result.summary,
+                        }),
+                    )
+                    .await;
                 return Ok(done(result, review, Some(model_id)));
             }
             Err(AgentError::Cancelled) => return Err(AgentError::Cancelled),
@@ -487,7 +476,7 @@ fn blocked_run(shared: &RunShared, plan: &RuntimePlan, index: usize, reason: &st
     shared.sink.record(Record::WorkerEnd(WorkerEnd {
         phase: worker.phase,
         worker: worker.role,
-        result: serde_json::to_value(&result).ok(),
+        result: Some(result.clone()),
         attempt: None,
     }));
     WorkerRun {

@@ -1,8 +1,11 @@
 //! `braincode bench`: measure Braincode's own speed. Each benchmark prints its figures and
 //! the conditions they were measured under; none of them asserts a threshold.
 
+mod fold;
+mod journal_gen;
 mod local;
 mod overhead;
+mod replay;
 mod reply;
 mod sandbox;
 mod snapshot;
@@ -22,6 +25,10 @@ pub enum BenchCommand {
     Sandbox(sandbox::SandboxBenchArgs),
     /// Peak memory of a run whose model streams a huge reply.
     Reply(reply::ReplyBenchArgs),
+    /// Reading and folding a large session journal into reports: time, MB/s, peak RSS.
+    Fold(fold::FoldBenchArgs),
+    /// `braincode replay` of a journaled multi-worker run: time and whether it was identical.
+    Replay(replay::ReplayBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -32,6 +39,8 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Snapshot(args) => snapshot::execute(args),
         BenchCommand::Sandbox(args) => sandbox::execute(args),
         BenchCommand::Reply(args) => reply::execute(args),
+        BenchCommand::Fold(args) => fold::execute(args),
+        BenchCommand::Replay(args) => replay::execute(args),
     }
 }
 

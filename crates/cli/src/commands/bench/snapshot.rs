@@ -234,6 +234,7 @@ fn run_records(run: u64) -> Vec<Value> {
         records.push(json!({"type": "token_usage", "role": role, "phase": "support", "modelId": "anthropic/claude-sonnet-4-6", "provider": "anthropic",
             "usage": {"input": 18000, "output": 1300, "cacheRead": 9000, "cacheWrite": 2000, "total": 30300}}));
         records.push(json!({"type": "worker_end", "phase": "support", "worker": role, "attempt": 1, "result": {
+            "fromLayer": "agent", "toLayer": "brain", "handoffId": format!("todo-{:02}-{role}:handoff", i + 1), "parentId": format!("ctx-{run}"),
             "taskId": format!("todo-{:02}-{role}", i + 1), "summary": prose(seed + 7, 1500), "progress": {"status": "completed"},
             "artifacts": [], "risks": [prose(seed + 8, 150)], "nextQuestions": []}}));
     }

@@ -35,6 +35,12 @@ impl EventSubscriber for Progress {
     fn on_event(&self, event: &RunEvent) {
         let line = match event {
             RunEvent::Warning { message } => Some(format!("! {message}")),
+            RunEvent::Record { entry, .. } if matches!(entry.record, Record::Warning(_)) => {
+                match &entry.record {
+                    Record::Warning(warning) => Some(format!("! {}", warning.message)),
+                    _ => None,
+                }
+            }
             _ if !self.enabled => None,
             RunEvent::Status { message } => Some(format!("· {message}")),
             RunEvent::ToolStarted {
@@ -58,9 +64,7 @@ impl EventSubscriber for Progress {
                     let status = end
                         .result
                         .as_ref()
-                        .and_then(|r| r.pointer("/progress/status"))
-                        .and_then(|s| s.as_str())
-                        .unwrap_or("done");
+                        .map_or("done", |r| r.progress.status.as_str());
                     Some(format!(
                         "· {} ({}) {status}",
                         end.worker,
@@ -76,7 +80,41 @@ impl EventSubscriber for Progress {
                         .map(|c| format!(" · confidence {:.0}%", c * 100.0))
                         .unwrap_or_default()
                 )),
-                _ => None,
+                // Listed, so a new record type is a decision here: the rest reach the
+                // terminal as status events, or not at all.
+                Record::RunStart(_)
+                | Record::RunEnd(_)
+                | Record::RunError(_)
+                | Record::WorkerStart(_)
+                | Record::WorkerError(_)
+                | Record::AgentMessage(_)
+                | Record::TodoPlan(_)
+                | Record::TodoUpdate(_)
+                | Record::ContextPlan(_)
+                | Record::ClarificationRequest(_)
+                | Record::CheckSummary(_)
+                | Record::ReviewDecision(_)
+                | Record::ReviewArtifactsSummary(_)
+                | Record::FixIteration(_)
+                | Record::PatchSummary(_)
+                | Record::FinalReport(_)
+                | Record::McpConnect(_)
+                | Record::ToolCallCount(_)
+                | Record::ModelRetry(_)
+                | Record::ModelReply(_)
+                | Record::Warning(_)
+                | Record::Handoff(_)
+                | Record::DynamicDispatch(_)
+                | Record::ExecutionPlanReview(_)
+                | Record::ToolApprovalDecision(_)
+                | Record::ToolExecutionSummary(_)
+                | Record::HookSessionStart(_)
+                | Record::HookUserPromptSubmit(_)
+                | Record::HookSubagentStart(_)
+                | Record::HookSubagentStop(_)
+                | Record::HookStop(_)
+                | Record::TokenUsage(_)
+                | Record::Unknown(_) => None,
             },
             _ => None,
         };

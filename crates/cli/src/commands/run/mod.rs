@@ -12,9 +12,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use braincode_config::{Home, resolve_session};
+use braincode_config::{Home, latest_session_for_project, resolve_session};
 use braincode_protocol::secrets::redact_secrets;
 use braincode_protocol::{FinalStatus, Mode, SessionId};
+use braincode_runtime::replay::JournaledRun;
+use braincode_runtime::tape::TapeMode;
 use braincode_runtime::{PermissionMode, RoutingChoice, RunRequest, RunServices, plan_only, run};
 
 /// Arguments of `braincode run`.
@@ -38,8 +40,8 @@ pub struct RunArgs {
     /// brings in an earlier session.
     #[arg(
         value_name = "PROMPT",
-        required_unless_present = "prompt_file",
-        conflicts_with = "prompt_file"
+        required_unless_present_any = ["prompt_file", "resume"],
+        conflicts_with_all = ["prompt_file", "resume"]
     )]
     pub prompt: Vec<String>,
     /// Read the task from this UTF-8 file instead of the command line.
@@ -79,6 +81,15 @@ pub struct RunArgs {
     /// Continue an earlier session (id or unique prefix).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Continue this project's latest session (the most recently active one whose runs were
+    /// made in the project root).
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    pub continue_latest: bool,
+    /// Resume the interrupted (killed, crashed or cancelled) last run of a session (id or
+    /// unique prefix): what it finished is reused from its journal — finished workers are not
+    /// run again, the primary goes on from its last completed turn — and the rest runs.
+    #[arg(long, value_name = "SESSION", conflicts_with_all = ["session", "continue_latest", "prompt_file", "dry_run"])]
+    pub resume: Option<String>,
     /// Project root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
@@ -165,8 +176,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
-    let prompt = read_prompt(&args)?;
     let home = Home::from_env().context("cannot locate the Braincode home")?;
+    if let Some(prefix) = &args.resume {
+        return resume(&home, prefix, &args);
+    }
+    let prompt = read_prompt(&args)?;
     let project_root = match &args.project {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -185,6 +199,18 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let session_id: Option<SessionId> = match &args.session {
         Some(prefix) => Some(resolve_session(&home, prefix)?),
+        None if args.continue_latest => {
+            let id = latest_session_for_project(&home, &project_root)?.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "no earlier session in {}; start one with `braincode run <task>`",
+                    project_root.display()
+                )
+            })?;
+            if !args.json && !args.events && !args.summary_only {
+                eprintln!("continuing session {id}, the latest in this project");
+            }
+            Some(id)
+        }
         None => None,
     };
     let request = RunRequest {
@@ -217,8 +243,49 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     if !args.heuristic {
         local::ensure_local_models(&home, args.brain.as_deref())?;
     }
+    run_to_exit(runtime, request, home, &args, None)
+}
+
+/// `run --resume`: the interrupted last run of a session, again, reusing what it finished.
+fn resume(home: &Home, prefix: &str, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let session = resolve_session(home, prefix)?;
+    let journaled = JournaledRun::load(home, &session, None)?;
+    journaled.check_resumable(&session)?;
+    let request = journaled.request.clone();
+    if !request.project_root.is_dir() {
+        anyhow::bail!(
+            "the project of run {} of session {session} ({}) is no longer a directory",
+            journaled.index,
+            request.project_root.display()
+        );
+    }
+    if !args.json && !args.events && !args.summary_only {
+        eprintln!(
+            "resuming run {} of session {session} ({}): finished work is reused from the journal",
+            journaled.index,
+            match journaled.status {
+                Some(_) => "cancelled",
+                None => "interrupted",
+            }
+        );
+    }
+    if request.routing == RoutingChoice::Auto {
+        local::ensure_local_models(home, request.brain_id.as_deref())?;
+    }
+    let runtime = super::tokio_runtime()?;
+    run_to_exit(runtime, request, home.clone(), args, Some(journaled))
+}
+
+/// Runs `request` on `runtime` and waits until nothing it started is alive.
+fn run_to_exit(
+    runtime: tokio::runtime::Runtime,
+    request: RunRequest,
+    home: Home,
+    args: &RunArgs,
+    resumed: Option<JournaledRun>,
+) -> anyhow::Result<ExitCode> {
     let result = runtime.block_on(async {
-        let result = real_run(request, home, &args).await;
+        let result = real_run(request, home, args, resumed).await;
         // The report is out: wait until nothing Braincode started is alive (SIGKILL after a
         // grace period), with the signal handlers still listening, so a second signal still
         // quits at once.
@@ -249,8 +316,17 @@ async fn dry_run(request: RunRequest, home: Home, json: bool) -> anyhow::Result<
     Ok(ExitCode::SUCCESS)
 }
 
-async fn real_run(request: RunRequest, home: Home, args: &RunArgs) -> anyhow::Result<ExitCode> {
+async fn real_run(
+    request: RunRequest,
+    home: Home,
+    args: &RunArgs,
+    resumed: Option<JournaledRun>,
+) -> anyhow::Result<ExitCode> {
     let mut services = RunServices::new(home);
+    if let Some(journaled) = resumed {
+        services.continues = Some(journaled.continues_earlier_runs());
+        services.tape = Some(Arc::new(journaled.tape(TapeMode::Resume)));
+    }
     let printer: Arc<dyn braincode_runtime::EventSubscriber> = if args.events {
         Arc::new(live::JsonLines)
     } else {

@@ -1,0 +1,358 @@
+//! What an earlier run already did, served back to the same calls: the basis of replay and of
+//! crash-resume.
+//!
+//! A run's journal holds every model reply (`model_reply`, keyed by agent session and call
+//! index), every tool call's approval and output (`tool_approval_decision`,
+//! `tool_execution_summary`), every hook result and the patch summary. A [`Tape`] built from
+//! those records hands each of them back to the call that asks for the same key:
+//!
+//! - **replay** ([`TapeMode::Replay`]): everything comes from the tape and a call the tape
+//!   does not have is a divergence (no model, no tool, no hook, no network, no credentials).
+//!   The records are emitted again as the original run emitted them, so the two streams can
+//!   be compared.
+//! - **resume** ([`TapeMode::Resume`]): what the tape has is reused (a finished worker's model
+//!   calls are not made again, a tool that ran is not run again), and the first call it does
+//!   not have goes to the real model or tool. Reused calls are not journaled a second time.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use braincode_llm::{Completion, ErrorKind, ModelError, ToolCall};
+use braincode_protocol::{
+    HookRecord, JournalEntry, ModelReply, PatchSummary, Record, RecordedModelError,
+    RecordedToolCall, ToolApprovalDecision, ToolExecutionSummary, ToolStage,
+};
+use serde_json::Value;
+
+/// Tools that are orchestration, not side effects: they always run (their own model calls
+/// are taped), so a replay reproduces their records.
+pub const ORCHESTRATION_TOOLS: [&str; 1] = ["dispatch_specialist"];
+
+/// How the tape is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TapeMode {
+    /// Everything from the journal; a missing entry is a divergence.
+    Replay,
+    /// Reuse what the journal has, go live after.
+    Resume,
+}
+
+/// A tool call as the journal has it.
+#[derive(Debug, Clone, Default)]
+pub struct TapedTool {
+    /// Its approval decision, when one was journaled.
+    pub approval: Option<ToolApprovalDecision>,
+    /// Its start record.
+    pub start: Option<ToolExecutionSummary>,
+    /// Its end record (with the output).
+    pub end: Option<ToolExecutionSummary>,
+}
+
+/// What was reused, for the report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TapeUse {
+    /// Model replies served from the journal.
+    pub model_replies: u64,
+    /// Tool outputs served from the journal.
+    pub tool_results: u64,
+    /// Hook results served from the journal.
+    pub hooks: u64,
+}
+
+/// The journaled results of one run, served by key.
+#[derive(Debug)]
+pub struct Tape {
+    mode: TapeMode,
+    run_id: String,
+    replies: HashMap<(String, u32), ModelReply>,
+    tools: HashMap<(String, String), TapedTool>,
+    hooks: Mutex<HashMap<(String, String), std::collections::VecDeque<HookRecord>>>,
+    patch: Option<PatchSummary>,
+    model_replies: AtomicU64,
+    tool_results: AtomicU64,
+    hook_results: AtomicU64,
+}
+
+impl Tape {
+    /// A tape of the records of run `run_id` (every run of the session that carries that id:
+    /// the original and any earlier resume of it).
+    pub fn from_entries(mode: TapeMode, run_id: &str, entries: &[JournalEntry]) -> Tape {
+        let mut tape = Tape {
+            mode,
+            run_id: run_id.to_string(),
+            replies: HashMap::new(),
+            tools: HashMap::new(),
+            hooks: Mutex::new(HashMap::new()),
+            patch: None,
+            model_replies: AtomicU64::new(0),
+            tool_results: AtomicU64::new(0),
+            hook_results: AtomicU64::new(0),
+        };
+        let mut hooks: HashMap<(String, String), std::collections::VecDeque<HookRecord>> =
+            HashMap::new();
+        let mut in_run = false;
+        for entry in entries {
+            if let Record::RunStart(start) = &entry.record {
+                in_run = start.run_id.as_deref() == Some(run_id);
+                continue;
+            }
+            if !in_run {
+                continue;
+            }
+            match &entry.record {
+                Record::ModelReply(reply) => {
+                    tape.replies
+                        .insert((reply.agent_session_id.clone(), reply.call), reply.clone());
+                }
+                Record::ToolApprovalDecision(approval) => {
+                    if let Some(session) = &approval.origin.agent_session_id {
+                        tape.tools
+                            .entry((session.clone(), approval.tool_call_id.clone()))
+                            .or_default()
+                            .approval = Some(approval.clone());
+                    }
+                }
+                Record::ToolExecutionSummary(summary) => {
+                    if let Some(session) = &summary.origin.agent_session_id {
+                        let slot = tape
+                            .tools
+                            .entry((session.clone(), summary.tool_call_id.clone()))
+                            .or_default();
+                        match summary.stage {
+                            ToolStage::Start => slot.start = Some(summary.clone()),
+                            ToolStage::End => slot.end = Some(summary.clone()),
+                        }
+                    }
+                }
+                Record::HookSessionStart(hook)
+                | Record::HookUserPromptSubmit(hook)
+                | Record::HookSubagentStart(hook)
+                | Record::HookSubagentStop(hook)
+                | Record::HookStop(hook) => {
+                    hooks
+                        .entry(hook_key(&hook.event_name, hook.matcher.as_deref()))
+                        .or_default()
+                        .push_back(hook.clone());
+                }
+                Record::PatchSummary(patch) => tape.patch = Some(patch.patch.clone()),
+                _ => {}
+            }
+        }
+        tape.hooks = Mutex::new(hooks);
+        tape
+    }
+
+    /// Replay or resume.
+    pub fn mode(&self) -> TapeMode {
+        self.mode
+    }
+
+    /// The run whose records this tape serves.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Whether a missing entry is a divergence (replay) rather than a call to make (resume).
+    pub fn is_strict(&self) -> bool {
+        self.mode == TapeMode::Replay
+    }
+
+    /// The reply journaled for call `call` of `agent_session`: a completion, or the error
+    /// the call ended with.
+    pub fn reply(&self, agent_session: &str, call: u32) -> Option<Result<Completion, ModelError>> {
+        let reply = self.replies.get(&(agent_session.to_string(), call))?;
+        if reply.clipped {
+            return None;
+        }
+        if let Some(error) = &reply.error {
+            // A resume tries a failed call again (the failure may have been the crash's).
+            if self.mode == TapeMode::Resume {
+                return None;
+            }
+            self.model_replies.fetch_add(1, Ordering::Relaxed);
+            return Some(Err(model_error(error)));
+        }
+        self.model_replies.fetch_add(1, Ordering::Relaxed);
+        let completion = Completion {
+            text: reply.text.clone(),
+            reasoning: String::new(),
+            tool_calls: reply.tool_calls.iter().map(tool_call).collect(),
+            usage: reply.usage,
+            stop: None,
+        };
+        Some(Ok(completion))
+    }
+
+    /// The approval of a call the gate refused (it has no end record), to refuse it again
+    /// without asking.
+    pub fn refusal(&self, agent_session: &str, call_id: &str) -> Option<ToolApprovalDecision> {
+        let taped = self
+            .tools
+            .get(&(agent_session.to_string(), call_id.to_string()))?;
+        if taped.end.is_some() || taped.start.is_some() {
+            return None;
+        }
+        let approval = taped.approval.as_ref()?;
+        matches!(
+            approval.decision,
+            braincode_protocol::ApprovalDecision::Blocked
+                | braincode_protocol::ApprovalDecision::Denied
+        )
+        .then(|| approval.clone())
+    }
+
+    /// The journaled tool call `call_id` of `agent_session`, when it ran to its end (an
+    /// interrupted call is run again).
+    pub fn tool(&self, agent_session: &str, call_id: &str, tool_name: &str) -> Option<TapedTool> {
+        if ORCHESTRATION_TOOLS.contains(&tool_name) {
+            return None;
+        }
+        let taped = self
+            .tools
+            .get(&(agent_session.to_string(), call_id.to_string()))?;
+        let end = taped.end.as_ref()?;
+        end.output.as_ref()?;
+        self.tool_results.fetch_add(1, Ordering::Relaxed);
+        Some(taped.clone())
+    }
+
+    /// The next journaled result of a hook event (`matcher` as journaled), if any.
+    pub fn hook(&self, event_name: &str, matcher: Option<&str>) -> Option<HookRecord> {
+        let mut hooks = match self.hooks.lock() {
+            Ok(hooks) => hooks,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let record = hooks.get_mut(&hook_key(event_name, matcher))?.pop_front()?;
+        self.hook_results.fetch_add(1, Ordering::Relaxed);
+        Some(record)
+    }
+
+    /// The journaled patch summary.
+    pub fn patch(&self) -> Option<&PatchSummary> {
+        self.patch.as_ref()
+    }
+
+    /// What was served so far.
+    pub fn used(&self) -> TapeUse {
+        TapeUse {
+            model_replies: self.model_replies.load(Ordering::Relaxed),
+            tool_results: self.tool_results.load(Ordering::Relaxed),
+            hooks: self.hook_results.load(Ordering::Relaxed),
+        }
+    }
+}
+
+fn hook_key(event_name: &str, matcher: Option<&str>) -> (String, String) {
+    (event_name.to_string(), matcher.unwrap_or("").to_string())
+}
+
+fn tool_call(recorded: &RecordedToolCall) -> ToolCall {
+    ToolCall::from_raw(
+        recorded.id.clone(),
+        recorded.name.clone(),
+        recorded.arguments.clone(),
+    )
+}
+
+/// The `model_reply` record of a completion.
+pub fn reply_record(
+    agent_session: &str,
+    call: u32,
+    model: &str,
+    completion: &Completion,
+    max_text_bytes: usize,
+) -> ModelReply {
+    let clipped = completion.text.len() > max_text_bytes;
+    let text = if clipped {
+        braincode_config::journal::clip_text(&completion.text, max_text_bytes).into_owned()
+    } else {
+        completion.text.clone()
+    };
+    ModelReply {
+        agent_session_id: agent_session.to_string(),
+        call,
+        model: model.to_string(),
+        text,
+        tool_calls: completion
+            .tool_calls
+            .iter()
+            .map(|c| RecordedToolCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.raw_arguments.clone(),
+            })
+            .collect(),
+        usage: completion.usage,
+        clipped,
+        error: None,
+    }
+}
+
+/// The `model_reply` record of a failed call.
+pub fn failure_record(
+    agent_session: &str,
+    call: u32,
+    model: &str,
+    error: &ModelError,
+) -> ModelReply {
+    ModelReply {
+        agent_session_id: agent_session.to_string(),
+        call,
+        model: model.to_string(),
+        text: String::new(),
+        tool_calls: Vec::new(),
+        usage: None,
+        clipped: false,
+        error: Some(RecordedModelError {
+            kind: error.kind.as_str().to_string(),
+            message: error.message.clone(),
+            status: error.status,
+            model: error.model.clone(),
+            cause: error.cause.map(|c| c.as_str().to_string()),
+        }),
+    }
+}
+
+/// The model error a journaled failure describes (an unknown kind reads as `invalid_response`).
+fn model_error(recorded: &RecordedModelError) -> ModelError {
+    let kind = |name: &str| {
+        serde_json::from_value::<ErrorKind>(Value::String(name.to_string()))
+            .unwrap_or(ErrorKind::InvalidResponse)
+    };
+    let mut error = ModelError::new(kind(&recorded.kind), recorded.message.clone());
+    error.status = recorded.status;
+    error.model = recorded.model.clone();
+    error.cause = recorded.cause.as_deref().map(kind);
+    error
+}
+
+/// A tool call's output as journaled on its end record.
+pub fn journaled_output(end: &ToolExecutionSummary) -> (String, bool) {
+    (end.output.clone().unwrap_or_default(), end.is_error)
+}
+
+/// Fields that differ between two faithful runs (wall-clock times).
+const VOLATILE_FIELDS: [&str; 3] = ["timestamp", "durationMs", "duration_ms"];
+
+/// A record as compared by `replay --check`: its JSON without wall-clock fields.
+pub fn comparable(record: &Record) -> Value {
+    let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
+    strip_volatile(&mut value);
+    value
+}
+
+fn strip_volatile(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for field in VOLATILE_FIELDS {
+                map.shift_remove(field);
+            }
+            for child in map.values_mut() {
+                strip_volatile(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_volatile),
+        _ => {}
+    }
+}
