@@ -78,6 +78,8 @@ pub struct JournaledRun {
     pub status: Option<FinalStatus>,
     /// Its records (from its `run_start` to the next run's).
     pub entries: Vec<JournalEntry>,
+    /// Index of its `run_start` in `session_entries`.
+    pub first: usize,
     /// Every record of the session (the tape is built from all runs with this run id).
     pub session_entries: Vec<JournalEntry>,
 }
@@ -161,6 +163,7 @@ impl JournaledRun {
             request,
             status,
             entries: entries[first..end].to_vec(),
+            first,
             session_entries: entries,
         })
     }
@@ -183,7 +186,8 @@ impl JournaledRun {
 
     /// The tape of this run (its records and those of earlier resumes of it).
     pub fn tape(&self, mode: TapeMode) -> Tape {
-        Tape::from_entries(mode, &self.run_id, &self.session_entries)
+        let target = (mode == TapeMode::Replay).then_some(self.first);
+        Tape::from_entries(mode, &self.run_id, &self.session_entries, target)
     }
 
     /// Whether an earlier run of the session came before this one (it then continued them).

@@ -29,6 +29,10 @@ use serde_json::Value;
 /// are taped), so a replay reproduces their records.
 pub const ORCHESTRATION_TOOLS: [&str; 1] = ["dispatch_specialist"];
 
+/// Journaled hook results per (event, matcher), in order, each with whether it is the
+/// replayed run's own.
+type HookQueues = HashMap<(String, String), std::collections::VecDeque<(HookRecord, bool)>>;
+
 /// How the tape is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TapeMode {
@@ -47,6 +51,9 @@ pub struct TapedTool {
     pub start: Option<ToolExecutionSummary>,
     /// Its end record (with the output).
     pub end: Option<ToolExecutionSummary>,
+    /// Whether it belongs to the run being replayed (its records are emitted again) rather
+    /// than to an earlier run of the same id (reused silently).
+    pub own: bool,
 }
 
 /// What was reused, for the report.
@@ -65,10 +72,11 @@ pub struct TapeUse {
 pub struct Tape {
     mode: TapeMode,
     run_id: String,
-    replies: HashMap<(String, u32), ModelReply>,
+    replies: HashMap<(String, u32), (ModelReply, bool)>,
     tools: HashMap<(String, String), TapedTool>,
-    hooks: Mutex<HashMap<(String, String), std::collections::VecDeque<HookRecord>>>,
+    hooks: Mutex<HookQueues>,
     patch: Option<PatchSummary>,
+    resume_of: Option<String>,
     model_replies: AtomicU64,
     tool_results: AtomicU64,
     hook_results: AtomicU64,
@@ -76,8 +84,16 @@ pub struct Tape {
 
 impl Tape {
     /// A tape of the records of run `run_id` (every run of the session that carries that id:
-    /// the original and any earlier resume of it).
-    pub fn from_entries(mode: TapeMode, run_id: &str, entries: &[JournalEntry]) -> Tape {
+    /// the original and any earlier resume of it). `target` is the index in `entries` of the
+    /// `run_start` of the run being replayed: its own records are emitted again, those of
+    /// earlier runs with the same id are served silently, as its resume did. A resume has no
+    /// target (everything is earlier).
+    pub fn from_entries(
+        mode: TapeMode,
+        run_id: &str,
+        entries: &[JournalEntry],
+        target: Option<usize>,
+    ) -> Tape {
         let mut tape = Tape {
             mode,
             run_id: run_id.to_string(),
@@ -85,16 +101,21 @@ impl Tape {
             tools: HashMap::new(),
             hooks: Mutex::new(HashMap::new()),
             patch: None,
+            resume_of: None,
             model_replies: AtomicU64::new(0),
             tool_results: AtomicU64::new(0),
             hook_results: AtomicU64::new(0),
         };
-        let mut hooks: HashMap<(String, String), std::collections::VecDeque<HookRecord>> =
-            HashMap::new();
+        let mut hooks = HookQueues::new();
         let mut in_run = false;
-        for entry in entries {
+        let mut own = false;
+        for (index, entry) in entries.iter().enumerate() {
             if let Record::RunStart(start) = &entry.record {
                 in_run = start.run_id.as_deref() == Some(run_id);
+                own = target == Some(index);
+                if own {
+                    tape.resume_of = start.resume_of.clone();
+                }
                 continue;
             }
             if !in_run {
@@ -102,8 +123,10 @@ impl Tape {
             }
             match &entry.record {
                 Record::ModelReply(reply) => {
-                    tape.replies
-                        .insert((reply.agent_session_id.clone(), reply.call), reply.clone());
+                    tape.replies.insert(
+                        (reply.agent_session_id.clone(), reply.call),
+                        (reply.clone(), own),
+                    );
                 }
                 Record::ToolApprovalDecision(approval) => {
                     if let Some(session) = &approval.origin.agent_session_id {
@@ -119,6 +142,7 @@ impl Tape {
                             .tools
                             .entry((session.clone(), summary.tool_call_id.clone()))
                             .or_default();
+                        slot.own = own;
                         match summary.stage {
                             ToolStage::Start => slot.start = Some(summary.clone()),
                             ToolStage::End => slot.end = Some(summary.clone()),
@@ -133,7 +157,7 @@ impl Tape {
                     hooks
                         .entry(hook_key(&hook.event_name, hook.matcher.as_deref()))
                         .or_default()
-                        .push_back(hook.clone());
+                        .push_back((hook.clone(), own));
                 }
                 Record::PatchSummary(patch) => tape.patch = Some(patch.patch.clone()),
                 _ => {}
@@ -159,21 +183,26 @@ impl Tape {
     }
 
     /// The reply journaled for call `call` of `agent_session`: a completion, or the error
-    /// the call ended with.
-    pub fn reply(&self, agent_session: &str, call: u32) -> Option<Result<Completion, ModelError>> {
-        let reply = self.replies.get(&(agent_session.to_string(), call))?;
+    /// the call ended with; and whether it is the replayed run's own (to journal again).
+    pub fn reply(
+        &self,
+        agent_session: &str,
+        call: u32,
+    ) -> Option<(Result<Completion, ModelError>, bool)> {
+        let (reply, own) = self.replies.get(&(agent_session.to_string(), call))?;
         if reply.clipped {
             return None;
         }
-        if let Some(error) = &reply.error {
-            // A resume tries a failed call again (the failure may have been the crash's).
-            if self.mode == TapeMode::Resume {
-                return None;
-            }
-            self.model_replies.fetch_add(1, Ordering::Relaxed);
-            return Some(Err(model_error(error)));
+        // A resume tries a failed call again (the failure may have been the crash's).
+        if reply.error.is_some() && self.mode == TapeMode::Resume {
+            return None;
         }
-        self.model_replies.fetch_add(1, Ordering::Relaxed);
+        if !own {
+            self.model_replies.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(error) = &reply.error {
+            return Some((Err(model_error(error)), *own));
+        }
         let completion = Completion {
             text: reply.text.clone(),
             reasoning: String::new(),
@@ -181,12 +210,24 @@ impl Tape {
             usage: reply.usage,
             stop: None,
         };
-        Some(Ok(completion))
+        Some((Ok(completion), *own))
+    }
+
+    /// The run this run resumes, as its `run_start` says (replay) or as it will (resume).
+    pub fn resume_of(&self) -> Option<&str> {
+        match self.mode {
+            TapeMode::Resume => Some(&self.run_id),
+            TapeMode::Replay => self.resume_of.as_deref(),
+        }
     }
 
     /// The approval of a call the gate refused (it has no end record), to refuse it again
     /// without asking.
-    pub fn refusal(&self, agent_session: &str, call_id: &str) -> Option<ToolApprovalDecision> {
+    pub fn refusal(
+        &self,
+        agent_session: &str,
+        call_id: &str,
+    ) -> Option<(ToolApprovalDecision, bool)> {
         let taped = self
             .tools
             .get(&(agent_session.to_string(), call_id.to_string()))?;
@@ -199,7 +240,7 @@ impl Tape {
             braincode_protocol::ApprovalDecision::Blocked
                 | braincode_protocol::ApprovalDecision::Denied
         )
-        .then(|| approval.clone())
+        .then(|| (approval.clone(), taped.own))
     }
 
     /// The journaled tool call `call_id` of `agent_session`, when it ran to its end (an
@@ -213,19 +254,23 @@ impl Tape {
             .get(&(agent_session.to_string(), call_id.to_string()))?;
         let end = taped.end.as_ref()?;
         end.output.as_ref()?;
-        self.tool_results.fetch_add(1, Ordering::Relaxed);
+        if !taped.own {
+            self.tool_results.fetch_add(1, Ordering::Relaxed);
+        }
         Some(taped.clone())
     }
 
     /// The next journaled result of a hook event (`matcher` as journaled), if any.
-    pub fn hook(&self, event_name: &str, matcher: Option<&str>) -> Option<HookRecord> {
+    pub fn hook(&self, event_name: &str, matcher: Option<&str>) -> Option<(HookRecord, bool)> {
         let mut hooks = match self.hooks.lock() {
             Ok(hooks) => hooks,
             Err(poisoned) => poisoned.into_inner(),
         };
-        let record = hooks.get_mut(&hook_key(event_name, matcher))?.pop_front()?;
-        self.hook_results.fetch_add(1, Ordering::Relaxed);
-        Some(record)
+        let (record, own) = hooks.get_mut(&hook_key(event_name, matcher))?.pop_front()?;
+        if !own {
+            self.hook_results.fetch_add(1, Ordering::Relaxed);
+        }
+        Some((record, own))
     }
 
     /// The journaled patch summary.
@@ -233,7 +278,7 @@ impl Tape {
         self.patch.as_ref()
     }
 
-    /// What was served so far.
+    /// What was reused from earlier runs so far (not counting the replayed run's own).
     pub fn used(&self) -> TapeUse {
         TapeUse {
             model_replies: self.model_replies.load(Ordering::Relaxed),

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{AgentError, AgentServices, AgentSetup, GateOutcome, GateRequest};
-use crate::tape::{ORCHESTRATION_TOOLS, TapeMode, TapedTool, journaled_output};
+use crate::tape::{ORCHESTRATION_TOOLS, TapedTool, journaled_output};
 use braincode_config::journal::clip_text;
 
 /// Runs every call of one assistant turn and returns one output per call, in call order.
@@ -118,12 +118,12 @@ async fn prepare_call<'a>(
         if let Some(taped) = tape.tool(session, &call.id, &call.name) {
             return Prepared::Taped(Box::new(taped));
         }
-        if let Some(refusal) = tape.refusal(session, &call.id) {
+        if let Some((refusal, own)) = tape.refusal(session, &call.id) {
             let reason = refusal
                 .reason
                 .clone()
                 .unwrap_or_else(|| "refused by the permission policy".into());
-            if tape.mode() == TapeMode::Replay {
+            if own {
                 services.sink.record(Record::ToolApprovalDecision(refusal));
             }
             return Prepared::Done(ToolOutput::error(format!(
@@ -230,11 +230,7 @@ fn serve_taped(
         return ToolOutput::error("internal error: a taped call has no end");
     };
     let (content, is_error) = journaled_output(&end);
-    let replaying = services
-        .tape
-        .as_deref()
-        .is_some_and(|t| t.mode() == TapeMode::Replay);
-    if replaying {
+    if taped.own {
         if let Some(approval) = taped.approval {
             services.sink.record(Record::ToolApprovalDecision(approval));
         }

@@ -6,7 +6,7 @@ use braincode_protocol::{Record, TokenUsage, Usage};
 use tokio_util::sync::CancellationToken;
 
 use super::{AgentError, AgentServices, AgentSetup, CONTEXT_GUARD_BYTES};
-use crate::tape::{Tape, TapeMode};
+use crate::tape::Tape;
 
 /// How many times one model call is issued when its reply is cut off after content arrived
 /// (a model call has no side effects; failures before any content are retried by the client).
@@ -29,10 +29,10 @@ pub(super) async fn next_completion(
     cancel: &CancellationToken,
 ) -> Result<braincode_llm::Completion, AgentError> {
     let session = setup.origin.agent_session_id.as_deref().unwrap_or_default();
-    let served = services.tape.as_deref().and_then(|tape| {
-        tape.reply(session, call)
-            .map(|reply| (reply, tape.mode() == TapeMode::Replay))
-    });
+    let served = services
+        .tape
+        .as_deref()
+        .and_then(|tape| tape.reply(session, call));
     let (completion, journal) = match served {
         Some((Ok(completion), journal)) => (completion, journal),
         Some((Err(error), journal)) => {

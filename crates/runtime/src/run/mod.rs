@@ -45,7 +45,7 @@ use crate::approval::{ApprovalHandler, PermissionMode};
 use crate::fold::LiveState;
 use crate::models::ClientOverride;
 use crate::sink::{EventSubscriber, JournalAppend, MemoryJournal, RunSink};
-use crate::tape::{Tape, TapeMode};
+use crate::tape::Tape;
 pub use finish::RunError;
 pub(crate) use finish::plan_review_for_report;
 use opening::{History, JournalFile, new_run_id, opening_record};
@@ -211,7 +211,7 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
         }
     };
     if let Some(tape) = services.tape.as_deref()
-        && tape.mode() == TapeMode::Resume
+        && tape.resume_of().is_some()
     {
         let used = tape.used();
         sink.warning(format!(

@@ -9,7 +9,7 @@ use super::RunRequest;
 use super::state::RunShared;
 use crate::fold::brain_ref;
 use crate::sink::JournalAppend;
-use crate::tape::{Tape, TapeMode};
+use crate::tape::Tape;
 
 /// A fresh, sortable session id: `YYYYMMDD-HHMMSS-xxxxxx`.
 pub fn new_session_id() -> SessionId {
@@ -103,8 +103,6 @@ pub(super) fn opening_record(
         brain: shared.map(|s| brain_ref(&s.brain_id, &s.brain.name, s.mode)),
         permission: Some(request.permission.as_str().to_string()),
         routing_choice: Some(request.routing.as_str().to_string()),
-        resume_of: tape
-            .filter(|t| t.mode() == TapeMode::Resume)
-            .map(|t| t.run_id().to_string()),
+        resume_of: tape.and_then(Tape::resume_of).map(str::to_string),
     })
 }

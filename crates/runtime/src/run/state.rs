@@ -25,7 +25,7 @@ use crate::hooks::{HookCommand, HookEnvironment, HookEvent, HookResult, run_hook
 use crate::models::ModelFactory;
 use crate::run::prompts::SharedSections;
 use crate::sink::RunSink;
-use crate::tape::{Tape, TapeMode};
+use crate::tape::Tape;
 
 /// Shared, read-mostly state of one run.
 pub(crate) struct RunShared {
@@ -125,13 +125,11 @@ impl RunShared {
         let served = self
             .tape
             .as_deref()
-            .map(|tape| (tape.hook(event.name(), matcher), tape.mode()));
+            .map(|tape| (tape.hook(event.name(), matcher), tape.is_strict()));
         let (result, journal) = match served {
-            Some((Some(record), mode)) => {
-                (HookResult::from_record(&record), mode == TapeMode::Replay)
-            }
-            Some((None, TapeMode::Replay)) => (HookResult::default(), false),
-            Some((None, TapeMode::Resume)) | None => (
+            Some((Some((record, own)), _)) => (HookResult::from_record(&record), own),
+            Some((None, true)) => (HookResult::default(), false),
+            Some((None, false)) | None => (
                 run_hooks(
                     &self.hooks,
                     event,

@@ -1,0 +1,153 @@
+//! Crash-resume: a multi-worker run killed with SIGKILL at many points, then `braincode run
+//! --resume`. Every resumed run ends with one answer, every journal stays readable, and the
+//! requests the server gets prove that workers which had finished were not run again.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod run_harness;
+
+use std::time::Duration;
+
+use braincode_test_support::{Matcher, RecordedRequest, Script, ScriptedServer, TempHome};
+use run_harness::{braincode, configure, journal, repo, review_reply, spawn_braincode};
+use serde_json::Value;
+
+const PROMPT: &str = "Build a login page in React, a backend auth API in the server, a database \
+migration for the users table, and check the security of the session tokens";
+
+/// Support workers (backend, dba, security), the primary (frontend) and the review all answer
+/// after a delay, so a kill lands in the middle of something.
+async fn slow_server() -> ScriptedServer {
+    let delay = Duration::from_millis(120);
+    let worker = |summary: &str| run_harness::worker_reply(summary).delayed(delay);
+    ScriptedServer::start(
+        Script::new()
+            .always(Matcher::model("security"), worker("tokens are signed"))
+            .always(
+                Matcher::model("review"),
+                review_reply("approved").delayed(delay),
+            )
+            .always(
+                Matcher::model("backend"),
+                // backend, dba (support) and frontend (primary) share this model: a worker
+                // result is also a fine primary answer.
+                worker("the API and the migration are planned"),
+            ),
+    )
+    .await
+}
+
+/// Requests of support worker `role` among `requests` (its handoff names the role).
+fn worker_requests(requests: &[String], role: &str) -> usize {
+    let marker = format!("\"agentRole\": \"{role}\"");
+    requests
+        .iter()
+        .filter(|text| text.contains("Run this isolated worker handoff") && text.contains(&marker))
+        .count()
+}
+
+/// Support roles whose `worker_end` says they completed, in the first run of `records`.
+fn finished_support(records: &[Value]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| {
+            r["type"] == "worker_end"
+                && r["phase"] == "support"
+                && r["result"]["progress"]["status"] == "completed"
+        })
+        .map(|r| r["worker"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_runs_resume_without_running_finished_workers_again() {
+    let server = slow_server().await;
+    let project = repo();
+    // A simple LCG: the kill points are spread over the run with some jitter; the seed is
+    // printed so a failure can be reproduced.
+    let mut seed: u64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("kill-point seed {seed}");
+    let mut resumed = 0;
+    for point in 0..50u64 {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let kill_after = Duration::from_millis(point * 14 + (seed >> 33) % 14);
+        let home = TempHome::new();
+        configure(&home, &server, &[], &[]);
+        let args = ["run", "--json", "--heuristic", "--mode", "radical", PROMPT];
+        let mut child = spawn_braincode(&home, project.path(), &args);
+        tokio::time::sleep(kill_after).await;
+        child.start_kill().unwrap();
+        let _ = child.wait().await;
+
+        let sessions: Vec<_> = std::fs::read_dir(home.path().join("sessions"))
+            .map(|dir| dir.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        let Some(path) = sessions.first() else {
+            // Killed before the journal existed: nothing to resume.
+            continue;
+        };
+        let session = path.file_stem().unwrap().to_string_lossy().into_owned();
+        // The journal is readable whatever the kill interrupted.
+        let show = braincode(&home, project.path(), &["sessions", "show", &session]).await;
+        assert_eq!(show.code, 0, "{}\n{}", show.stdout, show.stderr);
+        let crashed = journal(&home, &session);
+        let answered = crashed.iter().any(|r| {
+            r["type"] == "run_end" || (r["type"] == "run_error" && !r["status"].is_null())
+        });
+        let before = server.chat_requests().len();
+        let out = braincode(
+            &home,
+            project.path(),
+            &["run", "--json", "--resume", &session],
+        )
+        .await;
+        if answered {
+            assert_eq!(out.code, 1, "a finished run is not resumed: {}", out.stderr);
+            assert!(out.stderr.contains("already ended"), "{}", out.stderr);
+            continue;
+        }
+        resumed += 1;
+        assert!(
+            out.code == 0 || out.code == 3,
+            "kill after {kill_after:?}: {}\n{}",
+            out.stderr,
+            out.stdout
+        );
+        let report: Value = serde_json::from_str(&out.stdout).unwrap();
+        assert!(!report["modelSummary"].as_str().unwrap().trim().is_empty());
+        // One answer: the resumed run ends with exactly one terminal record, last.
+        let records = journal(&home, &session);
+        let resume_start = records
+            .iter()
+            .rposition(|r| r["type"] == "run_start")
+            .unwrap();
+        assert!(records[resume_start]["resumeOf"].is_string());
+        let run = &records[resume_start..];
+        let terminals = run
+            .iter()
+            .filter(|r| {
+                r["type"] == "run_end" || (r["type"] == "run_error" && !r["status"].is_null())
+            })
+            .count();
+        assert_eq!(terminals, 1, "kill after {kill_after:?}");
+        assert_eq!(run.last().unwrap()["type"], "run_end");
+        // Finished workers were not asked again.
+        let after: Vec<String> = server.chat_requests()[before..]
+            .iter()
+            .map(RecordedRequest::all_text)
+            .collect();
+        for role in finished_support(&crashed) {
+            assert_eq!(
+                worker_requests(&after, &role),
+                0,
+                "kill after {kill_after:?}: the {role} worker had finished and was run again"
+            );
+        }
+    }
+    assert!(resumed > 0, "no kill point left a run to resume");
+}
