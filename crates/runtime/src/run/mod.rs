@@ -15,6 +15,7 @@
 //! sink refuses records. Each primary attempt is a `worker_start` of phase `primary`.
 
 mod dispatch;
+mod fallback;
 mod finish;
 mod opening;
 mod pipeline;
@@ -50,8 +51,7 @@ pub use finish::RunError;
 pub(crate) use finish::plan_review_for_report;
 use opening::{History, JournalFile, new_run_id, opening_record};
 use pipeline::pipeline;
-use setup::{build_shared, load_everything};
-use state::ContextIds;
+use setup::{RunIdentity, build_base, load_everything};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -166,21 +166,18 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     // Configuration is read before the first record, so that record can say what project
     // support was found; it is quick and never waits on a model, a hook or the network.
     let setup = load_everything(&services.home, &request).and_then(|loaded| {
-        build_shared(
+        build_base(
             &request,
             &services,
             &sink,
-            &session_id,
+            RunIdentity {
+                session_id: &session_id,
+                run_id: &run_id,
+                live: live.clone(),
+            },
             loaded,
             stats.clone(),
-            String::new(),
-            Vec::new(),
         )
-    });
-    let setup = setup.map(|mut shared| {
-        shared.live = live.clone();
-        shared.ids = ContextIds::new(&run_id);
-        shared
     });
     sink.record(opening_record(
         &request,
@@ -196,13 +193,7 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
         Err(message) => Err(RunError::Config(message)),
         Ok(shared) => {
             // Boxed: the pipeline's state is large, and the caller's future stays small.
-            let pipeline = Box::pin(pipeline(
-                &request,
-                &services,
-                &sink,
-                Box::new(shared),
-                history,
-            ));
+            let pipeline = Box::pin(pipeline(&request, &services, &sink, shared, history));
             tokio::select! {
                 biased;
                 () = services.cancel.cancelled() => Err(RunError::Cancelled),
@@ -236,18 +227,21 @@ pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<Run
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
     let sink = RunSink::new(session_id.to_string(), None, services.subscribers.clone());
     let loaded = load_everything(&services.home, &request)?;
-    let shared = build_shared(
+    let run_id = new_run_id();
+    let base = build_base(
         &request,
         &services,
         &sink,
-        &session_id,
+        RunIdentity {
+            session_id: &session_id,
+            run_id: &run_id,
+            live: Arc::new(LiveState::new(session_id.to_string())),
+        },
         loaded,
         Arc::new(ToolStats::default()),
-        String::new(),
-        Vec::new(),
     )?;
-    let ids = ContextIds::new(&new_run_id());
-    let mut new_id = || ids.next();
+    let shared = state::RunShared::new(base, state::PreparedRequest::plain(&request.prompt));
+    let mut new_id = || shared.ids.next();
     plan::make_plan(&shared, request.routing, &mut new_id)
         .await
         .map(|planned| planned.plan)
@@ -255,4 +249,16 @@ pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<Run
             plan::PlanFailure::Cancelled => "cancelled".to_string(),
             plan::PlanFailure::ImageRouting(message) => message,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run can be spawned on a multi-threaded runtime (the TUI and the web panel do).
+    #[allow(dead_code)]
+    fn run_future_is_send(request: RunRequest, services: RunServices) {
+        fn send<T: Send>(_: T) {}
+        send(run(request, services));
+    }
 }

@@ -6,7 +6,7 @@ use braincode_config::{Home, JournalWriter, continuity_block, session_has_runs};
 use braincode_protocol::{JournalEntry, Record, RunStart, SessionId};
 
 use super::RunRequest;
-use super::state::RunShared;
+use super::state::RunBase;
 use crate::fold::brain_ref;
 use crate::sink::JournalAppend;
 use crate::tape::Tape;
@@ -86,7 +86,7 @@ pub(super) fn opening_record(
     request: &RunRequest,
     run_id: &str,
     tape: Option<&Tape>,
-    shared: Option<&RunShared>,
+    shared: Option<&RunBase>,
 ) -> Record {
     Record::RunStart(RunStart {
         prompt: clip_text(&request.prompt, super::finish::JOURNALED_PROMPT_BYTES).into_owned(),

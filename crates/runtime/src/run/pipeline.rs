@@ -47,10 +47,11 @@ pub(super) async fn pipeline(
     request: &RunRequest,
     services: &RunServices,
     sink: &RunSink,
-    shared: Box<state::RunShared>,
+    base: state::RunBase,
     history: History,
 ) -> Result<Answer, RunError> {
-    let shared = Arc::new(prepare(request, services, sink, shared, history).await?);
+    let prepared = prepare(request, services, sink, &base, history).await?;
+    let shared = Arc::new(state::RunShared::new(base, prepared));
     let (plan, baseline) = plan_stage(&shared, request).await?;
     if plan.clarification.required {
         return Ok(clarify(&shared, &plan));
@@ -88,9 +89,9 @@ async fn prepare(
     request: &RunRequest,
     services: &RunServices,
     sink: &RunSink,
-    mut shared: Box<state::RunShared>,
+    shared: &state::RunBase,
     history: History,
-) -> Result<state::RunShared, RunError> {
+) -> Result<state::PreparedRequest, RunError> {
     let home = &services.home;
     let (brain_id, mode) = (shared.brain_id.clone(), shared.mode);
     for notice in trust_notices(home, &request.project_root) {
@@ -131,7 +132,6 @@ async fn prepare(
         hooks,
         environment_section(&request.project_root, &brain_id, mode)
     );
-    shared.sections.environment = environment;
     for (event, result) in [
         (HookEvent::SessionStart, &start),
         (HookEvent::UserPromptSubmit, &submit),
@@ -171,24 +171,28 @@ async fn prepare(
     let mut text = expanded.text;
     // What the request itself says (no inlined files, no earlier conversation): the heuristic
     // routes on this, so a follow-up is planned for what it asks, not for what came before.
-    shared.routing_text = text
+    let routing_text = text
         .split_once(braincode_config::ATTACHMENTS_HEADING)
         .map_or(text.as_str(), |(own, _)| own)
         .to_string();
+    let continued = history.block.is_some();
     if let Some(block) = history.block {
         text = format!("{block}\n\nCurrent request:\n{text}");
-        shared.continued = true;
     }
-    shared.request = text;
-    shared.images = expanded
-        .images
-        .into_iter()
-        .map(|image| ContentPart::Image {
-            mime_type: image.mime_type,
-            data: image.data_base64,
-        })
-        .collect();
-    Ok(*shared)
+    Ok(state::PreparedRequest {
+        environment,
+        text,
+        routing_text,
+        continued,
+        images: expanded
+            .images
+            .into_iter()
+            .map(|image| ContentPart::Image {
+                mime_type: image.mime_type,
+                data: image.data_base64,
+            })
+            .collect(),
+    })
 }
 
 /// Stage 2: the plan (its records: routing with the workers, context, todos, plan review)

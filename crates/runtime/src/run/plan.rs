@@ -7,10 +7,11 @@ use braincode_brain::{
     build_runtime_plan, heuristic_route, is_fast_path_eligible, normalize_router_decision,
     parse_router_reply, router_decision_schema, routing_limits,
 };
-use braincode_llm::{ChatMessage, ContentPart, ResponseSchema};
+use braincode_llm::{Candidate, ChatMessage, ContentPart, ErrorKind, ModelError, ResponseSchema};
 use braincode_protocol::{Phase, Role, RoutingSource};
 
 use crate::agent::{AgentError, AgentSetup, run_agent};
+use crate::run::fallback::{Fallback, each_candidate};
 use crate::run::state::{AgentIdentity, RunShared};
 
 /// How the plan should be made.
@@ -68,7 +69,7 @@ pub(crate) struct Planned {
 pub(crate) async fn make_plan(
     shared: &RunShared,
     choice: RoutingChoice,
-    new_id: &mut dyn FnMut() -> String,
+    new_id: &mut (dyn FnMut() -> String + Send),
 ) -> Result<Planned, PlanFailure> {
     let brain = &shared.brain;
     let prompt = shared.request.as_str();
@@ -156,58 +157,101 @@ async fn route_with_brain(
         models: shared.factory.catalog(),
     });
     let mut reasons = Vec::new();
-    for (index, candidate) in selection.usable.iter().enumerate() {
+    let input = RouterAttempt {
+        shared,
+        prompt: &router_prompt,
+        heuristic,
+        limits: &limits,
+    };
+    let outcome = each_candidate(
+        &selection.usable,
+        |candidate, attempt| input.attempt(candidate, attempt),
+        |failure| {
+            let reason = match &failure.error {
+                AgentError::Model(err) if err.message.starts_with(UNUSABLE_PLAN) => {
+                    err.message.clone()
+                }
+                other => other.to_string(),
+            };
+            reasons.push(format!("{}: {reason}", failure.model));
+        },
+    )
+    .await;
+    match outcome {
+        Fallback::Done(done) => Ok(done),
+        Fallback::Cancelled => Err(RouterFailure::Cancelled),
+        Fallback::Exhausted(_) => Err(RouterFailure::Failed(reasons.join("; "))),
+    }
+}
+
+/// How a router reply that is not a plan is described.
+const UNUSABLE_PLAN: &str = "the reply was not a usable plan";
+
+/// What every router attempt shares.
+struct RouterAttempt<'a> {
+    shared: &'a RunShared,
+    prompt: &'a str,
+    heuristic: &'a RoutingPlan,
+    limits: &'a braincode_brain::RoutingLimits,
+}
+
+impl RouterAttempt<'_> {
+    /// One router attempt on one model: a reply that is not a usable plan is a failure.
+    async fn attempt(
+        &self,
+        candidate: Candidate,
+        attempt: u32,
+    ) -> Result<(RoutingPlan, String), AgentError> {
+        let shared = self.shared;
+        let brain = &shared.brain;
         let model_id = candidate.definition.id.clone();
         shared
             .sink
             .status(format!("routing with routeBrain on {model_id}"));
-        let client = match shared.factory.client(candidate).await {
-            Ok(client) => client,
-            Err(err) => {
-                reasons.push(format!("{model_id}: {err}"));
-                continue;
-            }
-        };
+        let client = shared
+            .factory
+            .client(&candidate)
+            .await
+            .map_err(AgentError::Model)?;
         let identity = AgentIdentity {
             role: Role::RouteBrain,
             phase: Phase::Router,
             task_id: None,
             parent_id: None,
-            agent_session_id: format!("router-{}", index + 1),
-            attempt: index as u32 + 1,
+            agent_session_id: format!("router-{attempt}"),
+            attempt,
         };
         let setup = AgentSetup {
-            thinking: policy.thinking_level,
+            thinking: brain.router_policy().thinking_level,
             max_tokens: Some(ROUTER_MAX_TOKENS),
             response_schema: Some(ResponseSchema {
                 name: "router_decision".into(),
-                schema: router_decision_schema(&limits),
+                schema: router_decision_schema(self.limits),
             }),
-            ..shared.agent_setup(identity, candidate)
+            ..shared.agent_setup(identity, &candidate)
         };
         let mut content = vec![ContentPart::Text {
-            text: router_prompt.clone(),
+            text: self.prompt.to_string(),
         }];
         content.extend(shared.images.iter().cloned());
-        match run_agent(
+        let outcome = run_agent(
             &setup,
             &shared.services(client),
             vec![ChatMessage::User { content }],
         )
-        .await
-        {
-            Ok(outcome) => match parse_router_reply(&outcome.text) {
-                Ok(raw) => {
-                    let plan = normalize_router_decision(&raw, heuristic, &limits, brain);
-                    return Ok((plan, model_id));
-                }
-                Err(err) => reasons.push(format!(
-                    "{model_id}: the reply was not a usable plan ({err})"
-                )),
-            },
-            Err(AgentError::Cancelled) => return Err(RouterFailure::Cancelled),
-            Err(err) => reasons.push(format!("{model_id}: {err}")),
+        .await?;
+        match parse_router_reply(&outcome.text) {
+            Ok(raw) => {
+                let plan = normalize_router_decision(&raw, self.heuristic, self.limits, brain);
+                Ok((plan, model_id))
+            }
+            Err(err) => Err(AgentError::Model(
+                ModelError::new(
+                    ErrorKind::InvalidResponse,
+                    format!("{UNUSABLE_PLAN} ({err})"),
+                )
+                .with_model(model_id),
+            )),
         }
     }
-    Err(RouterFailure::Failed(reasons.join("; ")))
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use braincode_brain::{RuntimePlan, RuntimeWorkerPlan};
-use braincode_llm::{ChatMessage, ContentPart, ErrorKind, ModelError};
+use braincode_llm::{Candidate, ChatMessage, ContentPart, ErrorKind, ModelError};
 use braincode_protocol::{
     Handoff, HandoffTrigger, Phase, Record, RunError, WorkerEnd, WorkerPhase, WorkerStart,
 };
@@ -14,6 +14,7 @@ use braincode_tools::{SharedTool, Tool, ToolContext, ToolMode, builtin_tools};
 use crate::agent::{AgentError, AgentSetup, run_agent};
 use crate::approval::PermissionMode;
 use crate::run::dispatch::DispatchTool;
+use crate::run::fallback::{Fallback, each_candidate};
 use crate::run::prompts::{ForwardedResult, primary_prompt};
 use crate::run::state::{AgentIdentity, RunShared};
 
@@ -117,141 +118,168 @@ pub(crate) async fn run_primary(
         }));
         return Err(PrimaryFailure::Failed(message));
     }
-    let total = selection.usable.len();
     let mut errors = Vec::new();
-    for (index, candidate) in selection.usable.iter().enumerate() {
-        let attempt = index as u32 + 1;
-        let model_id = candidate.definition.id.clone();
-        // The run itself started with its `run_start` record; each attempt of the primary is
-        // a worker start of phase `primary` (the plan is in `routing`/`todo_plan`).
-        shared.sink.record(Record::WorkerStart(WorkerStart {
-            phase: WorkerPhase::Primary,
-            worker: role,
-            goal: worker.goal.clone(),
-            handoff: None,
-            model: Some(model_id.clone()),
-            agent_session_id: Some(format!("{}-{attempt}", worker.context_id)),
-            attempt: Some(attempt),
-        }));
-        shared
-            .sink
-            .status(format!("primary {role} running on {model_id}"));
-        let mut tools: Vec<SharedTool> = Vec::new();
-        if candidate.definition.supports_tools {
-            tools = builtin_tools(
-                tool_mode(shared.permission),
-                &shared.tools_config,
-                shared.exec_sessions.clone(),
-            );
-            if let Some(dispatch) = &dispatch {
-                tools.push(dispatch.clone());
-            }
-        }
-        let tool_names: Vec<String> = tools.iter().map(|t| t.definition().name.clone()).collect();
-        let dispatch_note = dispatch.as_ref().filter(|_| !tools.is_empty()).map(|_| {
-            "Use dispatch_specialist only when a focused specialist answer would change what you do."
-        });
-        let overview = if tools.is_empty() {
-            Some(project_overview(shared).await)
-        } else {
-            None
-        };
-        let prompt = primary_prompt(
-            &shared.sections,
-            &shared.request,
-            &tool_names,
-            results,
-            dispatch_note,
-            overview.as_deref(),
-        );
-        let mut content = vec![ContentPart::Text { text: prompt }];
-        content.extend(shared.images.iter().cloned());
-        let identity = AgentIdentity {
-            role,
-            phase: Phase::Primary,
-            task_id: Some(worker.context_id.as_str()),
-            parent_id: Some(plan.brain_context.id.as_str()),
-            agent_session_id: format!("{}-{attempt}", worker.context_id),
-            attempt,
-        };
-        let setup = AgentSetup {
-            tools,
-            max_turns: PRIMARY_MAX_TURNS,
-            thinking: worker.thinking_level,
-            stream_text: true,
-            ..shared.agent_setup(identity, candidate)
-        };
-        let outcome = match shared.factory.client(candidate).await {
-            Ok(client) => {
-                run_agent(
-                    &setup,
-                    &shared.services(client),
-                    vec![ChatMessage::User { content }],
-                )
-                .await
-            }
-            Err(err) => Err(AgentError::Model(err)),
-        };
-        let error = match outcome {
-            Ok(outcome) if !outcome.text.trim().is_empty() => {
-                shared.sink.record(Record::WorkerEnd(WorkerEnd {
-                    phase: WorkerPhase::Primary,
-                    worker: role,
-                    result: None,
-                    attempt: Some(attempt),
+    let outcome = each_candidate(
+        &selection.usable,
+        |candidate, attempt| {
+            attempt_primary(
+                shared,
+                plan,
+                worker,
+                results,
+                dispatch.as_ref(),
+                candidate,
+                attempt,
+            )
+        },
+        |failure| {
+            let error = &failure.error;
+            if let AgentError::ContextTooLarge { estimated, limit } = error {
+                shared.sink.record(Record::Handoff(Handoff {
+                    summary: format!("The {role} agent stopped: {error}"),
+                    focus: Some("automatic context-size guard".into()),
+                    trigger: Some(HandoffTrigger::Auto),
+                    estimated_bytes: Some(*estimated as u64),
+                    limit_bytes: Some(*limit as u64),
                 }));
-                return Ok(PrimaryAnswer { text: outcome.text });
             }
-            Ok(_) => AgentError::Model(
-                ModelError::new(
-                    ErrorKind::EmptyReply,
-                    format!(
-                        "{model_id} returned an empty answer via {}",
-                        candidate.definition.api.as_str()
-                    ),
-                )
-                .with_model(model_id.clone()),
-            ),
-            Err(AgentError::Cancelled) => return Err(PrimaryFailure::Cancelled),
-            Err(err) => err,
-        };
-        if let AgentError::ContextTooLarge { estimated, limit } = &error {
-            shared.sink.record(Record::Handoff(Handoff {
-                summary: format!("The {role} agent stopped: {error}"),
-                focus: Some("automatic context-size guard".into()),
-                trigger: Some(HandoffTrigger::Auto),
-                estimated_bytes: Some(*estimated as u64),
-                limit_bytes: Some(*limit as u64),
+            let kind = match error {
+                AgentError::Model(err) => err.kind.as_str().to_string(),
+                AgentError::ContextTooLarge { .. } => "context_too_long".into(),
+                AgentError::Cancelled => "aborted".into(),
+            };
+            let text = match error {
+                AgentError::Model(err) => err.humanized(),
+                other => other.to_string(),
+            };
+            shared.sink.record(Record::RunError(RunError {
+                error: text.clone(),
+                kind: Some(kind),
+                attempt: Some(failure.attempt),
+                will_fallback: Some(failure.will_fallback),
+                duration_ms: None,
+                status: None,
             }));
-        }
-        let will_fallback = error.allows_fallback() && index + 1 < total;
-        let kind = match &error {
-            AgentError::Model(err) => err.kind.as_str().to_string(),
-            AgentError::ContextTooLarge { .. } => "context_too_long".into(),
-            AgentError::Cancelled => "aborted".into(),
-        };
-        let text = match &error {
-            AgentError::Model(err) => err.humanized(),
-            other => other.to_string(),
-        };
-        shared.sink.record(Record::RunError(RunError {
-            error: text.clone(),
-            kind: Some(kind),
-            attempt: Some(attempt),
-            will_fallback: Some(will_fallback),
-            duration_ms: None,
-            status: None,
-        }));
-        errors.push(text);
-        if will_fallback {
-            shared
-                .sink
-                .warning(format!("primary: {model_id} failed; trying the next model"));
-        } else {
-            break;
+            errors.push(text);
+            if failure.will_fallback {
+                shared.sink.warning(format!(
+                    "primary: {} failed; trying the next model",
+                    failure.model
+                ));
+            }
+        },
+    )
+    .await;
+    match outcome {
+        Fallback::Done(answer) => Ok(answer),
+        Fallback::Cancelled => Err(PrimaryFailure::Cancelled),
+        Fallback::Exhausted(_) => Err(PrimaryFailure::Failed(errors.join("\n"))),
+    }
+}
+
+/// One attempt of the primary on one model: an empty answer is a failure like any other.
+#[allow(clippy::too_many_arguments)]
+async fn attempt_primary(
+    shared: &Arc<RunShared>,
+    plan: &RuntimePlan,
+    worker: &RuntimeWorkerPlan,
+    results: &[ForwardedResult],
+    dispatch: Option<&Arc<DispatchTool>>,
+    candidate: Candidate,
+    attempt: u32,
+) -> Result<PrimaryAnswer, AgentError> {
+    let candidate = &candidate;
+    let role = worker.role;
+    let model_id = candidate.definition.id.clone();
+    // The run itself started with its `run_start` record; each attempt of the primary is a
+    // worker start of phase `primary` (the plan is in `routing`/`todo_plan`).
+    shared.sink.record(Record::WorkerStart(WorkerStart {
+        phase: WorkerPhase::Primary,
+        worker: role,
+        goal: worker.goal.clone(),
+        handoff: None,
+        model: Some(model_id.clone()),
+        agent_session_id: Some(format!("{}-{attempt}", worker.context_id)),
+        attempt: Some(attempt),
+    }));
+    shared
+        .sink
+        .status(format!("primary {role} running on {model_id}"));
+    let mut tools: Vec<SharedTool> = Vec::new();
+    if candidate.definition.supports_tools {
+        tools = builtin_tools(
+            tool_mode(shared.permission),
+            &shared.tools_config,
+            shared.exec_sessions.clone(),
+        );
+        if let Some(dispatch) = dispatch {
+            tools.push(dispatch.clone());
         }
     }
-    Err(PrimaryFailure::Failed(errors.join("\n")))
+    let tool_names: Vec<String> = tools.iter().map(|t| t.definition().name.clone()).collect();
+    let dispatch_note = dispatch.filter(|_| !tools.is_empty()).map(|_| {
+        "Use dispatch_specialist only when a focused specialist answer would change what you do."
+    });
+    let overview = if tools.is_empty() {
+        Some(project_overview(shared).await)
+    } else {
+        None
+    };
+    let prompt = primary_prompt(
+        &shared.sections,
+        &shared.request,
+        &tool_names,
+        results,
+        dispatch_note,
+        overview.as_deref(),
+    );
+    let mut content = vec![ContentPart::Text { text: prompt }];
+    content.extend(shared.images.iter().cloned());
+    let identity = AgentIdentity {
+        role,
+        phase: Phase::Primary,
+        task_id: Some(worker.context_id.as_str()),
+        parent_id: Some(plan.brain_context.id.as_str()),
+        agent_session_id: format!("{}-{attempt}", worker.context_id),
+        attempt,
+    };
+    let setup = AgentSetup {
+        tools,
+        max_turns: PRIMARY_MAX_TURNS,
+        thinking: worker.thinking_level,
+        stream_text: true,
+        ..shared.agent_setup(identity, candidate)
+    };
+    let client = shared
+        .factory
+        .client(candidate)
+        .await
+        .map_err(AgentError::Model)?;
+    let outcome = run_agent(
+        &setup,
+        &shared.services(client),
+        vec![ChatMessage::User { content }],
+    )
+    .await?;
+    if outcome.text.trim().is_empty() {
+        return Err(AgentError::Model(
+            ModelError::new(
+                ErrorKind::EmptyReply,
+                format!(
+                    "{model_id} returned an empty answer via {}",
+                    candidate.definition.api.as_str()
+                ),
+            )
+            .with_model(model_id),
+        ));
+    }
+    shared.sink.record(Record::WorkerEnd(WorkerEnd {
+        phase: WorkerPhase::Primary,
+        worker: role,
+        result: None,
+        attempt: Some(attempt),
+    }));
+    Ok(PrimaryAnswer { text: outcome.text })
 }
 
 /// The primary worker of a plan.

@@ -20,7 +20,7 @@ use crate::run::workers::{WorkerJob, WorkerRun, run_worker};
 pub(crate) fn review_worker(
     shared: &RunShared,
     plan: &RuntimePlan,
-    new_id: &mut dyn FnMut() -> String,
+    new_id: &mut (dyn FnMut() -> String + Send),
 ) -> RuntimeWorkerPlan {
     if let Some(worker) = plan.workers.iter().find(|w| w.phase == WorkerPhase::Review) {
         return worker.clone();

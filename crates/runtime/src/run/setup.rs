@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use braincode_config::Home;
-use braincode_llm::ContentPart;
 use braincode_protocol::{Mode, SessionId};
 use braincode_sandbox::{Sandbox, SandboxPolicy};
 use braincode_tools::{EvidenceCache, EvidenceCacheConfig, ExecLimits, ExecSessions};
@@ -12,11 +11,11 @@ use braincode_tools::{EvidenceCache, EvidenceCacheConfig, ExecLimits, ExecSessio
 use crate::agent::ToolStats;
 use crate::approval::PolicyGate;
 use crate::config::{LoadOptions, RunConfig};
+use crate::fold::LiveState;
 use crate::git::describe_repository;
 use crate::hooks::HookEnvironment;
 use crate::models::ModelFactory;
-use crate::run::prompts::SharedSections;
-use crate::run::state::RunShared;
+use crate::run::state::{ContextIds, RunBase};
 use crate::run::{RunRequest, RunServices};
 use crate::sink::RunSink;
 
@@ -29,17 +28,23 @@ pub(crate) fn load_everything(home: &Home, request: &RunRequest) -> Result<Loade
     RunConfig::load(home, &LoadOptions::from(request)).map_err(|err| err.to_string())
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn build_shared(
+/// Who a run is: its session, its run id (the seed of its context ids) and its live fold.
+pub(crate) struct RunIdentity<'a> {
+    pub session_id: &'a SessionId,
+    pub run_id: &'a str,
+    pub live: Arc<LiveState>,
+}
+
+/// Everything a run has before it reads its request, built once and complete.
+pub(crate) fn build_base(
     request: &RunRequest,
     services: &RunServices,
     sink: &RunSink,
-    session_id: &SessionId,
+    identity: RunIdentity<'_>,
     loaded: Loaded,
     stats: Arc<ToolStats>,
-    environment: String,
-    images: Vec<ContentPart>,
-) -> Result<RunShared, String> {
+) -> Result<RunBase, String> {
+    let session_id = identity.session_id;
     let policy = loaded.permissions;
     let project_root = request.project_root.clone();
     // Setting a sandbox up probes the OS and walks the project for secrets (tens of ms): only
@@ -76,7 +81,7 @@ pub(crate) fn build_shared(
         permission_mode: request.permission.as_str().to_string(),
         sandbox: sandbox.as_ref().ok().cloned(),
     };
-    Ok(RunShared {
+    Ok(RunBase {
         sink: sink.clone(),
         cancel: services.cancel.clone(),
         project_root,
@@ -117,21 +122,13 @@ pub(crate) fn build_shared(
         tools_config: loaded.tools,
         hooks: loaded.hooks,
         hook_env,
-        sections: SharedSections {
-            environment,
-            support: support.support_section(),
-        },
+        support_section: support.support_section(),
         support_refs: support.context_refs(),
         support_summary: support.summary(&request.project_root),
-        request: request.prompt.clone(),
-        routing_text: request.prompt.clone(),
-        continued: false,
-        images,
         settings: loaded.settings,
         sandbox,
-        // `run` puts in the run's own fold and ids before anything uses them.
-        live: Arc::default(),
-        ids: super::state::ContextIds::default(),
+        live: identity.live,
+        ids: ContextIds::new(identity.run_id),
         tape: services.tape.clone(),
     })
 }

@@ -27,8 +27,9 @@ use crate::run::prompts::SharedSections;
 use crate::sink::RunSink;
 use crate::tape::Tape;
 
-/// Shared, read-mostly state of one run.
-pub(crate) struct RunShared {
+/// What a run has from its configuration and services, before it reads the request: built
+/// once, complete, by `setup::build_base`.
+pub(crate) struct RunBase {
     pub sink: RunSink,
     pub cancel: CancellationToken,
     pub project_root: PathBuf,
@@ -45,17 +46,10 @@ pub(crate) struct RunShared {
     pub tools_config: ToolsConfig,
     pub hooks: Vec<HookCommand>,
     pub hook_env: HookEnvironment,
-    pub sections: SharedSections,
+    /// AGENTS.md, skills and MCP names, for prompts.
+    pub support_section: String,
     pub support_refs: Vec<ContextRef>,
     pub support_summary: ProjectSupportSummary,
-    /// The request as agents see it (hook context, references and continuity applied).
-    pub request: String,
-    /// The request's own words (no inlined files, no continuity block), for the heuristic.
-    pub routing_text: String,
-    /// Whether the request continues earlier runs of the session (a continuity block leads it).
-    pub continued: bool,
-    /// Images attached to the request.
-    pub images: Vec<ContentPart>,
     /// The OS sandbox commands run in, or why none could be set up.
     pub sandbox: Result<Arc<braincode_sandbox::Sandbox>, String>,
     /// The fold of this run's records so far (the report's only state).
@@ -64,6 +58,72 @@ pub(crate) struct RunShared {
     pub ids: ContextIds,
     /// Journaled results served instead of calls (replay, resume).
     pub tape: Option<Arc<Tape>>,
+}
+
+/// The request as agents see it, made by the run's first stage.
+pub(crate) struct PreparedRequest {
+    /// Environment lines (working directory, git state, platform).
+    pub environment: String,
+    /// The request with hook context, references and continuity applied.
+    pub text: String,
+    /// The request's own words (no inlined files, no continuity block), for the heuristic.
+    pub routing_text: String,
+    /// Whether the request continues earlier runs of the session (a continuity block leads it).
+    pub continued: bool,
+    /// Images attached to the request.
+    pub images: Vec<ContentPart>,
+}
+
+impl PreparedRequest {
+    /// A request taken as typed (no hooks, references or continuity: `--dry-run`).
+    pub fn plain(prompt: &str) -> Self {
+        Self {
+            environment: String::new(),
+            text: prompt.to_string(),
+            routing_text: prompt.to_string(),
+            continued: false,
+            images: Vec::new(),
+        }
+    }
+}
+
+/// Shared, read-only state of one run: its base and its prepared request.
+pub(crate) struct RunShared {
+    base: RunBase,
+    pub sections: SharedSections,
+    /// The request as agents see it (hook context, references and continuity applied).
+    pub request: String,
+    /// The request's own words (no inlined files, no continuity block), for the heuristic.
+    pub routing_text: String,
+    /// Whether the request continues earlier runs of the session (a continuity block leads it).
+    pub continued: bool,
+    /// Images attached to the request.
+    pub images: Vec<ContentPart>,
+}
+
+impl RunShared {
+    /// The run's shared state, once its request is prepared.
+    pub fn new(base: RunBase, prepared: PreparedRequest) -> Self {
+        Self {
+            sections: SharedSections {
+                environment: prepared.environment,
+                support: base.support_section.clone(),
+            },
+            base,
+            request: prepared.text,
+            routing_text: prepared.routing_text,
+            continued: prepared.continued,
+            images: prepared.images,
+        }
+    }
+}
+
+impl std::ops::Deref for RunShared {
+    type Target = RunBase;
+
+    fn deref(&self) -> &RunBase {
+        &self.base
+    }
 }
 
 /// The task context ids of one run: `<run id>-<n>` in the order the run creates them, so a
@@ -111,7 +171,7 @@ impl ContextIds {
     }
 }
 
-impl RunShared {
+impl RunBase {
     /// Runs the hooks of `event` (or serves their journaled result: replay, resume) and
     /// journals them when any matched. `matcher` is what the record names (the source, the
     /// role); `match_value` what handlers' matchers are tested against.

@@ -10,7 +10,7 @@ use braincode_context::{
     normalize_review_decision, normalize_worker_result, result_message, review_result_schema,
     worker_result_schema,
 };
-use braincode_llm::{ChatMessage, ContentPart, ResponseSchema};
+use braincode_llm::{Candidate, ChatMessage, ContentPart, ResponseSchema};
 use braincode_protocol::{
     AgentMessageRecord, ContextId, Phase, Record, ReviewDecision, Role, TaskStatus, WorkerEnd,
     WorkerError, WorkerPhase, WorkerStart,
@@ -21,6 +21,7 @@ use tokio::task::JoinSet;
 
 use crate::agent::{AgentError, AgentSetup, run_agent};
 use crate::hooks::HookEvent;
+use crate::run::fallback::{Fallback, each_candidate};
 use crate::run::prompts::{ForwardedResult, worker_prompt};
 use crate::run::state::{AgentIdentity, RunShared};
 
@@ -210,148 +211,160 @@ pub(crate) async fn run_worker(
         ));
     }
 
-    let total = selection.usable.len();
-    let mut last_error = String::new();
-    let mut last_reason = String::new();
-    let mut last_model = None;
-    for (index, candidate) in selection.usable.iter().enumerate() {
-        let attempt = index as u32 + 1;
-        let model_id = candidate.definition.id.clone();
-        let agent_session_id = format!("{}-{attempt}", plan.context_id);
-        shared.sink.record(Record::WorkerStart(WorkerStart {
-            phase,
-            worker: role,
-            goal: plan.goal.clone(),
-            handoff: Some(handoff.clone()),
-            model: Some(model_id.clone()),
-            agent_session_id: Some(agent_session_id.clone()),
-            attempt: Some(attempt),
-        }));
-        shared
-            .sink
-            .status(format!("{role} ({}) running on {model_id}", phase.as_str()));
-
-        let outcome = match shared.factory.client(candidate).await {
-            Ok(client) => {
-                let (tools, tool_note) =
-                    worker_tools(shared, role, candidate.definition.supports_tools);
-                let prompt = match &job.prompt_override {
-                    Some(build) => build(&handoff),
-                    None => worker_prompt(
-                        &shared.sections,
-                        &shared.request,
-                        &job.upstream,
-                        &handoff,
-                        &tool_note,
-                        &start.additional_context,
-                    ),
-                };
-                let mut content = vec![ContentPart::Text { text: prompt }];
-                content.extend(shared.images.iter().cloned());
-                let schema = if phase == WorkerPhase::Review {
-                    review_result_schema()
-                } else {
-                    worker_result_schema()
-                };
-                let identity = AgentIdentity {
-                    role,
-                    phase: Phase::from(phase),
-                    task_id: Some(plan.context_id.as_str()),
-                    parent_id: Some(handoff.task.parent_id.as_str()),
-                    agent_session_id: agent_session_id.clone(),
-                    attempt,
-                };
-                let setup = AgentSetup {
-                    tools,
-                    max_turns: WORKER_MAX_TURNS,
-                    thinking: plan.thinking_level,
-                    max_tokens: Some(WORKER_MAX_TOKENS),
-                    response_schema: Some(ResponseSchema {
-                        name: if phase == WorkerPhase::Review {
-                            "review_result".into()
-                        } else {
-                            "worker_result".into()
-                        },
-                        schema,
-                    }),
-                    ..shared.agent_setup(identity, candidate)
-                };
-                run_agent(
-                    &setup,
-                    &shared.services(client),
-                    vec![ChatMessage::User { content }],
-                )
-                .await
+    let job = &job;
+    let handoff_ref = &handoff;
+    let context = &start.additional_context;
+    let outcome = each_candidate(
+        &selection.usable,
+        |candidate, attempt| attempt_worker(shared, job, handoff_ref, context, candidate, attempt),
+        |failure| {
+            shared.sink.record(Record::WorkerError(WorkerError {
+                phase,
+                worker: role,
+                error: Some(failure.error.to_string()),
+                handoff: None,
+                attempt: Some(failure.attempt),
+                will_fallback: Some(failure.will_fallback),
+            }));
+            if failure.will_fallback {
+                shared.sink.warning(format!(
+                    "{role} worker: {} failed ({}); trying the next model",
+                    failure.model, failure.error
+                ));
             }
-            Err(err) => Err(AgentError::Model(err)),
-        };
-
-        match outcome {
-            Ok(outcome) => {
-                let (result, review) = if phase == WorkerPhase::Review {
-                    let normalized = normalize_review_decision(&outcome.text, &handoff);
-                    (normalized.result, Some(normalized.decision))
-                } else {
-                    (normalize_worker_result(&outcome.text, &handoff), None)
-                };
-                shared.sink.record(Record::AgentMessage(AgentMessageRecord {
-                    phase,
-                    worker: role,
-                    message: result_message(&result),
-                    attempt: Some(attempt),
-                }));
-                shared.sink.record(Record::WorkerEnd(WorkerEnd {
-                    phase,
-                    worker: role,
-                    result: Some(result.clone()),
-                    attempt: Some(attempt),
-                }));
-                shared
-                    .hook(
-                        HookEvent::SubagentStop,
-                        role.as_str(),
-                        Some(role.as_str()),
-                        json!({
-                            "agent_id": plan.context_id.as_str(),
-                            "agent_type": role.as_str(),
-                            "agent_transcript_path": null,
-                            "stop_hook_active": false,
-                            "last_assistant_message": result.summary,
-                        }),
-                    )
-                    .await;
-                return Ok(done(result, review, Some(model_id)));
-            }
-            Err(AgentError::Cancelled) => return Err(AgentError::Cancelled),
-            Err(err) => {
-                let will_fallback = err.allows_fallback() && index + 1 < total;
-                last_error = err.to_string();
-                last_reason = failure_reason(&err);
-                last_model = Some(model_id.clone());
-                shared.sink.record(Record::WorkerError(WorkerError {
-                    phase,
-                    worker: role,
-                    error: Some(last_error.clone()),
-                    handoff: None,
-                    attempt: Some(attempt),
-                    will_fallback: Some(will_fallback),
-                }));
-                if will_fallback {
-                    shared.sink.warning(format!(
-                        "{role} worker: {model_id} failed ({last_error}); trying the next model"
-                    ));
-                } else {
-                    break;
-                }
-            }
+        },
+    )
+    .await;
+    let (outcome, model_id, attempt) = match outcome {
+        Fallback::Done(done) => done,
+        Fallback::Cancelled => return Err(AgentError::Cancelled),
+        Fallback::Exhausted(failures) => {
+            let last = failures.last();
+            let error = last.map(|f| f.error.to_string()).unwrap_or_default();
+            // `WorkerResult::failed` says "<role> worker failed: …" itself.
+            return Ok(failed(
+                WorkerResult::failed(&handoff, &error),
+                last.map(|f| f.model.clone()),
+                last.map(|f| failure_reason(&f.error)).unwrap_or_default(),
+            ));
         }
-    }
-    // `WorkerResult::failed` says "<role> worker failed: …" itself.
-    Ok(failed(
-        WorkerResult::failed(&handoff, &last_error),
-        last_model,
-        last_reason,
-    ))
+    };
+    let (result, review) = if phase == WorkerPhase::Review {
+        let normalized = normalize_review_decision(&outcome.text, &handoff);
+        (normalized.result, Some(normalized.decision))
+    } else {
+        (normalize_worker_result(&outcome.text, &handoff), None)
+    };
+    shared.sink.record(Record::AgentMessage(AgentMessageRecord {
+        phase,
+        worker: role,
+        message: result_message(&result),
+        attempt: Some(attempt),
+    }));
+    shared.sink.record(Record::WorkerEnd(WorkerEnd {
+        phase,
+        worker: role,
+        result: Some(result.clone()),
+        attempt: Some(attempt),
+    }));
+    shared
+        .hook(
+            HookEvent::SubagentStop,
+            role.as_str(),
+            Some(role.as_str()),
+            json!({
+                "agent_id": plan.context_id.as_str(),
+                "agent_type": role.as_str(),
+                "agent_transcript_path": null,
+                "stop_hook_active": false,
+                "last_assistant_message": result.summary,
+            }),
+        )
+        .await;
+    Ok(done(result, review, Some(model_id)))
+}
+
+/// One attempt of a worker on one model: its `worker_start`, its prompt, its agent loop.
+async fn attempt_worker(
+    shared: &RunShared,
+    job: &WorkerJob,
+    handoff: &HandoffPacket,
+    hook_context: &[String],
+    candidate: Candidate,
+    attempt: u32,
+) -> Result<(crate::agent::AgentOutcome, String, u32), AgentError> {
+    let candidate = &candidate;
+    let plan = &job.plan;
+    let (role, phase) = (plan.role, plan.phase);
+    let model_id = candidate.definition.id.clone();
+    let agent_session_id = format!("{}-{attempt}", plan.context_id);
+    shared.sink.record(Record::WorkerStart(WorkerStart {
+        phase,
+        worker: role,
+        goal: plan.goal.clone(),
+        handoff: Some(handoff.clone()),
+        model: Some(model_id.clone()),
+        agent_session_id: Some(agent_session_id.clone()),
+        attempt: Some(attempt),
+    }));
+    shared
+        .sink
+        .status(format!("{role} ({}) running on {model_id}", phase.as_str()));
+    let client = shared
+        .factory
+        .client(candidate)
+        .await
+        .map_err(AgentError::Model)?;
+    let (tools, tool_note) = worker_tools(shared, role, candidate.definition.supports_tools);
+    let prompt = match &job.prompt_override {
+        Some(build) => build(handoff),
+        None => worker_prompt(
+            &shared.sections,
+            &shared.request,
+            &job.upstream,
+            handoff,
+            &tool_note,
+            hook_context,
+        ),
+    };
+    let mut content = vec![ContentPart::Text { text: prompt }];
+    content.extend(shared.images.iter().cloned());
+    let review = phase == WorkerPhase::Review;
+    let identity = AgentIdentity {
+        role,
+        phase: Phase::from(phase),
+        task_id: Some(plan.context_id.as_str()),
+        parent_id: Some(handoff.task.parent_id.as_str()),
+        agent_session_id,
+        attempt,
+    };
+    let setup = AgentSetup {
+        tools,
+        max_turns: WORKER_MAX_TURNS,
+        thinking: plan.thinking_level,
+        max_tokens: Some(WORKER_MAX_TOKENS),
+        response_schema: Some(ResponseSchema {
+            name: if review {
+                "review_result"
+            } else {
+                "worker_result"
+            }
+            .into(),
+            schema: if review {
+                review_result_schema()
+            } else {
+                worker_result_schema()
+            },
+        }),
+        ..shared.agent_setup(identity, candidate)
+    };
+    let outcome = run_agent(
+        &setup,
+        &shared.services(client),
+        vec![ChatMessage::User { content }],
+    )
+    .await?;
+    Ok((outcome, model_id, attempt))
 }
 
 /// The support workers' upstream workers: the owners of every todo that one of the worker's
