@@ -1,0 +1,241 @@
+//! Typed configuration and reply fixtures: the test brain, its model catalogue, and the JSON
+//! a router, a worker and a reviewer answer with, built from the real protocol types.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use braincode_brain::{BrainPreset, BrainsDocument, PartialModelPolicy, PartialRouting};
+use braincode_protocol::{
+    AgentLayer, BrainLayer, ContextId, ModelDefinition, ReviewDecision, ReviewVerdict, Role,
+    TaskProgress, TaskStatus, WorkerResult,
+};
+use braincode_test_support::scripted_model_entry;
+use serde_json::{Value, json};
+
+use super::call::ModelCall;
+
+/// The id of the test brain (and `settings.defaultBrainId`).
+pub const TEST_BRAIN_ID: &str = "test";
+
+/// A base URL nothing listens on: the scripted models never open a connection.
+const UNUSED_BASE_URL: &str = "http://127.0.0.1:9/v1";
+
+/// The model id a role gets from [`BrainConfig::per_role`]: `test/<role>`; the router's
+/// is `test/router`.
+pub fn role_model(role: Role) -> String {
+    match role {
+        Role::RouteBrain => "test/router".to_string(),
+        other => format!("test/{other}"),
+    }
+}
+
+/// The test brain: a model chain per role and for the planner, written to `brains.json`
+/// as a preset extending the built-in `brain`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BrainConfig {
+    planner: Vec<String>,
+    roles: BTreeMap<Role, Vec<String>>,
+    max_parallel_agents: u32,
+}
+
+impl BrainConfig {
+    /// Every role and the planner on its own model ([`role_model`]): requests can be told
+    /// apart by model, and the report's worker models say which role ran where.
+    pub fn per_role() -> Self {
+        Self {
+            planner: vec![role_model(Role::RouteBrain)],
+            roles: Role::ALL
+                .into_iter()
+                .map(|role| (role, vec![role_model(role)]))
+                .collect(),
+            max_parallel_agents: 4,
+        }
+    }
+
+    /// Every role and the planner on one model.
+    pub fn one_model(id: &str) -> Self {
+        Self {
+            planner: vec![id.to_string()],
+            roles: Role::ALL
+                .into_iter()
+                .map(|role| (role, vec![id.to_string()]))
+                .collect(),
+            max_parallel_agents: 4,
+        }
+    }
+
+    /// `role`'s model chain: the first id, then its fallbacks in order.
+    pub fn chain(mut self, role: Role, chain: &[&str]) -> Self {
+        let chain: Vec<String> = chain.iter().map(|s| (*s).to_string()).collect();
+        if role == Role::RouteBrain {
+            self.planner = chain.clone();
+        }
+        self.roles.insert(role, chain);
+        self
+    }
+
+    /// How many support workers run at once (and the worker budget).
+    pub fn max_parallel_agents(mut self, count: u32) -> Self {
+        self.max_parallel_agents = count;
+        self
+    }
+
+    /// Every model id the brain names, for `models.json`.
+    pub fn model_ids(&self) -> BTreeSet<String> {
+        self.planner
+            .iter()
+            .chain(self.roles.values().flatten())
+            .cloned()
+            .collect()
+    }
+
+    /// The `brains.json` document.
+    pub fn document(&self) -> BrainsDocument {
+        let policy = |chain: &[String]| PartialModelPolicy {
+            model_id: chain.first().cloned(),
+            fallback_model_ids: Some(chain.iter().skip(1).cloned().collect()),
+            ..PartialModelPolicy::default()
+        };
+        BrainsDocument {
+            brains: vec![BrainPreset {
+                id: TEST_BRAIN_ID.to_string(),
+                extends: Some("brain".to_string()),
+                name: Some("Test brain".to_string()),
+                planner: Some(policy(&self.planner)),
+                roles: Some(
+                    self.roles
+                        .iter()
+                        .map(|(role, chain)| (*role, policy(chain)))
+                        .collect(),
+                ),
+                routing: Some(PartialRouting {
+                    max_parallel_agents: Some(self.max_parallel_agents),
+                    ..PartialRouting::default()
+                }),
+                ..BrainPreset::default()
+            }],
+        }
+    }
+}
+
+/// A catalogue entry for a scripted model (`openai-completions` on an unused loopback URL;
+/// the run's client override answers instead).
+pub fn scripted_model(id: &str) -> ModelDefinition {
+    scripted_model_entry(id, UNUSED_BASE_URL)
+}
+
+fn progress(status: TaskStatus, summary: &str) -> TaskProgress {
+    TaskProgress {
+        status,
+        summary: Some(summary.to_string()),
+        ..TaskProgress::default()
+    }
+}
+
+fn result(task_id: &str, parent_id: &str, summary: &str) -> WorkerResult {
+    WorkerResult {
+        from_layer: AgentLayer,
+        to_layer: BrainLayer,
+        handoff_id: format!("{task_id}:handoff"),
+        task_id: ContextId(task_id.to_string()),
+        parent_id: ContextId(parent_id.to_string()),
+        progress: progress(TaskStatus::Completed, "done"),
+        summary: summary.to_string(),
+        artifacts: Vec::new(),
+        risks: Vec::new(),
+        next_questions: Vec::new(),
+    }
+}
+
+/// A completed worker result, as a worker replies (`WorkerResult` serialized). The runtime
+/// takes the ids from the handoff whatever the reply says.
+pub fn worker_result_json(task_id: &str, parent_id: &str, summary: &str) -> Value {
+    serde_json::to_value(result(task_id, parent_id, summary)).unwrap_or(Value::Null)
+}
+
+/// The `taskId`/`parentId` the runtime asked a worker or reviewer to echo (from the reply
+/// shape at the end of its prompt); `("unknown", "unknown")` when absent.
+pub fn handoff_ids(call: &ModelCall) -> (String, String) {
+    let text = call.first_user_text();
+    let field = |name: &str| {
+        let key = format!("\"{name}\":\"");
+        text.rfind(&key)
+            .map(|at| &text[at + key.len()..])
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or("unknown")
+            .to_string()
+    };
+    (field("taskId"), field("parentId"))
+}
+
+/// A completed worker result echoing the ids of `call`'s handoff.
+pub fn worker_result_for(call: &ModelCall, summary: &str) -> Value {
+    let (task, parent) = handoff_ids(call);
+    worker_result_json(&task, &parent, summary)
+}
+
+/// A review reply with `decision`: the worker result fields plus a `ReviewDecision`.
+pub fn review_json(decision: ReviewVerdict) -> Value {
+    let mut reply = worker_result_json("review-task", "review-parent", "Checked the change.");
+    let verdict = ReviewDecision {
+        decision,
+        confidence: Some(0.9),
+        rationale: Some("the change is minimal and correct".to_string()),
+        findings: Vec::new(),
+        required_changes: Vec::new(),
+        blocking_issues: Vec::new(),
+        residual_risks: Vec::new(),
+    };
+    if let (Some(reply), Ok(Value::Object(verdict))) =
+        (reply.as_object_mut(), serde_json::to_value(verdict))
+    {
+        reply.extend(verdict);
+    }
+    reply
+}
+
+fn todo_id(role: Role) -> String {
+    format!("todo-{role}")
+}
+
+/// A router decision: `primary` answers, after the support `workers` (one todo each, no
+/// dependencies, no clarification).
+pub fn router_decision_json(primary: Role, workers: &[Role]) -> Value {
+    let roles: Vec<Role> = workers
+        .iter()
+        .copied()
+        .chain(std::iter::once(primary))
+        .collect();
+    let workers: Vec<Value> = roles
+        .iter()
+        .map(|role| json!({"role": role.as_str(), "goal": format!("Handle the {role} part"), "reason": format!("{role} work")}))
+        .collect();
+    let todos: Vec<Value> = roles
+        .iter()
+        .map(|role| json!({"id": todo_id(*role), "title": format!("{role} task"), "role": role.as_str(), "reason": "planned"}))
+        .collect();
+    json!({
+        "role": primary.as_str(),
+        "workers": workers,
+        "todos": todos,
+        "dependencies": [],
+        "clarification": {"required": false, "reason": "", "question": "", "missing": [], "options": []},
+        "confidence": 0.9,
+        "reason": "scripted router plan"
+    })
+}
+
+/// A router decision that stops the run to ask `question`.
+pub fn router_clarification_json(primary: Role, question: &str) -> Value {
+    let mut decision = router_decision_json(primary, &[]);
+    decision["clarification"] = json!({
+        "required": true,
+        "reason": "the request does not say what to change",
+        "question": question,
+        "missing": ["target"],
+        "options": [
+            {"id": "a", "label": "The token check", "description": "src/token.rs"},
+            {"id": "b", "label": "The session table", "description": "migrations"}
+        ]
+    });
+    decision
+}
