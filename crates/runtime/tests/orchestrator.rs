@@ -386,3 +386,54 @@ async fn allowed_edits_are_declared_in_the_plan_review_and_read_only_runs_have_n
     assert_eq!(read_only.journal.count("execution_plan_review"), 0);
     assert_eq!(read_only.report.plan_review, None);
 }
+
+/// Isolated workers do not share an evidence cache: three workers reading the same file at
+/// the same time each get the file, never "call 3 of read_file in a row" (or a refusal)
+/// because a sibling read it first.
+#[tokio::test]
+async fn parallel_workers_reading_the_same_file_each_get_it() {
+    let script = Script::new()
+        .when(
+            Matcher::router(),
+            ScriptedReply::json(&router_decision_json(
+                Role::Backend,
+                &[Role::Librarian, Role::Security, Role::Qa],
+            )),
+        )
+        .when_fn(Matcher::any_support(), |call| {
+            if call.is_tool_turn() {
+                ScriptedReply::json(&worker_result_for(call, "read it"))
+            } else {
+                ScriptedReply::tool_call("read_file", &serde_json::json!({"path": "NOTES.md"}))
+            }
+        })
+        .when(
+            Matcher::review(),
+            ScriptedReply::json(&review_json(ReviewVerdict::Approved)),
+        )
+        .when(Matcher::primary(), ScriptedReply::text(ANSWER));
+    let outcome = TestRun::new(PROMPT)
+        .brain(BrainConfig::per_role().max_parallel_agents(3))
+        .mode(braincode_protocol::Mode::Radical)
+        .file("NOTES.md", "the token rules live in src/token.rs\n")
+        .script(script)
+        .run()
+        .await;
+    let reads: Vec<String> = outcome
+        .journal
+        .records(|r| {
+            matches!(r, Record::ToolExecutionSummary(t)
+                if t.tool_name == "read_file" && t.stage == braincode_protocol::ToolStage::End)
+        })
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::ToolExecutionSummary(t) => t.output.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reads.len(), 3, "{:?}", outcome.report.warnings);
+    for output in &reads {
+        assert!(output.contains("the token rules"), "{output}");
+        assert!(!output.contains("evidence cache"), "{output}");
+    }
+}

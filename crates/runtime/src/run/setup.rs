@@ -6,7 +6,7 @@ use std::sync::Arc;
 use braincode_config::Home;
 use braincode_protocol::{Mode, SessionId};
 use braincode_sandbox::{Sandbox, SandboxPolicy};
-use braincode_tools::{EvidenceCache, EvidenceCacheConfig, ExecLimits, ExecSessions};
+use braincode_tools::{ExecLimits, ExecSessions};
 
 use crate::agent::ToolStats;
 use crate::approval::PolicyGate;
@@ -116,7 +116,6 @@ pub(crate) fn build_base(
             services.client_override.clone(),
         ),
         gate,
-        cache: Arc::new(EvidenceCache::new(EvidenceCacheConfig::default())),
         stats,
         exec_sessions: Arc::new(ExecSessions::new(ExecLimits::default())),
         tools_config: loaded.tools,

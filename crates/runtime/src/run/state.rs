@@ -15,7 +15,7 @@ use braincode_llm::ContentPart;
 use braincode_protocol::{
     AgentRef, ContextRef, Mode, Phase, ProjectSupportSummary, Role, ThinkingLevel, ToolCallOrigin,
 };
-use braincode_tools::{EvidenceCache, ExecSessions, ToolContext, ToolsConfig};
+use braincode_tools::{EvidenceCache, EvidenceCacheConfig, ExecSessions, ToolContext, ToolsConfig};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentServices, AgentSetup, DEFAULT_TOOL_TIMEOUT, ToolStats};
@@ -40,7 +40,6 @@ pub(crate) struct RunBase {
     pub settings: Settings,
     pub factory: ModelFactory,
     pub gate: Arc<PolicyGate>,
-    pub cache: Arc<EvidenceCache>,
     pub stats: Arc<ToolStats>,
     pub exec_sessions: Arc<ExecSessions>,
     pub tools_config: ToolsConfig,
@@ -214,7 +213,9 @@ impl RunBase {
         AgentServices {
             client,
             gate: self.gate.clone(),
-            cache: Some(self.cache.clone()),
+            // Each agent has its own evidence cache: a worker's tool output never depends on
+            // what an isolated sibling read (or when).
+            cache: Some(Arc::new(EvidenceCache::new(EvidenceCacheConfig::default()))),
             sink: self.sink.clone(),
             tape: self.tape.clone(),
             tool_context: ToolContext {
