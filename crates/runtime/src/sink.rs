@@ -1,5 +1,7 @@
-//! The run's event sink: every [`RunEvent`] goes to the journal (durable records only) and to
-//! every subscriber (CLI printer, `--events` stream, TUI, tests).
+//! The run's event sink: every [`RunEvent`] goes to every subscriber — the session journal
+//! (which keeps the durable records), the run's fold, the CLI printer, the `--events` stream,
+//! the TUI, tests. The journal is an ordinary subscriber that writes synchronously, so it is
+//! bounded (nothing queues behind a slow disk) and always first.
 //!
 //! A run's journal ends with exactly one terminal record (`run_end` or `run_error`), written
 //! with [`RunSink::record_terminal`]. From then on the sink is closed: a record that still
@@ -47,16 +49,57 @@ pub fn now_ms() -> i64 {
 
 /// What the ordering lock protects.
 struct SinkState {
-    journal: Option<Box<dyn JournalAppend>>,
     /// The terminal record was written: nothing more is appended.
     closed: bool,
+}
+
+/// The session journal as one more subscriber of the event stream: it appends every record
+/// event, synchronously (bounded: no queue grows behind a slow disk, and a record is on disk,
+/// or its failure known, before the next one is emitted). Other events are not durable.
+struct JournalSubscriber {
+    journal: Mutex<Box<dyn JournalAppend>>,
+    /// The first write error, until the sink has reported it.
+    failure: Mutex<Option<String>>,
+    failed: AtomicBool,
+}
+
+impl EventSubscriber for JournalSubscriber {
+    fn on_event(&self, event: &RunEvent) {
+        let Some(entry) = event.journal_entry() else {
+            return;
+        };
+        let result = match self.journal.lock() {
+            Ok(mut journal) => journal.append(entry),
+            Err(poisoned) => poisoned.into_inner().append(entry),
+        };
+        if let Err(err) = result
+            && !self.failed.swap(true, Ordering::SeqCst)
+        {
+            let mut failure = match self.failure.lock() {
+                Ok(failure) => failure,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            *failure = Some(err.to_string());
+        }
+    }
+}
+
+impl JournalSubscriber {
+    /// The first write error, once (the sink turns it into a warning).
+    fn take_failure(&self) -> Option<String> {
+        match self.failure.lock() {
+            Ok(mut failure) => failure.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        }
+    }
 }
 
 struct SinkInner {
     session_id: String,
     state: Mutex<SinkState>,
+    /// The journal (first of the subscribers, so it has a record before anyone acts on it).
+    journal: Option<Arc<JournalSubscriber>>,
     subscribers: Vec<Arc<dyn EventSubscriber>>,
-    journal_failed: AtomicBool,
     final_sent: AtomicBool,
     /// Mirrors `SinkState::closed` for the lock-free event paths.
     closed: AtomicBool,
@@ -76,15 +119,24 @@ impl RunSink {
         journal: Option<Box<dyn JournalAppend>>,
         subscribers: Vec<Arc<dyn EventSubscriber>>,
     ) -> Self {
+        let journal = journal.map(|journal| {
+            Arc::new(JournalSubscriber {
+                journal: Mutex::new(journal),
+                failure: Mutex::new(None),
+                failed: AtomicBool::new(false),
+            })
+        });
+        let mut all: Vec<Arc<dyn EventSubscriber>> = Vec::with_capacity(subscribers.len() + 1);
+        if let Some(journal) = &journal {
+            all.push(journal.clone());
+        }
+        all.extend(subscribers);
         Self {
             inner: Arc::new(SinkInner {
                 session_id: session_id.into(),
-                state: Mutex::new(SinkState {
-                    journal,
-                    closed: false,
-                }),
-                subscribers,
-                journal_failed: AtomicBool::new(false),
+                state: Mutex::new(SinkState { closed: false }),
+                journal,
+                subscribers: all,
                 final_sent: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
                 late_records: AtomicU64::new(0),
@@ -135,28 +187,27 @@ impl RunSink {
             return;
         }
         let entry = JournalEntry::new(now_ms(), record);
-        if let Some(journal) = state.journal.as_mut()
-            && let Err(err) = journal.append(&entry)
-        {
-            // Report the first failure only; the run itself goes on (the answer still
-            // reaches the user, and the warning says what was not saved).
-            if !self.inner.journal_failed.swap(true, Ordering::SeqCst) {
-                tracing::error!(error = %err, "session journal write failed");
-                self.broadcast(&RunEvent::Warning {
-                    message: format!(
-                        "the session journal could not be written ({err}); this run will not be resumable"
-                    ),
-                });
-            }
-        }
         if terminal {
             state.closed = true;
             self.inner.closed.store(true, Ordering::SeqCst);
         }
+        // Broadcast under the lock: every subscriber, the journal first, sees records in one
+        // order.
         self.broadcast(&RunEvent::Record {
             session_id: self.inner.session_id.clone(),
             entry: Box::new(entry),
         });
+        // Report the journal's first failure only; the run itself goes on (the answer still
+        // reaches the user, and the warning says what was not saved).
+        if let Some(err) = self.inner.journal.as_ref().and_then(|j| j.take_failure()) {
+            tracing::error!(error = %err, "session journal write failed");
+            self.broadcast(&RunEvent::Warning {
+                message: format!(
+                    "the session journal could not be written ({err}); this run will not be resumable"
+                ),
+            });
+        }
+        drop(state);
     }
 
     /// A status line for live progress (dropped once the sink is closed).
@@ -249,7 +300,10 @@ impl RunSink {
 
     /// Whether any journal write failed.
     pub fn journal_failed(&self) -> bool {
-        self.inner.journal_failed.load(Ordering::SeqCst)
+        self.inner
+            .journal
+            .as_ref()
+            .is_some_and(|j| j.failed.load(Ordering::SeqCst))
     }
 
     fn broadcast(&self, event: &RunEvent) {

@@ -130,10 +130,12 @@ impl Tape {
                 }
                 Record::ToolApprovalDecision(approval) => {
                     if let Some(session) = &approval.origin.agent_session_id {
-                        tape.tools
+                        let slot = tape
+                            .tools
                             .entry((session.clone(), approval.tool_call_id.clone()))
-                            .or_default()
-                            .approval = Some(approval.clone());
+                            .or_default();
+                        slot.own = own;
+                        slot.approval = Some(approval.clone());
                     }
                 }
                 Record::ToolExecutionSummary(summary) => {
