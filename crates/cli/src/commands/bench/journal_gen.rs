@@ -22,10 +22,12 @@ use braincode_protocol::{
     PlannedWorker, ProjectSupportSummary, Record, RecordedToolCall, ReviewDecision,
     ReviewDecisionRecord, ReviewVerdict, Role, RoutingRecord, RoutingSource, RunEnd, RunError,
     RunStart, TaskProgress, TaskStatus, Todo, TodoPlan, TodoUpdate, TokenUsage,
-    ToolApprovalDecision, ToolCallCount, ToolCallOrigin, ToolExecutionSummary, ToolStage, Usage,
-    Warning, WorkerEnd, WorkerPhase, WorkerResult, WorkerStart,
+    ToolApprovalDecision, ToolCallCount, ToolCallOrigin, ToolExecutionSummary, ToolStage, Warning,
+    WorkerEnd, WorkerPhase, WorkerResult, WorkerStart,
 };
 use braincode_runtime::fold::RunState;
+
+use super::filler::{Filler, usage};
 use braincode_tools::summarize_json;
 use serde_json::json;
 
@@ -40,82 +42,6 @@ pub(super) struct Written {
     pub bytes: u64,
     pub records: u64,
     pub runs: u64,
-}
-
-/// A small deterministic generator (PCG-style LCG): the same journal every time.
-struct Filler(u64);
-
-impl Filler {
-    fn new(seed: u64) -> Self {
-        Filler(
-            seed.wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407),
-        )
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-
-    /// A length in `lo..hi`.
-    fn between(&mut self, lo: usize, hi: usize) -> usize {
-        lo + (self.next() % (hi - lo) as u64) as usize
-    }
-
-    fn word(&mut self) -> &'static str {
-        const WORDS: [&str; 24] = [
-            "token", "session", "validate", "handler", "request", "cache", "schema", "worker",
-            "route", "patch", "config", "error", "parser", "review", "tests", "module", "index",
-            "user", "expiry", "claims", "secret", "store", "query", "result",
-        ];
-        WORDS[(self.next() % WORDS.len() as u64) as usize]
-    }
-
-    /// Prose of about `len` bytes.
-    fn prose(&mut self, len: usize) -> String {
-        let mut out = String::with_capacity(len + 16);
-        while out.len() < len {
-            out.push_str(self.word());
-            out.push(if self.next().is_multiple_of(11) {
-                '.'
-            } else {
-                ' '
-            });
-        }
-        out
-    }
-
-    /// Source-like text of about `len` bytes (what `read_file` and `search_files` return).
-    fn code(&mut self, path: &str, len: usize) -> String {
-        let mut out = String::with_capacity(len + 96);
-        out.push_str(&format!("# {path} (chars 0-{len}/{len})\n"));
-        let mut line = 1;
-        while out.len() < len {
-            let (a, b, c) = (self.word(), self.word(), self.word());
-            let n = self.next() % 1000;
-            out.push_str(&match line % 4 {
-                0 => format!("pub fn {a}_{b}(&self, {c}: &str) -> Result<{a}, Error> {{\n"),
-                1 => format!("    let {a} = self.{b}.get({c}).ok_or(Error::{a})?; // {n}\n"),
-                2 => format!("    if {a}.is_empty() {{ return Err(Error::{b}({n})); }}\n"),
-                _ => "}\n".to_string(),
-            });
-            line += 1;
-        }
-        out
-    }
-}
-
-fn usage(f: &mut Filler, input: u64) -> Usage {
-    Usage::new(
-        input + f.next() % 4000,
-        200 + f.next() % 1500,
-        f.next() % 20000,
-        0,
-    )
 }
 
 /// The records of one run, in the order the runtime writes them.
@@ -661,38 +587,5 @@ pub(super) fn write_journal(path: &Path, target: u64) -> anyhow::Result<Written>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn synthetic_records_read_back_typed() {
-        for run in [0, 9, 24] {
-            for record in run_records(run) {
-                let line = serde_json::to_string(&JournalEntry::new(1, record.clone())).unwrap();
-                let entry = braincode_config::journal::parse_journal_line(line.as_bytes())
-                    .unwrap()
-                    .unwrap();
-                assert!(
-                    !matches!(entry.record, Record::Unknown(_)),
-                    "{} does not read back typed: {line}",
-                    record.type_name()
-                );
-                assert_eq!(entry.record, record);
-            }
-        }
-    }
-
-    #[test]
-    fn runs_end_as_planned() {
-        let status = |run| {
-            let mut state = RunState::new("s");
-            for record in run_records(run) {
-                state.apply(&JournalEntry::new(1, record));
-            }
-            (state.is_finished(), state.report().status)
-        };
-        assert_eq!(status(0), (true, FinalStatus::Approved));
-        assert_eq!(status(9), (true, FinalStatus::Failed));
-        assert!(!status(24).0, "run 24 is interrupted");
-    }
-}
+#[path = "journal_gen_tests.rs"]
+mod tests;

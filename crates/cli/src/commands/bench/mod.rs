@@ -1,6 +1,7 @@
 //! `braincode bench`: measure Braincode's own speed. Each benchmark prints its figures and
 //! the conditions they were measured under; none of them asserts a threshold.
 
+mod filler;
 mod fold;
 mod journal_gen;
 mod local;
