@@ -28,36 +28,42 @@ async fn git(root: &Path, args: &[&str], timeout: Duration) -> Option<String> {
         .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// One line for the environment section: branch and cleanliness, or why there is none.
+/// One line for the environment section: branch and cleanliness, or why there is none. One
+/// `git status --branch` answers both (a process start is most of the cost).
 pub async fn describe_repository(root: &Path) -> String {
     let probe = Duration::from_millis(1_000);
-    let Some(branch) = git(root, &["rev-parse", "--abbrev-ref", "HEAD"], probe).await else {
-        return if git(root, &["rev-parse", "--git-dir"], probe)
-            .await
-            .is_some()
-        {
-            "git repository with no commits yet".to_string()
-        } else {
-            "not a git repository".to_string()
-        };
-    };
-    let branch = branch.trim();
-    let changed = git(
+    let Some(status) = git(
         root,
-        &["status", "--porcelain=v1", "--untracked-files=normal"],
+        &[
+            "status",
+            "--porcelain=v1",
+            "--branch",
+            "--untracked-files=normal",
+        ],
         probe,
     )
     .await
-    .map(|s| s.lines().count());
-    let head = if branch == "HEAD" {
+    else {
+        return "not a git repository".to_string();
+    };
+    let mut lines = status.lines();
+    let header = lines.next().unwrap_or_default();
+    let changed = lines.count();
+    let branch = header.strip_prefix("## ").unwrap_or(header);
+    if branch.starts_with("No commits yet on ") {
+        return "git repository with no commits yet".to_string();
+    }
+    let head = if branch.starts_with("HEAD (no branch)") {
         "detached HEAD".to_string()
     } else {
-        format!("branch {branch}")
+        // `main...origin/main [ahead 1]`: the local branch is what comes before `...`.
+        let name = branch.split("...").next().unwrap_or(branch);
+        let name = name.split(' ').next().unwrap_or(name);
+        format!("branch {name}")
     };
     match changed {
-        Some(0) => format!("{head}, clean"),
-        Some(n) => format!("{head}, {n} changed file(s)"),
-        None => head,
+        0 => format!("{head}, clean"),
+        n => format!("{head}, {n} changed file(s)"),
     }
 }
 
@@ -174,12 +180,18 @@ impl PatchBaseline {
 }
 
 async fn diff_stats(root: &Path) -> Option<DiffStats> {
+    // Three independent questions, asked at once.
+    let (unstaged, staged, untracked) = tokio::join!(
+        git(root, &["diff", "--numstat"], GIT_TIMEOUT),
+        git(root, &["diff", "--cached", "--numstat"], GIT_TIMEOUT),
+        git(
+            root,
+            &["ls-files", "--others", "--exclude-standard"],
+            GIT_TIMEOUT
+        ),
+    );
     let mut stats = DiffStats::default();
-    for args in [
-        &["diff", "--numstat"][..],
-        &["diff", "--cached", "--numstat"][..],
-    ] {
-        let out = git(root, args, GIT_TIMEOUT).await?;
+    for out in [unstaged?, staged?] {
         for line in out.lines() {
             let mut parts = line.split('\t');
             let added = parts
@@ -195,13 +207,7 @@ async fn diff_stats(root: &Path) -> Option<DiffStats> {
             stats.deletions += removed;
         }
     }
-    let untracked = git(
-        root,
-        &["ls-files", "--others", "--exclude-standard"],
-        GIT_TIMEOUT,
-    )
-    .await?;
-    stats.untracked = untracked.lines().count() as u64;
+    stats.untracked = untracked?.lines().count() as u64;
     Some(stats)
 }
 
@@ -314,6 +320,44 @@ mod tests {
         assert_eq!(
             describe_repository(plain.path()).await,
             "not a git repository"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_repository_line_names_the_branch_changes_and_odd_states() {
+        let dir = repo();
+        let branch = describe_repository(dir.path()).await;
+        assert!(branch.starts_with("branch "), "{branch}");
+        std::fs::write(dir.path().join("a.txt"), "changed\n").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "new\n").unwrap();
+        assert!(
+            describe_repository(dir.path())
+                .await
+                .ends_with(", 2 changed file(s)")
+        );
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+        };
+        git(&["checkout", "-q", "--detach"]);
+        assert!(
+            describe_repository(dir.path())
+                .await
+                .starts_with("detached HEAD")
+        );
+
+        let empty = tempfile::tempdir().unwrap();
+        std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(empty.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            describe_repository(empty.path()).await,
+            "git repository with no commits yet"
         );
     }
 }
