@@ -135,17 +135,7 @@ impl ModelClient for InstantModel {
                 () = cancel.cancelled() => return Err(ModelError::cancelled()),
             }
         }
-        let first_user = request
-            .messages
-            .iter()
-            .find_map(|m| match m {
-                ChatMessage::User { content } => content.iter().find_map(|part| match part {
-                    ContentPart::Text { text } => Some(text.as_str()),
-                    ContentPart::Image { .. } => None,
-                }),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let first_user = first_user_text(&request);
         let text = reply_for(asker(
             request.response_schema.as_ref().map(|s| s.name.as_str()),
             first_user,
@@ -478,4 +468,19 @@ async fn rss_child(base_url: &str) -> anyhow::Result<ExitCode> {
     );
     println!("{}", proc_status_kib("VmHWM:").unwrap_or(0));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The text of a request's first user message (where the runtime's prompts say who asks).
+pub(super) fn first_user_text(request: &ChatRequest) -> &str {
+    request
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            ChatMessage::User { content } => content.iter().find_map(|part| match part {
+                ContentPart::Text { text } => Some(text.as_str()),
+                ContentPart::Image { .. } => None,
+            }),
+            _ => None,
+        })
+        .unwrap_or_default()
 }

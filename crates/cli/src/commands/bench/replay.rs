@@ -16,8 +16,8 @@ use anyhow::Context;
 use async_trait::async_trait;
 use braincode_config::Home;
 use braincode_llm::{
-    ChatMessage, ChatRequest, ContentPart, ModelClient, ModelError, ModelEvent, ModelStream,
-    StopReason, ToolCall,
+    ChatMessage, ChatRequest, ModelClient, ModelError, ModelEvent, ModelStream, StopReason,
+    ToolCall,
 };
 use braincode_protocol::{FinalStatus, ModelDefinition, Record, SessionId, Usage, WorkerPhase};
 use braincode_runtime::models::ClientOverride;
@@ -106,17 +106,7 @@ impl ModelClient for ScriptedModel {
         request: ChatRequest,
         _cancel: CancellationToken,
     ) -> Result<ModelStream, ModelError> {
-        let first_user = request
-            .messages
-            .iter()
-            .find_map(|m| match m {
-                ChatMessage::User { content } => content.iter().find_map(|part| match part {
-                    ContentPart::Text { text } => Some(text.as_str()),
-                    ContentPart::Image { .. } => None,
-                }),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let first_user = super::overhead::first_user_text(&request);
         let who = asker(
             request.response_schema.as_ref().map(|s| s.name.as_str()),
             first_user,

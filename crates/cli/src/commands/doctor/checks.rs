@@ -55,15 +55,7 @@ impl Checks {
             }
             ConfigError::Syntax { path, location, .. }
             | ConfigError::Field { path, location, .. }
-            | ConfigError::Invalid { path, location, .. } => format!(
-                "edit {}{location}{}, or move the file away to use the defaults",
-                path.display(),
-                location
-                    .field
-                    .as_deref()
-                    .map(|f| format!(" (field {f})"))
-                    .unwrap_or_default()
-            ),
+            | ConfigError::Invalid { path, location, .. } => edit_fix(path, location),
             other => match other.path() {
                 Some(path) => format!("check that {} is a readable file", path.display()),
                 None => "set BRAINCODE_HOME to a writable directory".into(),
@@ -79,18 +71,23 @@ impl Checks {
             return self.config_error(id, file_error);
         }
         let fix = match (err.path(), err.location()) {
-            (Some(path), Some(location)) => format!(
-                "edit {}{location}{}, or move the file away to use the defaults",
-                path.display(),
-                location
-                    .field
-                    .as_deref()
-                    .map(|f| format!(" (field {f})"))
-                    .unwrap_or_default()
-            ),
+            (Some(path), Some(location)) => edit_fix(path, &location),
             (Some(path), None) => format!("edit {}", path.display()),
             (None, _) => "fix the configuration named above".to_string(),
         };
         self.error(id, err.to_string(), fix);
     }
+}
+
+/// The fix for a configuration file with a bad line or field.
+fn edit_fix(path: &std::path::Path, location: &braincode_config::JsonLocation) -> String {
+    format!(
+        "edit {}{location}{}, or move the file away to use the defaults",
+        path.display(),
+        location
+            .field
+            .as_deref()
+            .map(|f| format!(" (field {f})"))
+            .unwrap_or_default()
+    )
 }

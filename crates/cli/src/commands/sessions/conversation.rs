@@ -185,33 +185,32 @@ fn primary_model(state: &RunState) -> Option<String> {
 
 /// One warning per unreadable or malformed line (by line number) and for a torn last line.
 fn warn_problems(path: &Path, problems: &ScanReport) {
-    for line in &problems.skipped {
-        eprintln!(
-            "warning: skipped line {} of {}: {}",
-            line.line,
-            path.display(),
-            line.reason
-        );
-    }
-    if problems.skipped_count > problems.skipped.len() {
-        eprintln!(
-            "warning: … and {} more unreadable lines",
-            problems.skipped_count - problems.skipped.len()
-        );
-    }
-    for line in &problems.malformed {
-        eprintln!(
-            "warning: line {} of {}: {}",
-            line.line,
-            path.display(),
-            line.reason
-        );
-    }
-    if problems.malformed_count > problems.malformed.len() {
-        eprintln!(
-            "warning: … and {} more malformed records",
-            problems.malformed_count - problems.malformed.len()
-        );
+    let kinds = [
+        (
+            "skipped line",
+            &problems.skipped,
+            problems.skipped_count,
+            "unreadable lines",
+        ),
+        (
+            "line",
+            &problems.malformed,
+            problems.malformed_count,
+            "malformed records",
+        ),
+    ];
+    for (label, listed, count, more) in kinds {
+        for line in listed {
+            eprintln!(
+                "warning: {label} {} of {}: {}",
+                line.line,
+                path.display(),
+                line.reason
+            );
+        }
+        if count > listed.len() {
+            eprintln!("warning: … and {} more {more}", count - listed.len());
+        }
     }
     if problems.torn_tail {
         eprintln!(
