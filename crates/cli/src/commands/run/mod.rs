@@ -88,7 +88,16 @@ pub struct RunArgs {
     /// Resume the interrupted (killed, crashed or cancelled) last run of a session (id or
     /// unique prefix): what it finished is reused from its journal — finished workers are not
     /// run again, the primary goes on from its last completed turn — and the rest runs.
-    #[arg(long, value_name = "SESSION", conflicts_with_all = ["session", "continue_latest", "prompt_file", "dry_run"])]
+    /// The run goes on as it started (same prompt, project, brain, mode, permissions and
+    /// routing, from its journal), so the flags that would change those are refused with it.
+    #[arg(
+        long,
+        value_name = "SESSION",
+        conflicts_with_all = [
+            "session", "continue_latest", "prompt_file", "dry_run", "heuristic", "brain", "mode",
+            "read_only", "allow_edits", "yes", "project", "trust", "allow_network",
+        ]
+    )]
     pub resume: Option<String>,
     /// Project root (default: the current directory).
     #[arg(long, value_name = "DIR")]
