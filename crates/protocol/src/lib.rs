@@ -9,6 +9,7 @@ mod ids;
 mod message;
 mod model;
 mod packets;
+mod policy;
 mod record;
 mod report;
 mod role;
@@ -25,6 +26,7 @@ pub use packets::{
     AgentLayer, AgentTaskContext, BrainLayer, BrainTaskContext, ContextLayer, HandoffPacket,
     WorkerResult,
 };
+pub use policy::{CommandReport, PolicyDecision, PolicyEvaluation, RuleMatch, TargetKind};
 pub use record::*;
 pub use report::*;
 pub use role::{Mode, Phase, Role, RoleParseError, WorkerPhase};

@@ -25,8 +25,8 @@ use braincode_protocol::{
 use braincode_tools::policy::targets::MAX_SESSION_HISTORY_BYTES;
 use braincode_tools::tool_args::{ToolArgs, WriteStdinArgs};
 use braincode_tools::{
-    PermissionPolicy, PermissionRequest, PolicyDecision, PolicyEvaluation, ToolPermission,
-    requires_approval, summarize_json,
+    PermissionPolicy, PermissionRequest, PolicyDecision, PolicyEvaluation, PolicyEvaluationExt,
+    ToolPermission, requires_approval, summarize_json,
 };
 use serde_json::Value;
 
@@ -229,7 +229,7 @@ impl PolicyGate {
         decision: ApprovalDecision,
         approver: Approver,
         reason: Option<String>,
-        policy: Option<Value>,
+        policy: Option<PolicyEvaluation>,
     ) {
         self.sink
             .record(Record::ToolApprovalDecision(ToolApprovalDecision {
@@ -251,19 +251,18 @@ impl PolicyGate {
             project_root: &self.project_root,
             session_history: history,
         });
-        let policy_json = (!evaluation.matches.is_empty()
+        let journaled_policy = (!evaluation.matches.is_empty()
             || !evaluation.notes.is_empty()
             || evaluation.is_unanalysable()
             || evaluation.is_protected())
-        .then(|| serde_json::to_value(&evaluation).ok())
-        .flatten();
+        .then(|| evaluation.clone());
         if let Some(message) = evaluation.denial_message() {
             self.record(
                 request,
                 ApprovalDecision::Denied,
                 Approver::PermissionPolicy,
                 Some(message.clone()),
-                policy_json,
+                journaled_policy,
             );
             return GateOutcome::Refuse(message);
         }
@@ -282,7 +281,7 @@ impl PolicyGate {
                     ApprovalDecision::Allowed,
                     Approver::PermissionPolicy,
                     None,
-                    policy_json,
+                    journaled_policy,
                 );
             }
             return GateOutcome::Allow;
@@ -295,7 +294,7 @@ impl PolicyGate {
                 ApprovalDecision::Approved,
                 Approver::Human,
                 Some("approved earlier for this session".into()),
-                policy_json,
+                journaled_policy,
             );
             return GateOutcome::Allow;
         }
@@ -316,7 +315,7 @@ impl PolicyGate {
                     ApprovalDecision::AutoApproved,
                     Approver::ModePolicy,
                     Some(reason),
-                    policy_json,
+                    journaled_policy,
                 );
                 return GateOutcome::Allow;
             }
@@ -328,7 +327,7 @@ impl PolicyGate {
                     ApprovalDecision::Approved,
                     Approver::RuntimePolicy,
                     Some("file edits approved by --allow-edits".into()),
-                    policy_json,
+                    journaled_policy,
                 );
                 return GateOutcome::Allow;
             }
@@ -353,7 +352,7 @@ impl PolicyGate {
                 ApprovalDecision::Blocked,
                 Approver::RuntimePolicy,
                 Some(reason.clone()),
-                policy_json,
+                journaled_policy,
             );
             return GateOutcome::Refuse(format!("blocked: {reason}"));
         };
@@ -371,7 +370,7 @@ impl PolicyGate {
                     ApprovalDecision::Approved,
                     Approver::Human,
                     None,
-                    policy_json,
+                    journaled_policy,
                 );
                 GateOutcome::Allow
             }
@@ -384,7 +383,7 @@ impl PolicyGate {
                         "approved once: a protected call is approved per call, never for the session"
                             .into(),
                     ),
-                    policy_json,
+                    journaled_policy,
                 );
                 GateOutcome::Allow
             }
@@ -395,7 +394,7 @@ impl PolicyGate {
                     ApprovalDecision::Approved,
                     Approver::Human,
                     Some("approved for the rest of the session".into()),
-                    policy_json,
+                    journaled_policy,
                 );
                 GateOutcome::Allow
             }
@@ -405,7 +404,7 @@ impl PolicyGate {
                     ApprovalDecision::Blocked,
                     Approver::Human,
                     Some(reason.clone()),
-                    policy_json,
+                    journaled_policy,
                 );
                 GateOutcome::Refuse(format!("blocked by the user: {reason}"))
             }

@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::registry::builtin_spec;
 use crate::tool::{ToolPermission, ToolRisk};
 
+/// What a rule decides: the wire shape is protocol's (it is journaled with every evaluation).
+pub use braincode_protocol::PolicyDecision;
+
 /// Default check timeout (ms).
 pub const DEFAULT_CHECK_TIMEOUT_MS: u64 = 180_000;
 /// Check timeout bounds (ms).
@@ -282,29 +285,6 @@ impl From<RawChecksConfig> for ChecksConfig {
                 DEFAULT_CHECK_OUTPUT_BYTES,
                 CHECK_OUTPUT_RANGE_BYTES,
             ),
-        }
-    }
-}
-
-/// What a rule decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PolicyDecision {
-    /// Runs without asking.
-    Allow,
-    /// Needs approval.
-    Ask,
-    /// Never runs.
-    Deny,
-}
-
-impl PolicyDecision {
-    /// `allow`, `ask` or `deny`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Ask => "ask",
-            Self::Deny => "deny",
         }
     }
 }

@@ -33,7 +33,7 @@ pub use evidence::{CacheLookup, EvidenceCache, EvidenceCacheConfig};
 pub use exec::{ExecLimits, ExecSessions};
 pub use policy::{
     CommandReport, PROTECTED_PATHS, PermissionPolicy, PermissionRequest, PolicyError,
-    PolicyEvaluation, RuleMatch, TargetKind, requires_approval,
+    PolicyEvaluation, PolicyEvaluationExt, RuleMatch, TargetKind, requires_approval,
 };
 pub use registry::{BUILTIN_TOOLS, ToolMode, builtin_tools};
 pub use script::{ResolvedScript, ScriptError, resolve_script};

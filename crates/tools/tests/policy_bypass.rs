@@ -6,7 +6,7 @@ use std::path::Path;
 
 use braincode_tools::{
     PermissionPolicy, PermissionRequest, PermissionsConfig, PolicyDecision, PolicyEvaluation,
-    ToolsConfig,
+    PolicyEvaluationExt, ToolsConfig,
 };
 use serde_json::{Value, json};
 

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use braincode_tools::{
-    PermissionPolicy, PermissionRequest, PolicyDecision, PolicyEvaluation, ToolDefinition,
-    ToolPermission, ToolRisk, ToolsConfig, requires_approval,
+    PermissionPolicy, PermissionRequest, PolicyDecision, PolicyEvaluation, PolicyEvaluationExt,
+    ToolDefinition, ToolPermission, ToolRisk, ToolsConfig, requires_approval,
 };
 use serde_json::{Map, Value, json};
 

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Phase, Role, Usage};
+use crate::{Phase, PolicyEvaluation, Role, Usage};
 
 fn is_false(value: &bool) -> bool {
     !*value
@@ -87,9 +87,10 @@ pub struct ToolApprovalDecision {
     /// Bounded summary of the arguments.
     #[serde(default)]
     pub args_summary: Value,
-    /// The permission-policy evaluation (matched rules), if any.
+    /// The permission-policy evaluation (matched rules, unanalysable and protected reasons),
+    /// when it had something to say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permission_policy: Option<Value>,
+    pub permission_policy: Option<PolicyEvaluation>,
 }
 
 /// Start or end of a tool execution.

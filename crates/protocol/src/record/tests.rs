@@ -292,3 +292,75 @@ fn durability_points_are_run_end_error_and_handoff() {
     assert!(durable("handoff"));
     assert!(!durable("worker_end"));
 }
+
+/// A `tool_approval_decision` line as the runtime writes it for `FOO=1 /usr/bin/git push`
+/// (the evaluation is `braincode permissions check --json`'s, byte for byte).
+const DENIED_PUSH_LINE: &str = concat!(
+    r#"{"timestamp":1700000000000,"type":"tool_approval_decision","toolCallId":"c1","#,
+    r#""toolName":"exec_command","decision":"denied","approver":"permission_policy","#,
+    r#""phase":"primary","role":"backend","agentSessionId":"t1-1","#,
+    r#""reason":"Permission policy denied tool call: command git push matched git push: "#,
+    r#"pushing publishes work outside this machine","#,
+    r#""argsSummary":{"cmd":"FOO=1 /usr/bin/git push"},"#,
+    r#""permissionPolicy":{"decision":"deny","matches":[{"kind":"command","#,
+    r#""target":"git push","pattern":"git push","action":"deny","#,
+    r#""reason":"pushing publishes work outside this machine","reviewRequired":false,"#,
+    r#""defaultRule":true}],"reviewRequired":false,"paths":[],"commands":[{"#,
+    r#""origin":"command","text":"FOO=1 /usr/bin/git push","subcommands":["git push"],"#,
+    r#""writes":[],"uncertain":[]}],"notes":[],"unanalysable":[],"protected":[]}}"#
+);
+
+#[test]
+fn permission_policy_round_trips_typed() {
+    let entry: JournalEntry = serde_json::from_str(DENIED_PUSH_LINE).unwrap();
+    let Record::ToolApprovalDecision(decision) = &entry.record else {
+        panic!("not typed: {:?}", entry.record);
+    };
+    let policy = decision.permission_policy.as_ref().unwrap();
+    assert!(policy.is_denied());
+    assert_eq!(policy.decision, Some(crate::PolicyDecision::Deny));
+    assert_eq!(policy.matches[0].kind, crate::TargetKind::Command);
+    assert_eq!(policy.matches[0].target, "git push");
+    assert!(policy.matches[0].default_rule);
+    assert_eq!(policy.commands[0].subcommands, ["git push"]);
+    assert!(!policy.is_unanalysable() && !policy.is_protected());
+    assert_eq!(serde_json::to_string(&entry).unwrap(), DENIED_PUSH_LINE);
+}
+
+#[test]
+fn permission_policy_written_before_later_fields_reads_typed() {
+    // Before the policy reported unanalysable and protected reasons.
+    let mut line: Value = serde_json::from_str(DENIED_PUSH_LINE).unwrap();
+    let policy = line["permissionPolicy"].as_object_mut().unwrap();
+    policy.shift_remove("unanalysable");
+    policy.shift_remove("protected");
+    let entry: JournalEntry = serde_json::from_value(line).unwrap();
+    let Record::ToolApprovalDecision(decision) = entry.record else {
+        panic!("not typed");
+    };
+    let policy = decision.permission_policy.unwrap();
+    assert!(policy.is_denied());
+    assert!(policy.unanalysable.is_empty() && policy.protected.is_empty());
+}
+
+#[test]
+fn permission_policy_of_another_shape_keeps_the_line_verbatim() {
+    let shapes = [
+        json!("deny: git push"),
+        json!({"decision": "block", "matches": []}),
+        json!({"decision": "deny", "matches": [{"kind": "network", "target": "x",
+                                                 "pattern": "x", "action": "deny"}]}),
+        json!({"decision": "ask", "matches": "git push"}),
+    ];
+    for shape in shapes {
+        let mut line: Value = serde_json::from_str(DENIED_PUSH_LINE).unwrap();
+        line["permissionPolicy"] = shape.clone();
+        let text = serde_json::to_string(&line).unwrap();
+        let entry: JournalEntry = serde_json::from_str(&text).unwrap();
+        assert!(matches!(entry.record, Record::Unknown(_)), "{shape}");
+        assert!(entry.record.is_malformed_known(), "{shape}");
+        assert_eq!(entry.record.type_name(), "tool_approval_decision");
+        assert!(entry.record.parse_error().is_some(), "{shape}");
+        assert_eq!(serde_json::to_string(&entry).unwrap(), text, "{shape}");
+    }
+}

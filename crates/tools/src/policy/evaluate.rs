@@ -7,8 +7,8 @@ use super::rules::{MatchStrength, loose_variants};
 use super::targets::{self, CommandTarget, PathOrigin, PathTarget};
 use super::words::display_words;
 use super::{
-    MAX_ARGUMENT_DEPTH, NEUTRAL_COMMANDS, PermissionPolicy, PermissionRequest, PolicyEvaluation,
-    RuleMatch, TargetKind, protected, shell,
+    EvaluationBuilder, MAX_ARGUMENT_DEPTH, NEUTRAL_COMMANDS, PermissionPolicy, PermissionRequest,
+    PolicyEvaluation, RuleMatch, TargetKind, protected, shell,
 };
 use crate::config::PolicyDecision;
 use crate::paths::{canonical_root, normalize_path_text, resolve_from};

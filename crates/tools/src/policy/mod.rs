@@ -36,13 +36,15 @@ pub mod words;
 
 use std::path::Path;
 
-use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::{PermissionsConfig, PolicyDecision};
+use crate::config::PermissionsConfig;
 use rules::{CompiledCommandRule, CompiledPathRule, default_command_rules, default_path_rules};
 
 pub use approval::requires_approval;
+pub use braincode_protocol::{
+    CommandReport, PolicyDecision, PolicyEvaluation, RuleMatch, TargetKind,
+};
 pub use protected::PROTECTED_PATHS;
 
 /// Commands that never need an allow rule of their own: an allowed command piped through
@@ -56,108 +58,23 @@ pub const NEUTRAL_COMMANDS: &[&str] = &[
 /// Deepest JSON nesting accepted in a call's arguments; deeper is denied.
 pub const MAX_ARGUMENT_DEPTH: usize = 64;
 
-/// What a rule was matched against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetKind {
-    /// A written path.
-    Path,
-    /// A run command.
-    Command,
-    /// The call's arguments themselves (unreadable, or nested too deeply).
-    Arguments,
-}
-
-impl TargetKind {
-    /// `path`, `command` or `arguments`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Path => "path",
-            Self::Command => "command",
-            Self::Arguments => "arguments",
-        }
-    }
-}
-
-/// One rule that matched a target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RuleMatch {
-    /// Path, command or arguments.
-    pub kind: TargetKind,
-    /// The path (project-relative, resolved) or simple command matched.
-    pub target: String,
-    /// The rule's pattern.
-    pub pattern: String,
-    /// What the match contributes.
-    pub action: PolicyDecision,
-    /// Why.
-    pub reason: String,
-    /// Whether it forces a review.
-    pub review_required: bool,
-    /// Whether it is a built-in rule.
-    pub default_rule: bool,
-}
-
-/// How one command was understood, for the approval UI and `braincode permissions check`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CommandReport {
-    /// What the command is (`command`, `run_script test`, `script body of deploy`, …).
-    pub origin: String,
-    /// The text analyzed.
-    pub text: String,
-    /// Every simple command found, with its unwrapped forms after `→`.
-    pub subcommands: Vec<String>,
-    /// Files it writes (redirections and file-writing commands).
-    pub writes: Vec<String>,
-    /// Why the command is unanalysable (empty when it was fully analysed); the same reasons
-    /// as [`PolicyEvaluation::unanalysable`], per command.
-    pub uncertain: Vec<String>,
-}
-
-/// The policy's verdict on one call.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PolicyEvaluation {
-    /// Deny > ask > allow; `None` when no rule decided (the tool mode decides).
-    pub decision: Option<PolicyDecision>,
-    /// Every matching rule.
-    pub matches: Vec<RuleMatch>,
-    /// Whether a matching rule requires an independent review.
-    pub review_required: bool,
-    /// Resolved paths the call writes (project-relative, `../…` outside).
-    pub paths: Vec<String>,
-    /// How each command was understood.
-    pub commands: Vec<CommandReport>,
-    /// Other remarks (a script that could not be resolved, …).
-    pub notes: Vec<String>,
-    /// Why what the call runs could not be fully analysed (empty: fully analysed). A call
-    /// with reasons here is never allowed by a rule nor auto-approved on the analysis' word.
-    pub unanalysable: Vec<String>,
-    /// Why only a person may approve the call (protected paths, links, hard-linked files;
-    /// empty: none).
-    pub protected: Vec<String>,
-}
-
-impl PolicyEvaluation {
-    /// Whether the call is denied.
-    pub fn is_denied(&self) -> bool {
-        self.decision == Some(PolicyDecision::Deny)
-    }
-
-    /// Whether the call could not be fully analysed.
-    pub fn is_unanalysable(&self) -> bool {
-        !self.unanalysable.is_empty()
-    }
-
-    /// Whether only a person may approve the call.
-    pub fn is_protected(&self) -> bool {
-        !self.protected.is_empty()
-    }
-
+/// The formatting of a [`PolicyEvaluation`] the policy owns: the message a denied call
+/// returns to the model and the one-line summary shown for approval and journaled.
+///
+/// The evaluation's shape is `braincode_protocol`'s (it is journaled typed); an inherent impl
+/// cannot live outside the crate of its type, so these are an extension trait: import it and
+/// write `evaluation.summary()` as before.
+pub trait PolicyEvaluationExt {
     /// The message returned to the model when the call is denied.
-    pub fn denial_message(&self) -> Option<String> {
+    fn denial_message(&self) -> Option<String>;
+
+    /// One line for the approval prompt and the journal: the decision, every matching rule,
+    /// and the unanalysable and protected reasons.
+    fn summary(&self) -> String;
+}
+
+impl PolicyEvaluationExt for PolicyEvaluation {
+    fn denial_message(&self) -> Option<String> {
         if !self.is_denied() {
             return None;
         }
@@ -178,9 +95,7 @@ impl PolicyEvaluation {
         ))
     }
 
-    /// One line for the approval prompt and the journal: the decision, every matching rule,
-    /// and the unanalysable and protected reasons.
-    pub fn summary(&self) -> String {
+    fn summary(&self) -> String {
         let decision = self.decision.map_or("no rule", PolicyDecision::as_str);
         let mut line = decision.to_string();
         if self.review_required {
@@ -216,7 +131,19 @@ impl PolicyEvaluation {
         }
         format!("{line}: {}", parts.join("; "))
     }
+}
 
+/// How the evaluator adds to a [`PolicyEvaluation`] without repeating itself.
+trait EvaluationBuilder {
+    /// Adds a matching rule once.
+    fn push(&mut self, found: RuleMatch);
+    /// Adds an unanalysable reason once.
+    fn add_unanalysable(&mut self, reason: String);
+    /// Adds a protected reason once.
+    fn add_protected(&mut self, reason: String);
+}
+
+impl EvaluationBuilder for PolicyEvaluation {
     fn push(&mut self, found: RuleMatch) {
         if !self.matches.contains(&found) {
             self.matches.push(found);
