@@ -5,16 +5,22 @@
 //! replay build the same report from a journal file, and the TUI and the web panel will show
 //! the same state. Nothing else keeps a second copy of what the report says.
 
-use std::sync::Mutex;
+mod live;
+mod runs;
+#[cfg(test)]
+mod tests;
 
 use braincode_protocol::{
     BrainRef, CheckSummary, Clarification, FinalReport, FinalStatus, JournalEntry, Metrics, Mode,
     PatchSummary, PlanReview, PlannedWorker, Record, ReportRouting, ReportWorker, ReviewDecision,
-    Role, RoutingRecord, RunEvent, TaskStatus, Todo, ToolCallCounts, ToolStage, WorkerPhase,
+    Role, RoutingRecord, TaskStatus, Todo, ToolCallCounts, ToolStage, Usage, WorkerPhase,
+    WorkerResult,
 };
 
+pub use live::LiveState;
+pub use runs::{fold_runs, split_runs};
+
 use crate::report::TokenTally;
-use crate::sink::EventSubscriber;
 
 /// The routing reason of a report whose run stopped before it had a plan.
 pub const NOT_PLANNED_REASON: &str = "the run stopped before planning";
@@ -24,7 +30,7 @@ pub const CANCELLED_SUMMARY: &str = "Run cancelled before it finished; nothing m
 pub const INTERRUPTED_ERROR: &str = "the run was interrupted before it answered";
 
 /// One worker as the records show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkerState {
     /// Role.
     pub role: Role,
@@ -42,6 +48,18 @@ pub struct WorkerState {
     pub outcome: Option<String>,
     /// The model that produced its result.
     pub result_model: Option<String>,
+    /// Its goal (the plan's, then its latest `worker_start`'s).
+    pub goal: String,
+    /// When its latest attempt started (epoch ms of its `worker_start`).
+    pub started_at: Option<i64>,
+    /// When it ended (epoch ms of its `worker_end`, or of its last `worker_error`).
+    pub ended_at: Option<i64>,
+    /// Tokens its attempts used: the `token_usage` records of its task context.
+    pub tokens: Usage,
+    /// Its result packet, once it ended with one.
+    pub result: Option<Box<WorkerResult>>,
+    /// Why it failed, from a `worker_error` with no fallback left.
+    pub error: Option<String>,
 }
 
 /// Everything the records of one run say so far.
@@ -132,6 +150,9 @@ impl RunState {
                     let slot = self.slot(start.worker, start.phase, &context);
                     slot.model = start.model.clone();
                     slot.running = true;
+                    slot.goal = start.goal.clone();
+                    slot.started_at = Some(entry.timestamp);
+                    slot.ended_at = None;
                 }
             }
             Record::WorkerEnd(end) => {
@@ -148,6 +169,8 @@ impl RunState {
                 slot.outcome = Some(status.as_str().to_string());
                 // A worker that never ran a model (blocked before it started) has no model.
                 slot.result_model = end.attempt.and(slot.model.clone());
+                slot.ended_at = Some(entry.timestamp);
+                slot.result = end.result.clone().map(Box::new);
             }
             Record::WorkerError(error) => {
                 if error.will_fallback != Some(true) {
@@ -160,6 +183,8 @@ impl RunState {
                     slot.running = false;
                     slot.outcome = Some(TaskStatus::Failed.as_str().to_string());
                     slot.result_model = None;
+                    slot.ended_at = Some(entry.timestamp);
+                    slot.error = error.error.clone();
                 }
             }
             Record::DynamicDispatch(dispatch) => {
@@ -182,7 +207,16 @@ impl RunState {
             Record::FixIteration(fix) => {
                 self.fix_iterations = Some(self.fix_iterations.unwrap_or(0).max(fix.iteration));
             }
-            Record::TokenUsage(usage) => self.tokens.add(usage),
+            Record::TokenUsage(usage) => {
+                self.tokens.add(usage);
+                let context = (usage.task_id.clone())
+                    .or_else(|| usage.agent_session_id.as_deref().map(context_of));
+                if let Some(worker) =
+                    context.and_then(|c| self.workers.iter_mut().find(|w| w.context_id == c))
+                {
+                    worker.tokens.add(&usage.usage);
+                }
+            }
             Record::ToolExecutionSummary(tool) if tool.stage == ToolStage::End => {
                 let phase = tool.origin.phase.map_or("unknown", |p| p.as_str());
                 self.tool_calls.total += 1;
@@ -268,6 +302,7 @@ impl RunState {
     fn plan_worker(&mut self, worker: &PlannedWorker) {
         let slot = self.slot(worker.role, worker.phase, &worker.context_id);
         slot.planned = true;
+        slot.goal = worker.goal.clone();
     }
 
     /// The worker of `context`, created (in order of first appearance) when new.
@@ -284,6 +319,12 @@ impl RunState {
                     running: false,
                     outcome: None,
                     result_model: None,
+                    goal: String::new(),
+                    started_at: None,
+                    ended_at: None,
+                    tokens: Usage::default(),
+                    result: None,
+                    error: None,
                 });
                 self.workers.len() - 1
             }
@@ -355,6 +396,26 @@ impl RunState {
         self.brain.as_ref()
     }
 
+    /// The prompt of the `run_start` record.
+    pub fn task(&self) -> &str {
+        &self.task
+    }
+
+    /// The plan's `routing` record, once journaled.
+    pub fn routing(&self) -> Option<&RoutingRecord> {
+        self.routing.as_ref()
+    }
+
+    /// The todos as they stand.
+    pub fn todos(&self) -> &[Todo] {
+        &self.todos
+    }
+
+    /// Tokens used so far by every model call of the run.
+    pub fn tokens_total(&self) -> Usage {
+        self.tokens.total()
+    }
+
     /// The workers seen so far, plan order first.
     pub fn workers(&self) -> &[WorkerState] {
         &self.workers
@@ -387,13 +448,12 @@ impl RunState {
 
     /// Whether a review worker ran (or was needed) and gave no decision.
     pub fn review_skipped(&self) -> bool {
-        self.review.is_none()
-            && self.workers.iter().any(|w| {
-                w.phase == WorkerPhase::Review
-                    && w.outcome
-                        .as_deref()
-                        .is_some_and(|o| o == "failed" || o == "blocked")
-            })
+        self.review.is_none() && self.workers.iter().any(is_unfinished_review)
+    }
+
+    /// Whether the report lists `worker` as `skipped`: a review that ended without a decision.
+    pub fn is_skipped(&self, worker: &WorkerState) -> bool {
+        is_unfinished_review(worker) && self.review_skipped()
     }
 
     /// Tool calls: the closing count when journaled, else the count of ended calls.
@@ -411,11 +471,7 @@ impl RunState {
             .workers
             .iter()
             .map(|w| {
-                let skipped = review_skipped
-                    && w.phase == WorkerPhase::Review
-                    && w.outcome
-                        .as_deref()
-                        .is_some_and(|o| o == "failed" || o == "blocked");
+                let skipped = review_skipped && is_unfinished_review(w);
                 ReportWorker {
                     role: w.role,
                     phase: w.phase,
@@ -493,6 +549,12 @@ impl RunState {
     }
 }
 
+/// A review worker that failed or was blocked (so gave no decision).
+fn is_unfinished_review(worker: &WorkerState) -> bool {
+    worker.phase == WorkerPhase::Review
+        && (worker.outcome.as_deref()).is_some_and(|o| o == "failed" || o == "blocked")
+}
+
 /// The task context of an agent session id (`<context>-<attempt>`).
 fn context_of(agent_session_id: &str) -> String {
     match agent_session_id.rsplit_once('-') {
@@ -500,73 +562,6 @@ fn context_of(agent_session_id: &str) -> String {
             context.to_string()
         }
         _ => agent_session_id.to_string(),
-    }
-}
-
-/// A session's records split into runs (each starts at its `run_start`; records before the
-/// first one are dropped).
-pub fn split_runs(entries: &[JournalEntry]) -> Vec<&[JournalEntry]> {
-    let starts: Vec<usize> = entries
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| matches!(e.record, Record::RunStart(_)))
-        .map(|(i, _)| i)
-        .collect();
-    starts
-        .iter()
-        .enumerate()
-        .map(|(n, &start)| {
-            let end = starts.get(n + 1).copied().unwrap_or(entries.len());
-            &entries[start..end]
-        })
-        .collect()
-}
-
-/// The state of each run of a session's records.
-pub fn fold_runs(session_id: &str, entries: &[JournalEntry]) -> Vec<RunState> {
-    split_runs(entries)
-        .into_iter()
-        .map(|run| {
-            let mut state = RunState::new(session_id);
-            for entry in run {
-                state.apply(entry);
-            }
-            state
-        })
-        .collect()
-}
-
-/// The live fold: a sink subscriber that applies every record as it is emitted.
-#[derive(Debug, Default)]
-pub struct LiveState {
-    state: Mutex<RunState>,
-}
-
-impl LiveState {
-    /// A live fold for `session_id`.
-    pub fn new(session_id: impl Into<String>) -> Self {
-        Self {
-            state: Mutex::new(RunState::new(session_id)),
-        }
-    }
-
-    /// Reads the state.
-    pub fn with<T>(&self, read: impl FnOnce(&RunState) -> T) -> T {
-        match self.state.lock() {
-            Ok(state) => read(&state),
-            Err(poisoned) => read(&poisoned.into_inner()),
-        }
-    }
-}
-
-impl EventSubscriber for LiveState {
-    fn on_event(&self, event: &RunEvent) {
-        if let RunEvent::Record { entry, .. } = event {
-            match self.state.lock() {
-                Ok(mut state) => state.apply(entry),
-                Err(poisoned) => poisoned.into_inner().apply(entry),
-            }
-        }
     }
 }
 
