@@ -1,0 +1,558 @@
+//! The interactive session: one event loop over the terminal's keys, the running request's
+//! events and the approvals it waits for. It redraws only when something changed, and ticks
+//! only while something moves (a run, a background load), so an idle session uses no CPU.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use braincode_config::{
+    Home, ListOptions, latest_session_for_project, list_sessions, resolve_session,
+};
+use braincode_protocol::{Mode, RunEvent, SessionId};
+use braincode_runtime::{
+    ChannelSubscriber, PermissionMode, RoutingChoice, RunRequest, RunServices, new_session_id,
+    plan_only, run,
+};
+use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use futures::StreamExt;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::{App, AppConfig};
+use crate::approval::{ApprovalPanel, PanelAction, TuiApprover};
+use crate::input::{self, InputAction, InputState};
+use crate::slash::{self, SlashCommand};
+use crate::terminal::TerminalGuard;
+use crate::view;
+
+/// How the session starts.
+#[derive(Debug, Clone)]
+pub struct TuiOptions {
+    /// The Braincode home.
+    pub home: Home,
+    /// The project (tools are confined to it).
+    pub project_root: PathBuf,
+    /// A session to reopen (`--session`, `--continue`); a new one otherwise.
+    pub session_id: Option<SessionId>,
+    /// Brain instead of the configured default.
+    pub brain: Option<String>,
+    /// Mode instead of the configured one.
+    pub mode: Option<Mode>,
+    /// How much requests may change.
+    pub permission: PermissionMode,
+    /// Whether commands may reach the network.
+    pub allow_network: bool,
+    /// What the OS sandbox is, for the status line.
+    pub sandbox: String,
+}
+
+/// Two Ctrl-C within this window quit.
+const DOUBLE_PRESS: Duration = Duration::from_secs(2);
+/// How often moving things (spinners, clocks, background loads) are redrawn.
+const TICK: Duration = Duration::from_millis(140);
+/// How long after start the input's background loads (file index, sessions) are polled.
+const LOAD_WINDOW: Duration = Duration::from_secs(10);
+/// How long quitting waits for a cancelled request to journal its end.
+const QUIT_GRACE: Duration = Duration::from_secs(3);
+
+/// A request in flight.
+struct Running {
+    cancel: CancellationToken,
+    reason: Arc<OnceLock<String>>,
+    handle: tokio::task::JoinHandle<braincode_protocol::FinalReport>,
+}
+
+/// Everything the loop holds.
+struct Session {
+    options: TuiOptions,
+    session_id: SessionId,
+    brain: Option<String>,
+    mode: Option<Mode>,
+    permission: PermissionMode,
+    app: App,
+    input: InputState,
+    panel: ApprovalPanel,
+    approver: Arc<TuiApprover>,
+    run_tx: mpsc::UnboundedSender<RunEvent>,
+    info_tx: mpsc::UnboundedSender<Vec<String>>,
+    /// Lines shown in the panel area until Esc (help, command output, notices).
+    info: Option<Vec<String>>,
+    running: Option<Running>,
+    queue: VecDeque<String>,
+    ctrl_c_at: Option<Instant>,
+    started: Instant,
+    quit: bool,
+}
+
+/// Runs the interactive session until the user quits.
+pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
+    let mut guard = TerminalGuard::enter()?;
+    let (run_tx, mut run_rx) = mpsc::unbounded_channel();
+    let (info_tx, mut info_rx) = mpsc::unbounded_channel();
+    let (approver, mut approvals) = TuiApprover::new();
+    let session_id = options.session_id.clone().unwrap_or_else(new_session_id);
+    let mut session = Session {
+        app: App::new(AppConfig {
+            session_id: session_id.to_string(),
+            permission: slash::permission_name(options.permission).to_string(),
+            sandbox: options.sandbox.clone(),
+            brain: None,
+        }),
+        input: InputState::new(options.project_root.clone(), Some(&options.home)),
+        panel: ApprovalPanel::new(),
+        approver: Arc::new(approver),
+        session_id,
+        brain: options.brain.clone(),
+        mode: options.mode,
+        permission: options.permission,
+        run_tx,
+        info_tx,
+        info: None,
+        running: None,
+        queue: VecDeque::new(),
+        ctrl_c_at: None,
+        started: Instant::now(),
+        quit: false,
+        options,
+    };
+    if session.options.session_id.is_some() {
+        session.info = Some(vec![format!(
+            "continuing session {}: new requests see a summary of its earlier runs",
+            session.session_id
+        )]);
+    }
+    let mut events = EventStream::new();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // Each pass draws once, then sleeps until something happens: a key, a run event, an
+    // approval, command output, or a tick while something moves.
+    while !session.quit {
+        for warning in session.input.take_warnings() {
+            session.note(warning);
+        }
+        guard.terminal().draw(|frame| session.draw(frame))?;
+        let moving = session.app.is_running()
+            || session.started.elapsed() < LOAD_WINDOW
+            || session.panel.is_active();
+        tokio::select! {
+            event = events.next() => match event {
+                Some(Ok(event)) => session.on_terminal(event),
+                Some(Err(err)) => return Err(err),
+                None => break,
+            },
+            Some(event) = run_rx.recv() => {
+                let done = matches!(event, RunEvent::Final { .. });
+                session.app.on_event(&event);
+                if done {
+                    session.running = None;
+                    session.start_next();
+                }
+            }
+            Some(pending) = approvals.recv() => session.panel.push(pending),
+            Some(lines) = info_rx.recv() => session.info = Some(lines),
+            _ = tick.tick(), if moving => {
+                session.input.poll();
+                session.panel.prune_abandoned();
+            }
+        }
+    }
+    session.stop_running("the session was closed").await;
+    drop(guard);
+    Ok(())
+}
+
+impl Session {
+    fn draw(&self, frame: &mut ratatui::Frame<'_>) {
+        let area = frame.area();
+        let width = area.width;
+        let panel_height = if self.panel.is_active() {
+            self.panel.height(width)
+        } else {
+            // Command output may take the screen down to three transcript rows.
+            let room = area
+                .height
+                .saturating_sub(self.input.height(width))
+                .saturating_sub(4);
+            self.info
+                .as_ref()
+                .map_or(0, |lines| (lines.len() as u16).saturating_add(2).min(room))
+        };
+        let areas = view::layout(area, self.input.height(width), panel_height);
+        view::draw(frame, areas.view, &self.app, now_ms());
+        if self.app.turns().is_empty() {
+            draw_welcome(frame, areas.transcript, &self.options.project_root);
+        }
+        if self.panel.is_active() {
+            crate::approval::draw(frame, areas.panel, &self.panel);
+        } else if let Some(lines) = &self.info {
+            draw_info(frame, areas.panel, lines);
+        }
+        input::draw(frame, areas.input, &self.input);
+    }
+
+    fn note(&mut self, line: impl Into<String>) {
+        self.info.get_or_insert_with(Vec::new).push(line.into());
+    }
+
+    fn on_terminal(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
+            Event::Paste(text) if self.panel.is_active() => self.panel.handle_paste(&text),
+            Event::Paste(text) => self.input.handle_paste(text),
+            _ => {}
+        }
+    }
+
+    fn on_key(&mut self, key: KeyEvent) {
+        let ctrl_c =
+            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl_c {
+            self.on_ctrl_c();
+            return;
+        }
+        if self.panel.is_active() {
+            if let PanelAction::Unhandled = self.panel.handle_key(key) {
+                self.on_ctrl_c();
+            }
+            return;
+        }
+        match self.input.handle_key(key) {
+            InputAction::None => {}
+            InputAction::Submit(text) => self.submit(text),
+            InputAction::SlashCommand(Ok(command)) => self.command(command),
+            InputAction::SlashCommand(Err(message)) => self.info = Some(vec![message]),
+            InputAction::Cancel => self.on_escape(),
+            InputAction::Unhandled => self.navigate(key),
+        }
+    }
+
+    /// Keys the editor leaves: transcript scrolling, selection, expanding, Ctrl-D.
+    fn navigate(&mut self, key: KeyEvent) {
+        let ctrl_or_alt = key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::PageUp => self.app.page_up(),
+            KeyCode::PageDown => self.app.page_down(),
+            KeyCode::Up if ctrl_or_alt => self.app.select_prev(),
+            KeyCode::Down if ctrl_or_alt => self.app.select_next(),
+            KeyCode::Tab if self.app.selection().is_some() => {
+                self.app.toggle_expanded();
+            }
+            KeyCode::Char('d') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if self.running.is_some() {
+                    self.note("a request is still running: Esc interrupts it, Ctrl-C twice quits");
+                } else {
+                    self.quit = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_escape(&mut self) {
+        if self.info.take().is_some() {
+            return;
+        }
+        if self.app.selection().is_some() {
+            self.app.clear_selection();
+            return;
+        }
+        if let Some(running) = &self.running {
+            let _ = running.reason.set("interrupted by the user (Esc)".into());
+            running.cancel.cancel();
+            self.panel.deny_all("interrupted by Esc");
+        }
+    }
+
+    fn on_ctrl_c(&mut self) {
+        let again = self.ctrl_c_at.is_some_and(|at| at.elapsed() < DOUBLE_PRESS);
+        if again {
+            self.quit = true;
+            return;
+        }
+        self.ctrl_c_at = Some(Instant::now());
+        if let Some(running) = &self.running {
+            let _ = running
+                .reason
+                .set("interrupted by the user (Ctrl-C)".into());
+            running.cancel.cancel();
+            self.panel.deny_all("interrupted by Ctrl-C");
+            self.note("request interrupted; press Ctrl-C again to quit");
+        } else {
+            self.note("press Ctrl-C again to quit");
+        }
+    }
+
+    fn submit(&mut self, text: String) {
+        if text.trim().is_empty() {
+            return;
+        }
+        if self.running.is_some() {
+            self.queue.push_back(text);
+            self.note(format!(
+                "queued: it runs when the current request ends ({} waiting)",
+                self.queue.len()
+            ));
+            return;
+        }
+        self.start(text);
+    }
+
+    fn start_next(&mut self) {
+        if let Some(next) = self.queue.pop_front() {
+            self.start(next);
+        }
+    }
+
+    fn services(&self) -> RunServices {
+        let mut services = RunServices::new(self.options.home.clone());
+        services
+            .subscribers
+            .push(Arc::new(ChannelSubscriber(self.run_tx.clone())));
+        services.approver = Some(self.approver.clone());
+        services
+    }
+
+    fn request(&self, prompt: String) -> RunRequest {
+        RunRequest {
+            prompt,
+            project_root: self.options.project_root.clone(),
+            session_id: Some(self.session_id.clone()),
+            brain_id: self.brain.clone(),
+            mode: self.mode,
+            permission: self.permission,
+            allow_network: self.options.allow_network,
+            routing: RoutingChoice::Auto,
+        }
+    }
+
+    fn start(&mut self, prompt: String) {
+        self.info = None;
+        self.app.begin_turn(prompt.clone());
+        let services = self.services();
+        let cancel = services.cancel.clone();
+        let reason = services.cancel_reason.clone();
+        let request = self.request(prompt);
+        let handle = tokio::spawn(run(request, services));
+        self.running = Some(Running {
+            cancel,
+            reason,
+            handle,
+        });
+    }
+
+    /// Cancels the running request and waits (briefly) for its end to be journaled.
+    async fn stop_running(&mut self, reason: &str) {
+        self.panel.deny_all(reason);
+        if let Some(running) = self.running.take() {
+            let _ = running.reason.set(reason.to_string());
+            running.cancel.cancel();
+            let _ = tokio::time::timeout(QUIT_GRACE, running.handle).await;
+        }
+    }
+
+    fn command(&mut self, command: SlashCommand) {
+        if let Err(message) = command.available() {
+            self.info = Some(vec![message.to_string()]);
+            return;
+        }
+        match command {
+            SlashCommand::Help => self.info = Some(slash::help_lines()),
+            SlashCommand::Quit => {
+                if self.running.is_some() {
+                    self.note("a request is still running: Esc interrupts it, Ctrl-C twice quits");
+                } else {
+                    self.quit = true;
+                }
+            }
+            SlashCommand::Clear => self.app.clear_transcript(),
+            SlashCommand::New => {
+                self.session_id = new_session_id();
+                self.app.set_session_id(self.session_id.to_string());
+                self.info = Some(vec![format!("new session {}", self.session_id)]);
+            }
+            SlashCommand::Mode(Some(mode)) => {
+                self.mode = Some(mode);
+                self.info = Some(vec![format!(
+                    "mode {} for the next requests",
+                    mode.as_str()
+                )]);
+            }
+            SlashCommand::Mode(None) => {
+                let mode = self.mode.map_or("the configured mode", Mode::as_str);
+                self.info = Some(vec![format!("mode: {mode} (/mode auto|radical to change)")]);
+            }
+            SlashCommand::Brain(Some(id)) => {
+                self.info = Some(vec![format!("brain {id} for the next requests")]);
+                self.brain = Some(id);
+            }
+            SlashCommand::Brain(None) => {
+                let brain = self
+                    .brain
+                    .as_deref()
+                    .unwrap_or("the configured default brain");
+                self.info = Some(vec![format!("brain: {brain} (/brain <id> to change)")]);
+            }
+            SlashCommand::Permissions(Some(permission)) => {
+                self.permission = permission;
+                self.app.set_permission(slash::permission_name(permission));
+                self.info = Some(vec![format!(
+                    "permissions: {} for the next requests",
+                    slash::permission_name(permission)
+                )]);
+            }
+            SlashCommand::Permissions(None) => {
+                self.info = Some(vec![format!(
+                    "permissions: {} (/permissions read-only|edits|yes to change)",
+                    slash::permission_name(self.permission)
+                )]);
+            }
+            SlashCommand::Plan { task } => self.plan(task),
+            SlashCommand::Sessions => self.info = Some(self.sessions()),
+            SlashCommand::Resume(target) => self.resume(target),
+            SlashCommand::Files => {
+                self.input.refresh_files();
+                self.info = Some(vec![
+                    "re-reading the project's files for @ completion".into(),
+                ]);
+            }
+            other => {
+                self.info = Some(vec![format!(
+                    "{} is not available in the TUI yet; run `braincode {}` in a shell",
+                    other.name(),
+                    other.name().trim_start_matches('/')
+                )]);
+            }
+        }
+    }
+
+    /// `/plan <task>`: the plan, without running anything (in the background).
+    fn plan(&mut self, task: String) {
+        let request = RunRequest {
+            routing: RoutingChoice::Auto,
+            ..self.request(task)
+        };
+        let services = RunServices::new(self.options.home.clone());
+        let info = self.info_tx.clone();
+        self.info = Some(vec!["planning…".into()]);
+        tokio::spawn(async move {
+            let lines = match plan_only(request, services).await {
+                Ok(plan) => plan_lines(&plan),
+                Err(err) => vec![format!("no plan: {err}")],
+            };
+            let _ = info.send(lines);
+        });
+    }
+
+    fn sessions(&self) -> Vec<String> {
+        let options = ListOptions {
+            limit: 15,
+            project: Some(self.options.project_root.clone()),
+            all: false,
+        };
+        match list_sessions(&self.options.home, &options) {
+            Ok(list) if list.is_empty() => vec!["no sessions in this project yet".into()],
+            Ok(list) => list
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{}  {:>2} run(s)  {}",
+                        s.id,
+                        s.runs,
+                        s.prompt_preview.as_deref().unwrap_or("")
+                    )
+                })
+                .chain(std::iter::once("/resume <id> continues one".to_string()))
+                .collect(),
+            Err(err) => vec![format!("sessions could not be listed: {err}")],
+        }
+    }
+
+    fn resume(&mut self, target: Option<String>) {
+        let home = &self.options.home;
+        let found = match &target {
+            Some(prefix) => resolve_session(home, prefix).map_err(|e| e.to_string()),
+            None => latest_session_for_project(home, &self.options.project_root)
+                .map_err(|e| e.to_string())
+                .and_then(|id| id.ok_or_else(|| "no earlier session in this project".to_string())),
+        };
+        match found {
+            Ok(id) => {
+                self.session_id = id;
+                self.app.set_session_id(self.session_id.to_string());
+                self.info = Some(vec![format!(
+                    "continuing session {}: new requests see a summary of its earlier runs",
+                    self.session_id
+                )]);
+            }
+            Err(err) => self.info = Some(vec![err]),
+        }
+    }
+}
+
+/// The plan of `/plan`, as lines.
+fn plan_lines(plan: &braincode_brain::RuntimePlan) -> Vec<String> {
+    let mut lines = vec![format!(
+        "plan ({}): primary {} — {}",
+        plan.source.as_str(),
+        plan.primary,
+        plan.reason
+    )];
+    for worker in &plan.workers {
+        lines.push(format!(
+            "  {} {} — {}",
+            worker.role,
+            worker.phase.as_str(),
+            worker.goal
+        ));
+    }
+    for todo in &plan.todos {
+        lines.push(format!("  ☐ {} ({})", todo.title, todo.role));
+    }
+    lines
+}
+
+/// What an empty session says: where it is and how to start.
+fn draw_welcome(frame: &mut ratatui::Frame<'_>, area: Rect, project: &std::path::Path) {
+    if area.height < 3 {
+        return;
+    }
+    let lines = vec![
+        ratatui::text::Line::from(format!(" Braincode · {}", project.display())),
+        ratatui::text::Line::from(
+            " Type a request and press Enter. @ adds a file, /help lists the commands,",
+        ),
+        ratatui::text::Line::from(" Esc interrupts a running request, Ctrl-C twice quits."),
+    ];
+    let top = Rect::new(
+        area.x,
+        area.y + 1,
+        area.width,
+        area.height.saturating_sub(1).min(3),
+    );
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), top);
+}
+
+fn draw_info(frame: &mut ratatui::Frame<'_>, area: Rect, lines: &[String]) {
+    if area.height == 0 {
+        return;
+    }
+    let text: Vec<ratatui::text::Line<'_>> = lines
+        .iter()
+        .map(|l| ratatui::text::Line::from(l.as_str()))
+        .collect();
+    let block = Block::default().borders(Borders::ALL).title(" Esc closes ");
+    frame.render_widget(
+        Paragraph::new(text).block(block).wrap(Wrap { trim: false }),
+        area,
+    );
+}
+
+fn now_ms() -> i64 {
+    braincode_runtime::sink::now_ms()
+}

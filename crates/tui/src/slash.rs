@@ -1,0 +1,557 @@
+//! Slash commands: the table (name, arguments, one-line help) and the parser that turns a
+//! `/command args` line into a typed [`SlashCommand`] with its arguments validated.
+//!
+//! Running a command is the event loop's business; this module only says what was asked,
+//! and ([`SlashCommand::available`]) which commands have nothing behind them yet.
+
+use braincode_protocol::Mode;
+use braincode_runtime::PermissionMode;
+
+/// One command of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandInfo {
+    /// The name, without the slash.
+    pub name: &'static str,
+    /// Other names that run the same command.
+    pub aliases: &'static [&'static str],
+    /// The arguments as shown in help (`<task>`, `[id]`), empty when there are none.
+    pub args: &'static str,
+    /// One line of help.
+    pub help: &'static str,
+}
+
+impl CommandInfo {
+    /// `/name args`, as shown in help and in the completion popup.
+    pub fn usage(&self) -> String {
+        if self.args.is_empty() {
+            format!("/{}", self.name)
+        } else {
+            format!("/{} {}", self.name, self.args)
+        }
+    }
+}
+
+/// Every command, in the order `/help` lists them.
+pub const COMMANDS: &[CommandInfo] = &[
+    CommandInfo {
+        name: "help",
+        aliases: &["?"],
+        args: "",
+        help: "list the commands and keys",
+    },
+    CommandInfo {
+        name: "plan",
+        aliases: &[],
+        args: "<task>",
+        help: "show the plan the Brain would make for a task, without running it",
+    },
+    CommandInfo {
+        name: "mode",
+        aliases: &[],
+        args: "[auto|radical]",
+        help: "show or set the orchestration mode",
+    },
+    CommandInfo {
+        name: "brain",
+        aliases: &[],
+        args: "[id]",
+        help: "list the Brain Models, or pick one",
+    },
+    CommandInfo {
+        name: "model",
+        aliases: &[],
+        args: "",
+        help: "show which model each role uses",
+    },
+    CommandInfo {
+        name: "permissions",
+        aliases: &[],
+        args: "[read-only|edits|yes]",
+        help: "show or set what the agents may do without asking",
+    },
+    CommandInfo {
+        name: "sessions",
+        aliases: &[],
+        args: "",
+        help: "list this project's sessions",
+    },
+    CommandInfo {
+        name: "resume",
+        aliases: &[],
+        args: "[id]",
+        help: "continue an earlier session (an id or a unique prefix)",
+    },
+    CommandInfo {
+        name: "new",
+        aliases: &[],
+        args: "",
+        help: "start a new session",
+    },
+    CommandInfo {
+        name: "clear",
+        aliases: &[],
+        args: "",
+        help: "clear the transcript (the session goes on)",
+    },
+    CommandInfo {
+        name: "handoff",
+        aliases: &["fork"],
+        args: "[focus]",
+        help: "summarize this session into a new one",
+    },
+    CommandInfo {
+        name: "mcp",
+        aliases: &[],
+        args: "",
+        help: "list the MCP servers and their health",
+    },
+    CommandInfo {
+        name: "hooks",
+        aliases: &[],
+        args: "",
+        help: "list the hooks of this project and of the user",
+    },
+    CommandInfo {
+        name: "skills",
+        aliases: &["skill"],
+        args: "",
+        help: "list the skills of this project and of the user",
+    },
+    CommandInfo {
+        name: "agents",
+        aliases: &[],
+        args: "",
+        help: "show which AGENTS.md files are read",
+    },
+    CommandInfo {
+        name: "files",
+        aliases: &[],
+        args: "",
+        help: "re-read the project's files for @ completion",
+    },
+    CommandInfo {
+        name: "usage",
+        aliases: &[],
+        args: "",
+        help: "token usage of this session",
+    },
+    CommandInfo {
+        name: "doctor",
+        aliases: &[],
+        args: "",
+        help: "check the configuration, the models and the sandbox",
+    },
+    CommandInfo {
+        name: "quit",
+        aliases: &["exit"],
+        args: "",
+        help: "leave Braincode",
+    },
+];
+
+/// A parsed slash command, arguments validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    /// `/help`.
+    Help,
+    /// `/plan <task>`: a dry run of the Brain's plan.
+    Plan {
+        /// The task to plan (never empty).
+        task: String,
+    },
+    /// `/mode [auto|radical]`: `None` shows the current mode.
+    Mode(Option<Mode>),
+    /// `/brain [id]`: `None` lists the brains.
+    Brain(Option<String>),
+    /// `/model`.
+    Model,
+    /// `/permissions [read-only|edits|yes]`: `None` shows the current permissions.
+    Permissions(Option<PermissionMode>),
+    /// `/sessions`.
+    Sessions,
+    /// `/resume [id]`: `None` opens the session list.
+    Resume(Option<String>),
+    /// `/new`.
+    New,
+    /// `/clear`.
+    Clear,
+    /// `/handoff [focus]`.
+    Handoff {
+        /// What the new session should focus on.
+        focus: Option<String>,
+    },
+    /// `/mcp`.
+    Mcp,
+    /// `/hooks`.
+    Hooks,
+    /// `/skills`.
+    Skills,
+    /// `/agents`.
+    Agents,
+    /// `/files`.
+    Files,
+    /// `/usage`.
+    Usage,
+    /// `/doctor`.
+    Doctor,
+    /// `/quit` or `/exit`.
+    Quit,
+}
+
+impl SlashCommand {
+    /// The command's name in [`COMMANDS`].
+    pub fn name(&self) -> &'static str {
+        match self {
+            SlashCommand::Help => "help",
+            SlashCommand::Plan { .. } => "plan",
+            SlashCommand::Mode(_) => "mode",
+            SlashCommand::Brain(_) => "brain",
+            SlashCommand::Model => "model",
+            SlashCommand::Permissions(_) => "permissions",
+            SlashCommand::Sessions => "sessions",
+            SlashCommand::Resume(_) => "resume",
+            SlashCommand::New => "new",
+            SlashCommand::Clear => "clear",
+            SlashCommand::Handoff { .. } => "handoff",
+            SlashCommand::Mcp => "mcp",
+            SlashCommand::Hooks => "hooks",
+            SlashCommand::Skills => "skills",
+            SlashCommand::Agents => "agents",
+            SlashCommand::Files => "files",
+            SlashCommand::Usage => "usage",
+            SlashCommand::Doctor => "doctor",
+            SlashCommand::Quit => "quit",
+        }
+    }
+
+    /// `Err` with a message for the user when nothing is built behind the command yet.
+    pub fn available(&self) -> Result<(), &'static str> {
+        match self {
+            SlashCommand::Mcp => Err("MCP servers are not connected yet (coming with MCP support)"),
+            SlashCommand::Handoff { .. } => Err(
+                "handoffs are not available in the TUI yet (coming with session handoff); \
+                 reference the session with @@<id> in a new one meanwhile",
+            ),
+            SlashCommand::Usage => Err(
+                "token usage is not shown in the TUI yet (coming with usage statistics); \
+                 each run's final report lists its tokens",
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The table entry for a name or alias (without the slash).
+pub fn lookup(name: &str) -> Option<&'static CommandInfo> {
+    COMMANDS
+        .iter()
+        .find(|c| c.name == name || c.aliases.contains(&name))
+}
+
+/// Parses a `/command args` line (leading and trailing whitespace ignored). An unknown
+/// command is an error naming the closest known one; so are missing, extra or invalid
+/// arguments, with the usage.
+pub fn parse(line: &str) -> Result<SlashCommand, String> {
+    let line = line.trim();
+    let Some(rest) = line.strip_prefix('/') else {
+        return Err(format!(
+            "`{line}` is not a command: commands start with `/` (type /help)"
+        ));
+    };
+    let (name, args) = match rest.split_once(char::is_whitespace) {
+        Some((name, args)) => (name, args.trim()),
+        None => (rest, ""),
+    };
+    if name.is_empty() {
+        return Err("type a command after `/` (type /help for the list)".into());
+    }
+    let Some(info) = lookup(name) else {
+        return Err(unknown(name));
+    };
+    let usage = || format!("usage: {} — {}", info.usage(), info.help);
+    let no_args = |command: SlashCommand| {
+        if args.is_empty() {
+            Ok(command)
+        } else {
+            Err(format!("/{} takes no arguments ({})", info.name, usage()))
+        }
+    };
+    let one_word = || -> Result<Option<String>, String> {
+        match args.split_whitespace().count() {
+            0 => Ok(None),
+            1 => Ok(Some(args.to_string())),
+            _ => Err(format!("/{} takes one word ({})", info.name, usage())),
+        }
+    };
+    match info.name {
+        "help" => no_args(SlashCommand::Help),
+        "plan" if args.is_empty() => Err(format!("/plan needs a task ({})", usage())),
+        "plan" => Ok(SlashCommand::Plan {
+            task: args.to_string(),
+        }),
+        "mode" => match one_word()? {
+            None => Ok(SlashCommand::Mode(None)),
+            Some(word) => word
+                .to_ascii_lowercase()
+                .parse::<Mode>()
+                .map(|mode| SlashCommand::Mode(Some(mode)))
+                .map_err(|_| format!("unknown mode `{word}` ({})", usage())),
+        },
+        "brain" => one_word().map(SlashCommand::Brain),
+        "model" => no_args(SlashCommand::Model),
+        "permissions" => match one_word()? {
+            None => Ok(SlashCommand::Permissions(None)),
+            Some(word) => parse_permissions(&word)
+                .map(|mode| SlashCommand::Permissions(Some(mode)))
+                .ok_or_else(|| format!("unknown permission level `{word}` ({})", usage())),
+        },
+        "sessions" => no_args(SlashCommand::Sessions),
+        "resume" => one_word().map(SlashCommand::Resume),
+        "new" => no_args(SlashCommand::New),
+        "clear" => no_args(SlashCommand::Clear),
+        "handoff" => Ok(SlashCommand::Handoff {
+            focus: (!args.is_empty()).then(|| args.to_string()),
+        }),
+        "mcp" => no_args(SlashCommand::Mcp),
+        "hooks" => no_args(SlashCommand::Hooks),
+        "skills" => no_args(SlashCommand::Skills),
+        "agents" => no_args(SlashCommand::Agents),
+        "files" => no_args(SlashCommand::Files),
+        "usage" => no_args(SlashCommand::Usage),
+        "doctor" => no_args(SlashCommand::Doctor),
+        "quit" => no_args(SlashCommand::Quit),
+        // Every name of the table is matched above; a new entry without a case lands here.
+        other => Err(format!("/{other} is not wired to a command yet")),
+    }
+}
+
+/// `read-only`, `edits` or `yes` (the flag names `--allow-edits` and `--yes` also work).
+fn parse_permissions(word: &str) -> Option<PermissionMode> {
+    match word.to_ascii_lowercase().as_str() {
+        "read-only" | "readonly" | "read" => Some(PermissionMode::ReadOnly),
+        "edits" | "allow-edits" | "--allow-edits" => Some(PermissionMode::AllowEdits),
+        "yes" | "--yes" => Some(PermissionMode::Yes),
+        _ => None,
+    }
+}
+
+/// The user-facing name of a permission level, as `/permissions` takes it.
+pub fn permission_name(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::ReadOnly => "read-only",
+        PermissionMode::AllowEdits => "edits",
+        PermissionMode::Yes => "yes",
+    }
+}
+
+/// The commands whose name or alias starts with `prefix` (without the slash), table order;
+/// when none does, those that contain the prefix's letters in order.
+pub fn completions(prefix: &str) -> Vec<&'static CommandInfo> {
+    let prefix = prefix.to_ascii_lowercase();
+    let starts: Vec<_> = COMMANDS
+        .iter()
+        .filter(|c| c.name.starts_with(&prefix) || c.aliases.iter().any(|a| a.starts_with(&prefix)))
+        .collect();
+    if !starts.is_empty() {
+        return starts;
+    }
+    COMMANDS
+        .iter()
+        .filter(|c| is_subsequence(&prefix, c.name))
+        .collect()
+}
+
+/// `/help`'s lines: one per command, `usage` padded, then its help.
+pub fn help_lines() -> Vec<String> {
+    let width = COMMANDS
+        .iter()
+        .map(|c| c.usage().chars().count())
+        .max()
+        .unwrap_or(0);
+    COMMANDS
+        .iter()
+        .map(|c| {
+            let aliases = if c.aliases.is_empty() {
+                String::new()
+            } else {
+                let names: Vec<String> = c.aliases.iter().map(|a| format!("/{a}")).collect();
+                format!(" (also {})", names.join(", "))
+            };
+            format!("{:width$}  {}{aliases}", c.usage(), c.help)
+        })
+        .collect()
+}
+
+fn is_subsequence(needle: &str, haystack: &str) -> bool {
+    let mut hay = haystack.chars();
+    needle.chars().all(|n| hay.any(|h| h == n))
+}
+
+/// The error for an unknown command: names the closest known one when there is one.
+fn unknown(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    if lower != name
+        && let Some(info) = lookup(&lower)
+    {
+        return format!("unknown command /{name}: did you mean /{}?", info.name);
+    }
+    let best = COMMANDS
+        .iter()
+        .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+        .map(|candidate| {
+            let distance = if candidate.starts_with(&lower) {
+                0
+            } else {
+                edit_distance(&lower, candidate)
+            };
+            (distance, candidate)
+        })
+        .min_by_key(|(distance, _)| *distance);
+    match best {
+        Some((distance, candidate)) if distance <= (lower.chars().count() / 2).max(2) => {
+            let target = lookup(candidate).map_or(candidate, |c| c.name);
+            format!("unknown command /{name}: did you mean /{target}? (type /help for the list)")
+        }
+        _ => format!("unknown command /{name} (type /help for the list)"),
+    }
+}
+
+/// Levenshtein distance in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_entry_parses() {
+        for info in COMMANDS {
+            let line = match info.name {
+                "plan" => "/plan add a test".to_string(),
+                name => format!("/{name}"),
+            };
+            let command = parse(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(command.name(), info.name);
+            for alias in info.aliases {
+                let line = match info.name {
+                    "plan" => format!("/{alias} x"),
+                    _ => format!("/{alias}"),
+                };
+                assert_eq!(parse(&line).unwrap().name(), info.name, "{line}");
+            }
+        }
+    }
+
+    #[test]
+    fn arguments_are_typed() {
+        assert_eq!(
+            parse("  /plan   fix the login bug  ").unwrap(),
+            SlashCommand::Plan {
+                task: "fix the login bug".into()
+            }
+        );
+        assert_eq!(
+            parse("/mode radical").unwrap(),
+            SlashCommand::Mode(Some(Mode::Radical))
+        );
+        assert_eq!(
+            parse("/mode AUTO").unwrap(),
+            SlashCommand::Mode(Some(Mode::Auto))
+        );
+        assert_eq!(parse("/mode").unwrap(), SlashCommand::Mode(None));
+        assert_eq!(
+            parse("/permissions edits").unwrap(),
+            SlashCommand::Permissions(Some(PermissionMode::AllowEdits))
+        );
+        assert_eq!(
+            parse("/permissions read-only").unwrap(),
+            SlashCommand::Permissions(Some(PermissionMode::ReadOnly))
+        );
+        assert_eq!(
+            parse("/permissions yes").unwrap(),
+            SlashCommand::Permissions(Some(PermissionMode::Yes))
+        );
+        assert_eq!(
+            parse("/brain fast").unwrap(),
+            SlashCommand::Brain(Some("fast".into()))
+        );
+        assert_eq!(
+            parse("/resume 3f2a").unwrap(),
+            SlashCommand::Resume(Some("3f2a".into()))
+        );
+        assert_eq!(parse("/resume").unwrap(), SlashCommand::Resume(None));
+        assert_eq!(
+            parse("/handoff the parser part").unwrap(),
+            SlashCommand::Handoff {
+                focus: Some("the parser part".into())
+            }
+        );
+        assert_eq!(parse("/exit").unwrap(), SlashCommand::Quit);
+    }
+
+    #[test]
+    fn bad_arguments_say_the_usage() {
+        let err = parse("/plan").unwrap_err();
+        assert!(err.contains("usage: /plan <task>"), "{err}");
+        let err = parse("/mode fast").unwrap_err();
+        assert!(err.contains("unknown mode `fast`"), "{err}");
+        assert!(err.contains("[auto|radical]"), "{err}");
+        let err = parse("/permissions all").unwrap_err();
+        assert!(err.contains("read-only|edits|yes"), "{err}");
+        let err = parse("/new now").unwrap_err();
+        assert!(err.contains("/new takes no arguments"), "{err}");
+        let err = parse("/brain a b").unwrap_err();
+        assert!(err.contains("one word"), "{err}");
+    }
+
+    #[test]
+    fn unknown_commands_name_the_closest() {
+        assert_eq!(
+            parse("/halp").unwrap_err(),
+            "unknown command /halp: did you mean /help? (type /help for the list)"
+        );
+        assert!(parse("/sesions").unwrap_err().contains("/sessions"));
+        assert!(parse("/perm").unwrap_err().contains("/permissions"));
+        assert!(parse("/Quit").unwrap_err().contains("did you mean /quit"));
+        let far = parse("/zzzzzzzz").unwrap_err();
+        assert_eq!(far, "unknown command /zzzzzzzz (type /help for the list)");
+        assert!(parse("/").unwrap_err().contains("type a command"));
+        assert!(parse("hello").unwrap_err().contains("not a command"));
+    }
+
+    #[test]
+    fn unbuilt_commands_say_so() {
+        assert_eq!(
+            SlashCommand::Mcp.available(),
+            Err("MCP servers are not connected yet (coming with MCP support)")
+        );
+        assert!(SlashCommand::Usage.available().is_err());
+        assert!(SlashCommand::Handoff { focus: None }.available().is_err());
+        assert_eq!(SlashCommand::Help.available(), Ok(()));
+    }
+
+    #[test]
+    fn completions_prefer_prefixes() {
+        let names = |p: &str| completions(p).iter().map(|c| c.name).collect::<Vec<_>>();
+        assert_eq!(names("p"), vec!["plan", "permissions"]);
+        assert_eq!(names("ex"), vec!["quit"]);
+        assert_eq!(names("sesn"), vec!["sessions"]);
+        assert_eq!(names("").len(), COMMANDS.len());
+        assert!(help_lines()[0].starts_with("/help "));
+    }
+}
