@@ -9,17 +9,26 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 /// Braincode: one Brain plans, isolated specialist workers help, one agent acts and answers.
+///
+/// With no command, on a terminal, `braincode` opens the interactive session in the current
+/// project (the same as `braincode tui`).
 #[derive(Debug, Parser)]
 #[command(name = "braincode", version, about, long_about = None, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Run one task and print its answer, without the interactive session (the same as
+    /// `braincode run <task>`).
+    #[arg(short = 'p', long = "print", value_name = "TASK")]
+    print: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run a task: plan, isolated workers, primary agent, review, one final answer.
     Run(commands::run::RunArgs),
+    /// The interactive session: requests, live workers, approvals, slash commands.
+    Tui(commands::tui::TuiArgs),
     /// Run a journaled run's orchestration again from its journal (no network, nothing run).
     Replay(commands::replay::ReplayArgs),
     /// List and inspect session journals.
@@ -56,8 +65,24 @@ fn main() -> ExitCode {
     commands::init_tracing();
     // Every credential in the environment is redacted wherever text leaves the process.
     braincode_protocol::secrets::register_environment_secrets();
-    let result = match cli.command {
+    let command = match (cli.command, cli.print) {
+        (Some(command), None) => command,
+        (None, Some(task)) => match Cli::try_parse_from(["braincode", "run", "--", &task]) {
+            Ok(Cli {
+                command: Some(command),
+                ..
+            }) => command,
+            _ => return ExitCode::from(2),
+        },
+        (Some(_), Some(_)) => {
+            eprintln!("error: -p/--print runs one task by itself; it does not go with a command");
+            return ExitCode::from(2);
+        }
+        (None, None) => Command::Tui(commands::tui::TuiArgs::default()),
+    };
+    let result = match command {
         Command::Run(args) => commands::run::execute(args),
+        Command::Tui(args) => commands::tui::execute(args),
         Command::Replay(args) => commands::replay::execute(args),
         Command::Sessions(cmd) => commands::sessions::execute(cmd),
         Command::Doctor(args) => commands::doctor::execute(args),

@@ -11,6 +11,7 @@ pub mod replay;
 pub mod run;
 pub mod sessions;
 pub mod trust;
+pub mod tui;
 
 /// Routes `tracing` output to stderr, filtered by `BRAINCODE_LOG` (default: warnings only).
 pub fn init_tracing() {

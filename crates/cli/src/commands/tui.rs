@@ -1,0 +1,101 @@
+//! `braincode` (no command) and `braincode tui`: the interactive session in the current project.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use braincode_config::{Home, latest_session_for_project, resolve_session};
+use braincode_protocol::Mode;
+use braincode_runtime::PermissionMode;
+use braincode_tui::session::{TuiOptions, run_tui};
+
+/// Arguments of `braincode tui`.
+#[derive(Debug, Default, clap::Args)]
+pub struct TuiArgs {
+    /// Reopen an earlier session (id or unique prefix).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Reopen this project's latest session.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    pub continue_latest: bool,
+    /// Project root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Brain to use instead of the configured default.
+    #[arg(long, value_name = "ID")]
+    pub brain: Option<String>,
+    /// Orchestration mode instead of the configured one.
+    #[arg(long, value_name = "auto|radical")]
+    pub mode: Option<Mode>,
+    /// Allow file edits (each edit is still shown; protected paths ask).
+    #[arg(long, group = "permission")]
+    pub allow_edits: bool,
+    /// Allow every tool, commands included (in the OS sandbox).
+    #[arg(long, short = 'y', group = "permission")]
+    pub yes: bool,
+    /// Let commands reach the network.
+    #[arg(long)]
+    pub allow_network: bool,
+}
+
+/// Runs the command. Without a terminal on stdin and stdout it draws nothing: it says how
+/// to run a task instead.
+pub fn execute(args: TuiArgs) -> anyhow::Result<ExitCode> {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!(
+            "braincode: the interactive session needs a terminal. To run one task without it: \
+             `braincode -p \"<task>\"` or `braincode run <task>` (see `braincode --help`)."
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let home = Home::from_env().context("cannot locate the Braincode home")?;
+    let project_root = match &args.project {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let project_root = project_root.canonicalize().with_context(|| {
+        format!(
+            "project directory {} is not accessible",
+            project_root.display()
+        )
+    })?;
+    let session_id = match &args.session {
+        Some(prefix) => Some(resolve_session(&home, prefix)?),
+        None if args.continue_latest => Some(
+            latest_session_for_project(&home, &project_root)?.ok_or_else(|| {
+                anyhow::anyhow!("no earlier session in {}", project_root.display())
+            })?,
+        ),
+        None => None,
+    };
+    let permission = if args.yes {
+        PermissionMode::Yes
+    } else if args.allow_edits {
+        PermissionMode::AllowEdits
+    } else {
+        PermissionMode::ReadOnly
+    };
+    // Only a session that may run commands needs the sandbox (probing it takes a moment).
+    let sandbox = if permission == PermissionMode::Yes {
+        let status = braincode_sandbox::status();
+        format!("sandbox {}", status.detail)
+    } else {
+        "no commands".to_string()
+    };
+    let options = TuiOptions {
+        home,
+        project_root,
+        session_id,
+        brain: args.brain,
+        mode: args.mode,
+        permission,
+        allow_network: args.allow_network,
+        sandbox,
+    };
+    let runtime = super::tokio_runtime()?;
+    runtime.block_on(run_tui(options))?;
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    braincode_tools::exec::process::settle_all_groups();
+    Ok(ExitCode::SUCCESS)
+}
