@@ -97,6 +97,11 @@ impl TokenTally {
             .add(&usage.usage);
     }
 
+    /// The sum over every call so far.
+    pub fn total(&self) -> braincode_protocol::Usage {
+        self.metrics.total
+    }
+
     /// The totals so far.
     pub fn metrics(&self) -> TokenMetrics {
         self.metrics.clone()
