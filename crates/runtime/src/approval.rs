@@ -360,7 +360,14 @@ impl PolicyGate {
             call_id: request.call.id.clone(),
             tool_name: request.tool.name.clone(),
             arguments: request.call.arguments.clone(),
-            policy_summary: evaluation.summary(),
+            // Why a person is asked: a protected path or a command without a sandbox says so
+            // first; then what the rules said.
+            policy_summary: match &person_only {
+                Some(PersonOnly::Protected(reason) | PersonOnly::Unsandboxed(reason)) => {
+                    format!("{reason}\n{}", evaluation.summary())
+                }
+                None => evaluation.summary(),
+            },
             origin: request.origin.clone(),
         };
         match handler.decide(&ask).await {

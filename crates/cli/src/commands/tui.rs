@@ -79,9 +79,9 @@ pub fn execute(args: TuiArgs) -> anyhow::Result<ExitCode> {
     // Only a session that may run commands needs the sandbox (probing it takes a moment).
     let sandbox = if permission == PermissionMode::Yes {
         let status = braincode_sandbox::status();
-        format!("sandbox {}", status.detail)
+        status.detail.clone()
     } else {
-        "no commands".to_string()
+        "off (no commands)".to_string()
     };
     let options = TuiOptions {
         home,

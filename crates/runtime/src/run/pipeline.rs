@@ -98,8 +98,10 @@ async fn prepare(
         sink.warning(notice);
     }
     if let (Err(reason), PermissionMode::Yes) = (&shared.sandbox, request.permission) {
+        // Said the same with or without someone to ask (a replay must say it alike): without
+        // a person, a command that needs one is refused.
         sink.warning(format!(
-            "commands cannot be sandboxed ({reason}): each command needs a person's approval, so this run refuses them"
+            "commands cannot be sandboxed ({reason}): each command needs a person's approval (refused when nobody can give it)"
         ));
     }
 

@@ -116,9 +116,10 @@ pub(crate) fn facts(request: &ApprovalRequest) -> Vec<Fact> {
         "edit_file" | "write_file" => match EditFileArgs::parse(args) {
             Ok(edit) => {
                 let action = match (&edit.content, edit.replace_all) {
-                    (Some(content), _) => {
-                        format!("write the whole file ({} lines)", content.lines().count())
-                    }
+                    (Some(content), _) => match content.lines().count() {
+                        1 => "write the whole file (1 line)".to_string(),
+                        n => format!("write the whole file ({n} lines)"),
+                    },
                     (None, Some(true)) => "replace every occurrence".into(),
                     (None, _) => "replace the first occurrence".into(),
                 };
