@@ -13,10 +13,21 @@ use clap::{Parser, Subcommand};
 /// With no command, on a terminal, `braincode` opens the interactive session in the current
 /// project (the same as `braincode tui`).
 #[derive(Debug, Parser)]
-#[command(name = "braincode", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "braincode",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// The interactive session's options (`braincode --continue` reopens this project's
+    /// latest session).
+    #[command(flatten)]
+    session: commands::tui::TuiArgs,
     /// Run one task and print its answer, without the interactive session (the same as
     /// `braincode run <task>`).
     #[arg(short = 'p', long = "print", value_name = "TASK")]
@@ -67,7 +78,7 @@ fn main() -> ExitCode {
     braincode_protocol::secrets::register_environment_secrets();
     let command = match (cli.command, cli.print) {
         (Some(command), None) => command,
-        (None, Some(task)) => match Cli::try_parse_from(["braincode", "run", "--", &task]) {
+        (None, Some(task)) => match Cli::try_parse_from(cli.session.as_run_args(&task)) {
             Ok(Cli {
                 command: Some(command),
                 ..
@@ -78,7 +89,7 @@ fn main() -> ExitCode {
             eprintln!("error: -p/--print runs one task by itself; it does not go with a command");
             return ExitCode::from(2);
         }
-        (None, None) => Command::Tui(commands::tui::TuiArgs::default()),
+        (None, None) => Command::Tui(cli.session),
     };
     let result = match command {
         Command::Run(args) => commands::run::execute(args),

@@ -39,6 +39,44 @@ pub struct TuiArgs {
     pub allow_network: bool,
 }
 
+impl TuiArgs {
+    /// The `braincode run` command line of `-p <task>` with these options.
+    pub fn as_run_args(&self, task: &str) -> Vec<String> {
+        let mut args = vec!["braincode".to_string(), "run".to_string()];
+        let mut flag = |name: &str, value: Option<String>| {
+            args.push(name.to_string());
+            args.extend(value);
+        };
+        if let Some(session) = &self.session {
+            flag("--session", Some(session.clone()));
+        }
+        if self.continue_latest {
+            flag("--continue", None);
+        }
+        if let Some(project) = &self.project {
+            flag("--project", Some(project.display().to_string()));
+        }
+        if let Some(brain) = &self.brain {
+            flag("--brain", Some(brain.clone()));
+        }
+        if let Some(mode) = self.mode {
+            flag("--mode", Some(mode.as_str().to_string()));
+        }
+        if self.allow_edits {
+            flag("--allow-edits", None);
+        }
+        if self.yes {
+            flag("--yes", None);
+        }
+        if self.allow_network {
+            flag("--allow-network", None);
+        }
+        args.push("--".to_string());
+        args.push(task.to_string());
+        args
+    }
+}
+
 /// Runs the command. Without a terminal on stdin and stdout it draws nothing: it says how
 /// to run a task instead.
 pub fn execute(args: TuiArgs) -> anyhow::Result<ExitCode> {

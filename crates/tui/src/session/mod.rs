@@ -11,6 +11,7 @@ use braincode_config::{
     Home, ListOptions, latest_session_for_project, list_sessions, resolve_session,
 };
 use braincode_protocol::{Mode, RunEvent, SessionId};
+use braincode_runtime::fold::split_runs;
 use braincode_runtime::{
     ChannelSubscriber, PermissionMode, RoutingChoice, RunRequest, RunServices, new_session_id,
     plan_only, run,
@@ -28,6 +29,8 @@ use crate::input::{self, InputAction, InputState};
 use crate::slash::{self, SlashCommand};
 use crate::terminal::TerminalGuard;
 use crate::view;
+
+mod listings;
 
 /// How the session starts.
 #[derive(Debug, Clone)]
@@ -120,10 +123,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
         options,
     };
     if session.options.session_id.is_some() {
-        session.info = Some(vec![format!(
-            "continuing session {}: new requests see a summary of its earlier runs",
-            session.session_id
-        )]);
+        session.reopen();
     }
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
@@ -421,11 +421,37 @@ impl Session {
                     "re-reading the project's files for @ completion".into(),
                 ]);
             }
+            SlashCommand::Model => {
+                self.info = Some(listings::models(
+                    &self.options.home,
+                    &self.options,
+                    self.brain.as_deref(),
+                ));
+            }
+            SlashCommand::Agents => {
+                self.info = Some(listings::agents(
+                    &self.options.home,
+                    &self.options,
+                    self.brain.as_deref(),
+                ));
+            }
+            SlashCommand::Skills => {
+                self.info = Some(listings::skills(&self.options.home, &self.options));
+            }
+            SlashCommand::Hooks => {
+                self.info = Some(listings::hooks(&self.options.home, &self.options));
+            }
+            SlashCommand::Doctor => {
+                self.info = Some(vec![
+                    "run `braincode doctor` in a shell: it checks every configuration file, \
+                     credentials and tools, with a fix for each problem"
+                        .into(),
+                ]);
+            }
             other => {
                 self.info = Some(vec![format!(
-                    "{} is not available in the TUI yet; run `braincode {}` in a shell",
-                    other.name(),
-                    other.name().trim_start_matches('/')
+                    "{} is not part of the session yet",
+                    other.name()
                 )]);
             }
         }
@@ -473,6 +499,42 @@ impl Session {
         }
     }
 
+    /// Shows an earlier session's runs (their records, folded as they were) and says that
+    /// new requests continue it.
+    fn reopen(&mut self) {
+        let path = self.options.home.session_path(&self.session_id);
+        let mut lines = vec![format!(
+            "continuing session {}: new requests see a summary of its earlier runs",
+            self.session_id
+        )];
+        match braincode_config::journal::read_journal(&path) {
+            Ok(read) => {
+                let session = self.session_id.to_string();
+                for run in split_runs(&read.entries) {
+                    let mut state = braincode_runtime::fold::RunState::new(session.clone());
+                    for entry in run {
+                        state.apply(entry);
+                        self.app.on_event(&RunEvent::Record {
+                            session_id: session.clone(),
+                            entry: Box::new(entry.clone()),
+                        });
+                    }
+                    self.app.on_event(&RunEvent::Final {
+                        report: Box::new(state.report()),
+                    });
+                }
+                if read.skipped_count + read.malformed_count > 0 {
+                    lines.push(format!(
+                        "{} line(s) of its journal could not be read and are not shown",
+                        read.skipped_count + read.malformed_count
+                    ));
+                }
+            }
+            Err(err) => lines.push(format!("its journal could not be read: {err}")),
+        }
+        self.info = Some(lines);
+    }
+
     fn resume(&mut self, target: Option<String>) {
         let home = &self.options.home;
         let found = match &target {
@@ -485,10 +547,7 @@ impl Session {
             Ok(id) => {
                 self.session_id = id;
                 self.app.set_session_id(self.session_id.to_string());
-                self.info = Some(vec![format!(
-                    "continuing session {}: new requests see a summary of its earlier runs",
-                    self.session_id
-                )]);
+                self.reopen();
             }
             Err(err) => self.info = Some(vec![err]),
         }

@@ -1,0 +1,117 @@
+//! What the listing commands show (`/model`, `/agents`, `/skills`, `/hooks`), read with the
+//! run's own configuration loader, so the session shows exactly what a request would use.
+
+use braincode_config::Home;
+use braincode_protocol::Role;
+use braincode_runtime::{LoadOptions, RunConfig};
+
+use super::TuiOptions;
+
+/// The configuration the next request would load.
+fn load(home: &Home, options: &TuiOptions, brain: Option<&str>) -> Result<RunConfig, Vec<String>> {
+    let load = LoadOptions {
+        project_root: options.project_root.clone(),
+        brain_id: brain.map(str::to_string),
+        mode: None,
+    };
+    RunConfig::load(home, &load)
+        .map_err(|err| vec![format!("the configuration does not load: {err}")])
+}
+
+/// `/model`: each routed role's model chain in the brain the next request uses.
+pub(super) fn models(home: &Home, options: &TuiOptions, brain: Option<&str>) -> Vec<String> {
+    let config = match load(home, options, brain) {
+        Ok(config) => config,
+        Err(lines) => return lines,
+    };
+    let mut lines = vec![format!(
+        "brain {} ({}) · mode {}",
+        config.brain_id,
+        config.brain.name,
+        config.mode.as_str()
+    )];
+    lines.push(format!(
+        "  {:<12} {}",
+        "routeBrain",
+        config.brain.router_policy().chain().join(" → ")
+    ));
+    for role in Role::ROUTED {
+        lines.push(format!(
+            "  {:<12} {}",
+            role.as_str(),
+            config.brain.policy(role).chain().join(" → ")
+        ));
+    }
+    lines.push("change models in brains.json (braincode doctor checks it)".into());
+    lines
+}
+
+/// `/agents`: the roles a plan can use, with what each one may do.
+pub(super) fn agents(home: &Home, options: &TuiOptions, brain: Option<&str>) -> Vec<String> {
+    let config = match load(home, options, brain) {
+        Ok(config) => config,
+        Err(lines) => return lines,
+    };
+    let mut lines = vec![format!("roles of brain {}:", config.brain_id)];
+    for role in Role::ROUTED {
+        let tools = if braincode_brain::is_read_only_support_role(role) {
+            "read tools as a support worker"
+        } else {
+            "no tools as a support worker"
+        };
+        let model = config
+            .brain
+            .policy(role)
+            .chain()
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        lines.push(format!("  {:<12} {model:<32} {tools}", role.as_str()));
+    }
+    lines
+}
+
+/// `/skills`: the skills requests are given (project first).
+pub(super) fn skills(home: &Home, options: &TuiOptions) -> Vec<String> {
+    let config = match load(home, options, None) {
+        Ok(config) => config,
+        Err(lines) => return lines,
+    };
+    if config.support.skills.is_empty() {
+        return vec![
+            "no skills: add one as .agents/skills/<id>/SKILL.md in the project or the home".into(),
+        ];
+    }
+    config
+        .support
+        .skills
+        .iter()
+        .map(|skill| format!("  {:<24} {}", skill.id, skill.path.display()))
+        .collect()
+}
+
+/// `/hooks`: the hook handlers requests run (an untrusted project's own are not among them).
+pub(super) fn hooks(home: &Home, options: &TuiOptions) -> Vec<String> {
+    let config = match load(home, options, None) {
+        Ok(config) => config,
+        Err(lines) => return lines,
+    };
+    let mut lines: Vec<String> = config
+        .hooks
+        .iter()
+        .map(|hook| {
+            format!(
+                "  {:<16} {:<10} {}{}",
+                hook.event.name(),
+                hook.matcher.as_deref().unwrap_or("*"),
+                hook.command.as_deref().unwrap_or("(no command)"),
+                if hook.enabled { "" } else { "  (disabled)" }
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push("no hooks run for this project".into());
+    }
+    lines.extend(config.trust.notice());
+    lines
+}
