@@ -39,7 +39,10 @@ async fn print_runs_one_task_with_the_session_flags() {
         .collect();
     assert_eq!(sessions.len(), 1);
     let journal = std::fs::read_to_string(sessions[0].path()).unwrap();
-    assert!(journal.contains("\"permission\":\"acceptEdits\""), "{journal}");
+    assert!(
+        journal.contains("\"permission\":\"acceptEdits\""),
+        "{journal}"
+    );
     assert!(journal.contains("\"mode\":\"radical\""), "{journal}");
 
     let both = braincode(&home, project.path(), &["-p", "x", "sessions", "list"]).await;

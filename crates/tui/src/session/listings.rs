@@ -115,3 +115,32 @@ pub(super) fn hooks(home: &Home, options: &TuiOptions) -> Vec<String> {
     lines.extend(config.trust.notice());
     lines
 }
+
+/// `/brain` with no id: the Brain Models there are, the one in use marked.
+pub(super) fn brains(home: &Home, current: Option<&str>) -> Vec<String> {
+    let presets = match braincode_runtime::config::load_brain_presets(home) {
+        Ok(presets) => presets,
+        Err(err) => return vec![format!("brains.json does not load: {err}")],
+    };
+    let default = braincode_config::load_settings(home)
+        .ok()
+        .map(|settings| settings.default_brain_id);
+    let in_use = current.map(str::to_string).or(default);
+    let mut lines: Vec<String> = presets
+        .iter()
+        .map(|preset| {
+            let mark = if in_use.as_deref() == Some(preset.id.as_str()) {
+                "●"
+            } else {
+                " "
+            };
+            format!(
+                " {mark} {:<16} {}",
+                preset.id,
+                preset.name.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    lines.push("/brain <id> uses another one for the next requests".into());
+    lines
+}

@@ -392,11 +392,7 @@ impl Session {
                 self.brain = Some(id);
             }
             SlashCommand::Brain(None) => {
-                let brain = self
-                    .brain
-                    .as_deref()
-                    .unwrap_or("the configured default brain");
-                self.info = Some(vec![format!("brain: {brain} (/brain <id> to change)")]);
+                self.info = Some(listings::brains(&self.options.home, self.brain.as_deref()));
             }
             SlashCommand::Permissions(Some(permission)) => {
                 self.permission = permission;
