@@ -362,12 +362,7 @@ impl PolicyGate {
             arguments: request.call.arguments.clone(),
             // Why a person is asked: a protected path or a command without a sandbox says so
             // first; then what the rules said.
-            policy_summary: match &person_only {
-                Some(PersonOnly::Protected(reason) | PersonOnly::Unsandboxed(reason)) => {
-                    format!("{reason}\n{}", evaluation.summary())
-                }
-                None => evaluation.summary(),
-            },
+            policy_summary: approval_summary(&person_only, &evaluation),
             origin: request.origin.clone(),
         };
         match handler.decide(&ask).await {
@@ -437,4 +432,29 @@ impl ToolGate for PolicyGate {
         }
         outcome
     }
+}
+
+/// What the approval panel says of a call: why a person is asked (a protected path, a
+/// command without a sandbox), what the rules said, and the sub-commands the policy read.
+fn approval_summary(person_only: &Option<PersonOnly>, evaluation: &PolicyEvaluation) -> String {
+    let mut lines = Vec::new();
+    if let Some(PersonOnly::Protected(reason) | PersonOnly::Unsandboxed(reason)) = person_only {
+        lines.push(reason.clone());
+    }
+    lines.push(evaluation.summary());
+    for command in &evaluation.commands {
+        if command.subcommands.len() > 1
+            || command
+                .subcommands
+                .first()
+                .is_some_and(|s| *s != command.text)
+        {
+            lines.push(format!(
+                "{} runs: {}",
+                command.origin,
+                command.subcommands.join(" · ")
+            ));
+        }
+    }
+    lines.join("\n")
 }

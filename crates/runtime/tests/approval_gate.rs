@@ -783,3 +783,36 @@ async fn protected_edits_need_a_person_for_each_call() {
             .all(|(_, approver)| *approver == Approver::Human)
     );
 }
+
+/// Records what a person was shown.
+struct Shown(Mutex<Vec<String>>);
+
+#[async_trait]
+impl ApprovalHandler for Shown {
+    async fn decide(&self, request: &ApprovalRequest) -> ApprovalAnswer {
+        self.0.lock().unwrap().push(request.policy_summary.clone());
+        ApprovalAnswer::Block("no".into())
+    }
+}
+
+#[tokio::test]
+async fn a_person_is_told_why_they_are_asked_and_what_the_command_runs() {
+    let shell = tool("shell", ToolPermission::Execute);
+    let shown = Arc::new(Shown(Mutex::new(Vec::new())));
+    // No sandbox: every command needs a person, and the panel says so.
+    let g = gate_with(Mode::Auto, PermissionMode::Yes, Some(shown.clone()), false);
+    let outcome = check(
+        &g.gate,
+        &shell,
+        json!({"command": "cd src && ls -la | wc -l"}),
+    )
+    .await;
+    assert!(matches!(outcome, GateOutcome::Refuse(_)));
+    let summaries = shown.0.lock().unwrap().clone();
+    assert_eq!(summaries.len(), 1);
+    let summary = &summaries[0];
+    assert!(summary.contains("sandbox"), "{summary}");
+    for part in ["cd src", "ls -la", "wc -l"] {
+        assert!(summary.contains(part), "{part} missing from: {summary}");
+    }
+}
