@@ -26,6 +26,23 @@ pub fn init_tracing() {
         .try_init();
 }
 
+/// The project a command works in: `--project DIR` or the current directory, canonical,
+/// and a directory.
+pub fn project_root(project: Option<&std::path::Path>) -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context;
+    let root = match project {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let root = root
+        .canonicalize()
+        .with_context(|| format!("project directory {} is not accessible", root.display()))?;
+    if !root.is_dir() {
+        anyhow::bail!("{} is not a directory", root.display());
+    }
+    Ok(root)
+}
+
 /// Builds the async runtime for commands that talk to models or run processes.
 pub fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()

@@ -88,16 +88,7 @@ pub fn execute(args: TuiArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     let home = Home::from_env().context("cannot locate the Braincode home")?;
-    let project_root = match &args.project {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
-    let project_root = project_root.canonicalize().with_context(|| {
-        format!(
-            "project directory {} is not accessible",
-            project_root.display()
-        )
-    })?;
+    let project_root = super::project_root(args.project.as_deref())?;
     let session_id = match &args.session {
         Some(prefix) => Some(resolve_session(&home, prefix)?),
         None if args.continue_latest => Some(

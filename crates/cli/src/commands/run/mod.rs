@@ -190,19 +190,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         return resume(&home, prefix, &args);
     }
     let prompt = read_prompt(&args)?;
-    let project_root = match &args.project {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
-    let project_root = project_root.canonicalize().with_context(|| {
-        format!(
-            "project directory {} is not accessible",
-            project_root.display()
-        )
-    })?;
-    if !project_root.is_dir() {
-        anyhow::bail!("{} is not a directory", project_root.display());
-    }
+    let project_root = super::project_root(args.project.as_deref())?;
     if args.trust && !args.dry_run {
         eprintln!("{}", super::trust::trust_and_report(&home, &project_root)?);
     }
