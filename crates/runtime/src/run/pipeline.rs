@@ -25,7 +25,7 @@ use crate::git::PatchBaseline;
 use crate::hooks::HookEvent;
 use crate::report::REVIEW_SKIPPED_PREFIX;
 use crate::sink::RunSink;
-use crate::tape::TapeMode;
+use crate::tape::{Tape, TapeMode};
 
 /// What an untrusted project had ignored, said once per run (and a trust store that could not
 /// be read, which counts as "not trusted").
@@ -130,10 +130,17 @@ async fn prepare(
             .await;
         (start, submit)
     };
-    let ((start, submit), environment) = tokio::join!(
-        hooks,
-        environment_section(&request.project_root, &brain_id, mode)
-    );
+    // The environment lines only reach prompts, which a replay never sends: it skips them
+    // (and the git process they start).
+    let replaying = shared.tape.as_deref().is_some_and(Tape::is_strict);
+    let environment = async {
+        if replaying {
+            String::new()
+        } else {
+            environment_section(&request.project_root, &brain_id, mode).await
+        }
+    };
+    let ((start, submit), environment) = tokio::join!(hooks, environment);
     for (event, result) in [
         (HookEvent::SessionStart, &start),
         (HookEvent::UserPromptSubmit, &submit),
@@ -205,9 +212,18 @@ async fn plan_stage(
 ) -> Result<(RuntimePlan, Option<PatchBaseline>), RunError> {
     let sink = &shared.sink;
     let mut new_id = || shared.ids.next();
+    // A replay takes the patch summary from the journal: it starts no git process.
+    let replaying = shared.tape.as_deref().is_some_and(Tape::is_strict);
+    let baseline = async {
+        if replaying {
+            None
+        } else {
+            PatchBaseline::capture(&request.project_root).await
+        }
+    };
     let (plan, baseline) = tokio::join!(
         plan::make_plan(shared, request.routing, &mut new_id),
-        PatchBaseline::capture(&request.project_root)
+        baseline
     );
     let plan::Planned { plan, router_model } = plan.map_err(|f| match f {
         plan::PlanFailure::Cancelled => RunError::Cancelled,
