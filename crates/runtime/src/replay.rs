@@ -99,8 +99,8 @@ impl JournaledRun {
         Self::from_entries(session, read.entries, which)
     }
 
-    /// Run `which` of a session's records. Runs that are resumes of an earlier run count
-    /// with it: "the latest run" is the latest original run, with its resumes.
+    /// Run `which` of a session's records (1-based, in journal order; `None` = the last one,
+    /// which may itself be a resume: its tape then holds every earlier run of the same id).
     pub fn from_entries(
         session: &SessionId,
         entries: Vec<JournalEntry>,
