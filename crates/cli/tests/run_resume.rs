@@ -96,6 +96,18 @@ async fn killed_runs_resume_without_running_finished_workers_again() {
         let show = braincode(&home, project.path(), &["sessions", "show", &session]).await;
         assert_eq!(show.code, 0, "{}\n{}", show.stdout, show.stderr);
         let crashed = journal(&home, &session);
+        if !crashed.iter().any(|r| r["type"] == "run_start") {
+            // Killed before the run's first record: there is nothing to resume, and it says so.
+            let out = braincode(
+                &home,
+                project.path(),
+                &["run", "--json", "--resume", &session],
+            )
+            .await;
+            assert_eq!(out.code, 1, "{}", out.stderr);
+            assert!(out.stderr.contains("has no run yet"), "{}", out.stderr);
+            continue;
+        }
         let answered = crashed.iter().any(|r| {
             r["type"] == "run_end" || (r["type"] == "run_error" && !r["status"].is_null())
         });

@@ -38,7 +38,7 @@ pub enum ReplayError {
     NoSuchRun {
         /// The session.
         session: String,
-        /// Which run was asked for (`latest` or a 1-based number).
+        /// Which run was asked for, as the message says it.
         which: String,
     },
     /// The run was journaled before runs had ids (it cannot be keyed).
@@ -114,9 +114,14 @@ impl JournaledRun {
                 _ => None,
             })
             .collect();
-        let no_run = || ReplayError::NoSuchRun {
+        let no_run = || {
+            ReplayError::NoSuchRun {
             session: session.to_string(),
-            which: which.map_or_else(|| "latest".to_string(), |n| n.to_string()),
+            which: which.map_or_else(
+                || "yet (its journal holds no run_start)".to_string(),
+                |n| format!("number {n} (runs are numbered from 1; `braincode sessions show` lists them)"),
+            ),
+        }
         };
         let position = match which {
             None => starts.len().checked_sub(1).ok_or_else(no_run)?,
