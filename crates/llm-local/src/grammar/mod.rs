@@ -30,7 +30,12 @@ use serde_json::{Map, Value};
 
 use ranges::{int_range, uint_at_least, uint_range};
 
+mod gbnf;
 mod ranges;
+mod schema_values;
+
+use gbnf::{CHAR_RULE, FRACTION, INT_BODY, UINT_BODY, json_literal, literal, sanitize};
+use schema_values::{as_f64, as_u64, enum_values, merge_siblings};
 
 /// An enum with `uniqueItems` is tracked value by value up to this many values (2^n states).
 pub const MAX_UNIQUE_ENUM: usize = 10;
@@ -104,68 +109,6 @@ struct Converter<'a> {
     taken: HashSet<String>,
     refs: HashMap<String, String>,
 }
-
-/// A GBNF string literal for `text`.
-fn literal(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// A GBNF literal for the compact JSON encoding of `value`.
-fn json_literal(value: &Value) -> String {
-    literal(&value.to_string())
-}
-
-fn sanitize(hint: &str) -> String {
-    let mut name = String::new();
-    for c in hint.chars() {
-        if c.is_ascii_alphanumeric() {
-            name.push(c.to_ascii_lowercase());
-        } else if !name.ends_with('-') && !name.is_empty() {
-            name.push('-');
-        }
-    }
-    let name = name.trim_end_matches('-');
-    if name.is_empty() {
-        "r".to_string()
-    } else {
-        name.chars().take(40).collect()
-    }
-}
-
-fn as_u64(value: Option<&Value>) -> Option<u64> {
-    value.and_then(|v| {
-        v.as_u64().or_else(|| {
-            v.as_f64()
-                .filter(|f| f.is_finite() && *f >= 0.0)
-                .map(|f| f.floor() as u64)
-        })
-    })
-}
-
-fn as_f64(value: Option<&Value>) -> Option<f64> {
-    value.and_then(Value::as_f64).filter(|f| f.is_finite())
-}
-
-const CHAR_RULE: &str = r#"[^"\\\x00-\x1F\x7F] | "\\" ["\\/bfnrt]"#;
-const INT_BODY: &str = r#""-"? ("0" | [1-9] [0-9]{0,15})"#;
-const UINT_BODY: &str = r#"("0" | [1-9] [0-9]{0,15})"#;
-const FRACTION: &str = r#"("." [0-9]{1,6})?"#;
 
 impl Converter<'_> {
     fn err(&self, at: &str, problem: impl Into<String>) -> SchemaError {
@@ -651,33 +594,6 @@ impl Converter<'_> {
         );
         self.rule(&format!("any-{depth}"), body)
     }
-}
-
-/// The closed set of values an item schema allows, if it is an enum or a const.
-fn enum_values(schema: &Value) -> Option<Vec<Value>> {
-    let object = schema.as_object()?;
-    if let Some(value) = object.get("const") {
-        return Some(vec![value.clone()]);
-    }
-    object.get("enum")?.as_array().cloned()
-}
-
-/// For `anyOf`/`oneOf` next to other keywords (`{"type":"object","anyOf":[...]}`), each option
-/// inherits its parent's other keywords.
-fn merge_siblings(parent: &Map<String, Value>, option: &Value, key: &str) -> Value {
-    let Value::Object(option) = option else {
-        return option.clone();
-    };
-    let mut merged = Map::new();
-    for (k, v) in parent {
-        if k != key && !matches!(k.as_str(), "description" | "title") {
-            merged.insert(k.clone(), v.clone());
-        }
-    }
-    for (k, v) in option {
-        merged.insert(k.clone(), v.clone());
-    }
-    Value::Object(merged)
 }
 
 #[cfg(test)]
