@@ -63,3 +63,21 @@ pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
 }
+
+/// Runs this binary again with `args` (a measurement in a process of its own, so its peak
+/// memory is its own) and returns what it printed; a failed child is an error with its stderr.
+pub(super) async fn run_self(args: &[&str]) -> anyhow::Result<String> {
+    use anyhow::Context;
+    let exe = std::env::current_exe().context("cannot find the braincode executable")?;
+    let output = tokio::process::Command::new(exe)
+        .args(args)
+        .output()
+        .await?;
+    anyhow::ensure!(
+        output.status.success(),
+        "the measured run (`braincode {}`) failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}

@@ -13,7 +13,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use async_trait::async_trait;
 use axum::Json;
 use axum::response::IntoResponse;
@@ -443,18 +442,9 @@ async fn serve_instant() -> anyhow::Result<(String, tokio::task::JoinHandle<()>)
 
 async fn rss_of_child_run() -> anyhow::Result<Option<u64>> {
     let (base_url, server) = serve_instant().await?;
-    let exe = std::env::current_exe().context("cannot find the braincode executable")?;
-    let output = tokio::process::Command::new(exe)
-        .args(["bench", "overhead", "--rss-child", &base_url])
-        .output()
-        .await?;
+    let output = super::run_self(&["bench", "overhead", "--rss-child", &base_url]).await;
     server.abort();
-    anyhow::ensure!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Ok(String::from_utf8_lossy(&output.stdout).trim().parse().ok())
+    Ok(output?.trim().parse().ok())
 }
 
 async fn rss_child(base_url: &str) -> anyhow::Result<ExitCode> {

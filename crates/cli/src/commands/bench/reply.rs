@@ -7,7 +7,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use axum::Json;
 use axum::body::Body;
 use axum::response::IntoResponse;
@@ -105,18 +104,9 @@ pub fn execute(args: ReplyBenchArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         let size_bytes = args.size_mb * 1_000_000;
         let (base_url, server) = serve(size_bytes).await?;
-        let exe = std::env::current_exe().context("cannot find the braincode executable")?;
-        let output = tokio::process::Command::new(exe)
-            .args(["bench", "reply", "--child", &base_url])
-            .output()
-            .await?;
+        let stdout = super::run_self(&["bench", "reply", "--child", &base_url]).await;
         server.abort();
-        anyhow::ensure!(
-            output.status.success(),
-            "the measured run failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stdout = stdout?;
         let mut fields = stdout.split_whitespace();
         let peak_kib: u64 = fields.next().and_then(|f| f.parse().ok()).unwrap_or(0);
         let answer_bytes: u64 = fields.next().and_then(|f| f.parse().ok()).unwrap_or(0);
