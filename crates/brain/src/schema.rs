@@ -47,6 +47,11 @@ pub struct ModelPolicy {
     /// Image-generation model, for roles that produce images.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_model: Option<ImageModelRef>,
+    /// The MCP servers this role may use (names in mcp.json; `"*"` = every server no role
+    /// claims). A server named here belongs to the roles that name it: roles without a list
+    /// never see it. `None` = every unclaimed server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<Vec<String>>,
 }
 
 impl ModelPolicy {
@@ -58,6 +63,7 @@ impl ModelPolicy {
             thinking_level,
             system_prompt: None,
             image_model: None,
+            mcp_servers: None,
         }
     }
 
@@ -108,6 +114,9 @@ pub struct PartialModelPolicy {
     /// Overrides `imageModel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_model: Option<ImageModelRef>,
+    /// Overrides `mcpServers` (the whole list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<Vec<String>>,
 }
 
 impl PartialModelPolicy {
@@ -131,6 +140,10 @@ impl PartialModelPolicy {
                 .image_model
                 .clone()
                 .or_else(|| base.image_model.clone()),
+            mcp_servers: self
+                .mcp_servers
+                .clone()
+                .or_else(|| base.mcp_servers.clone()),
         }
     }
 
@@ -146,6 +159,7 @@ impl PartialModelPolicy {
             thinking_level: self.thinking_level.unwrap_or_default(),
             system_prompt: self.system_prompt.clone(),
             image_model: self.image_model.clone(),
+            mcp_servers: self.mcp_servers.clone(),
         })
     }
 }
@@ -158,6 +172,7 @@ impl From<ModelPolicy> for PartialModelPolicy {
             thinking_level: Some(policy.thinking_level),
             system_prompt: policy.system_prompt,
             image_model: policy.image_model,
+            mcp_servers: policy.mcp_servers,
         }
     }
 }

@@ -45,15 +45,19 @@ pub use json_io::{
     write_bytes_atomic, write_json_atomic,
 };
 pub use json_locate::locate_field;
-pub use mcp::{McpServerConfig, McpTransport, load_mcp_servers, project_mcp_path, read_mcp_file};
+pub use mcp::{
+    MAX_MCP_CALL_TIMEOUT_MS, MAX_MCP_STARTUP_TIMEOUT_MS, MIN_MCP_TIMEOUT_MS, McpLoadingStrategy,
+    McpSchemas, McpServerConfig, McpTransport, ProcessVars, VarSource, expand_vars,
+    load_mcp_servers, project_mcp_path, read_mcp_file,
+};
 pub use models::{ModelsDocument, load_models, merge_models, read_models_file, save_models};
 pub use references::{
     ATTACHMENTS_HEADING, ExpandedPrompt, ImageAttachment, ReferenceContext, ReferenceKind,
     ReferenceOutcome, ReferenceToken, ResolvedReference, expand_references, tokenize_references,
 };
 pub use settings::{
-    ConfigServer, DEFAULT_BRAIN_ID_FALLBACK, Features, ReferenceSettings, SandboxSettings,
-    Settings, load_settings, save_settings,
+    ConfigServer, DEFAULT_BRAIN_ID_FALLBACK, Features, McpSettings, ReferenceSettings,
+    SandboxSettings, Settings, load_settings, save_settings,
 };
 pub use support::{
     AGENTS_MD_MAX_BYTES, SKILL_MAX_BYTES, Skill, SupportBundle, SupportFile, discover_skills,

@@ -85,6 +85,33 @@ pub struct Settings {
     /// Defaults for every model call (timeouts, retries, reply cap); a model's own entry in
     /// models.json wins.
     pub models: braincode_protocol::ModelCallSettings,
+    /// How MCP servers are started and shown to agents; a server's own entry wins.
+    pub mcp: McpSettings,
+}
+
+/// MCP defaults (`settings.json` → `mcp`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct McpSettings {
+    /// When servers start: `background` (default: at run start, never holding up the first
+    /// model request), `eager` (an agent waits for them up to `startupBudgetMs` before its
+    /// first request) or `lazy` (on an agent's first use).
+    pub loading: crate::McpLoadingStrategy,
+    /// How long an agent waits for `eager` servers (0..120,000 ms).
+    pub startup_budget_ms: u64,
+    /// How agents see tools: `lazy` (default: one `mcp_search` tool, schemas on demand) or
+    /// `eager` (every schema up front).
+    pub schemas: crate::McpSchemas,
+}
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self {
+            loading: crate::McpLoadingStrategy::Background,
+            startup_budget_ms: 10_000,
+            schemas: crate::McpSchemas::Lazy,
+        }
+    }
 }
 
 /// The OS sandbox every command runs in (shell, exec sessions, scripts, hooks).
@@ -110,6 +137,7 @@ impl Default for Settings {
             references: ReferenceSettings::default(),
             sandbox: SandboxSettings::default(),
             models: braincode_protocol::ModelCallSettings::default(),
+            mcp: McpSettings::default(),
         }
     }
 }
@@ -152,6 +180,18 @@ impl Settings {
                 &root.key("configServer").key("port"),
                 "port 0 is not a fixed port",
                 "use a port from 1 to 65535 (default 14580)",
+            ));
+        }
+        if self.mcp.startup_budget_ms > crate::MAX_MCP_STARTUP_TIMEOUT_MS {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &root.key("mcp").key("startupBudgetMs"),
+                format!(
+                    "{} ms is over the 120,000 ms limit",
+                    self.mcp.startup_budget_ms
+                ),
+                "use 0 (do not wait) to 120000",
             ));
         }
         if let Some(field) = self.models.invalid_field() {
