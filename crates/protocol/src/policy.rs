@@ -44,15 +44,18 @@ pub enum TargetKind {
     Command,
     /// The call's arguments themselves (unreadable, or nested too deeply).
     Arguments,
+    /// The tool's name (a tool rule).
+    Tool,
 }
 
 impl TargetKind {
-    /// `path`, `command` or `arguments`.
+    /// `path`, `command`, `arguments` or `tool`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Path => "path",
             Self::Command => "command",
             Self::Arguments => "arguments",
+            Self::Tool => "tool",
         }
     }
 }

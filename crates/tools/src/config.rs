@@ -299,6 +299,25 @@ pub struct PermissionsConfig {
     /// Rules on commands run by tools.
     #[serde(default)]
     pub commands: Vec<CommandRule>,
+    /// Rules on tool names (`mcp__github__*`): deny, ask or allow a whole tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolRule>,
+}
+
+/// A rule on tool names; `*` matches any run of characters, case is ignored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRule {
+    /// Tool-name pattern (`mcp__db__*`).
+    pub pattern: String,
+    /// What a call of a matching tool gets.
+    pub policy: PolicyDecision,
+    /// Whether a match forces a review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewRequirement>,
+    /// Why, shown to the user and the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A rule on paths. `**` matches any sequence, `*` any run without `/`.
@@ -442,6 +461,14 @@ impl ToolsConfig {
             if let Err(message) = crate::policy::rules::check_command_pattern(&rule.pattern) {
                 problems.push(ConfigProblem {
                     location: format!("permissions.commands[{index}].pattern"),
+                    message: format!("invalid pattern {:?}: {message}", rule.pattern),
+                });
+            }
+        }
+        for (index, rule) in self.permissions.tools.iter().enumerate() {
+            if let Err(message) = crate::policy::rules::check_tool_pattern(&rule.pattern) {
+                problems.push(ConfigProblem {
+                    location: format!("permissions.tools[{index}].pattern"),
                     message: format!("invalid pattern {:?}: {message}", rule.pattern),
                 });
             }

@@ -27,7 +27,7 @@ pub use audit::summarize_json;
 pub use config::{
     ApprovalPolicy, CheckPolicy, CheckStrategy, ChecksConfig, CommandRule, ConfigErrors,
     ConfigProblem, PathRule, PermissionsConfig, PolicyDecision, ReviewRequirement, ToolEntry,
-    ToolsConfig,
+    ToolRule, ToolsConfig,
 };
 pub use evidence::{CacheLookup, EvidenceCache, EvidenceCacheConfig};
 pub use exec::{ExecLimits, ExecSessions};

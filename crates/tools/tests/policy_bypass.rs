@@ -503,6 +503,7 @@ fn user_rules_merge_after_defaults_and_cannot_override_deny() {
             reason: None,
         }],
         commands: vec![],
+        tools: vec![],
     };
     let error = PermissionPolicy::new(&bad).unwrap_err();
     assert!(
@@ -511,6 +512,70 @@ fn user_rules_merge_after_defaults_and_cannot_override_deny() {
             .contains("permissions.paths[0].pattern \"src/[x\""),
         "{error}"
     );
+}
+
+/// Tool rules decide whole tools by name (MCP tools above all): deny beats allow, a wildcard
+/// covers a server, and an allowed tool still obeys the path rules of what it writes.
+#[test]
+fn tool_rules_decide_whole_tools_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = |pattern: &str, policy| braincode_tools::ToolRule {
+        pattern: pattern.into(),
+        policy,
+        review: None,
+        reason: None,
+    };
+    let config = PermissionsConfig {
+        tools: vec![
+            rule("mcp__github__*", PolicyDecision::Allow),
+            rule("mcp__github__delete_*", PolicyDecision::Deny),
+            rule("mcp__db__*", PolicyDecision::Ask),
+            rule("mcp__fs__write_file", PolicyDecision::Allow),
+        ],
+        ..PermissionsConfig::default()
+    };
+    let policy = PermissionPolicy::new(&config).unwrap();
+    let decide = |tool: &str, args: serde_json::Value| {
+        policy
+            .evaluate(&PermissionRequest {
+                tool_name: tool,
+                arguments: &args,
+                project_root: dir.path(),
+                session_history: None,
+            })
+            .decision
+    };
+    assert_eq!(
+        decide("mcp__github__create_issue", json!({"title": "x"})),
+        Some(PolicyDecision::Allow)
+    );
+    assert_eq!(
+        decide("mcp__github__delete_repo", json!({})),
+        Some(PolicyDecision::Deny)
+    );
+    assert_eq!(
+        decide("mcp__db__query", json!({})),
+        Some(PolicyDecision::Ask)
+    );
+    assert_eq!(decide("mcp__other__x", json!({})), None);
+    // Allowed by name, but what it writes is still checked: `.git/` stays protected.
+    assert_eq!(
+        decide("mcp__fs__write_file", json!({"path": "notes.md"})),
+        Some(PolicyDecision::Allow)
+    );
+    assert_ne!(
+        decide(
+            "mcp__fs__write_file",
+            json!({"path": ".git/hooks/pre-commit"})
+        ),
+        Some(PolicyDecision::Allow)
+    );
+    let bad = PermissionsConfig {
+        tools: vec![rule("mcp__x__[y]", PolicyDecision::Deny)],
+        ..PermissionsConfig::default()
+    };
+    let error = PermissionPolicy::new(&bad).unwrap_err().to_string();
+    assert!(error.contains("permissions.tools[0].pattern"), "{error}");
 }
 
 #[test]

@@ -163,11 +163,25 @@ fn approval_decision() {
             false,
         ),
         ("mcp__connect", ToolPermission::Execute, json!({}), false),
+        // An MCP tool runs without a person only when its server marks it read-only
+        // (`readOnlyHint`, a Read definition), and then not if its name has a mutating verb.
         (
             "mcp__github__get_issue",
-            ToolPermission::Execute,
+            ToolPermission::Write,
+            json!({}),
+            true,
+        ),
+        (
+            "mcp__github__get_issue",
+            ToolPermission::Read,
             json!({}),
             false,
+        ),
+        (
+            "mcp__github__delete_issue",
+            ToolPermission::Read,
+            json!({}),
+            true,
         ),
         (
             "mcp__github__create_issue",

@@ -180,6 +180,9 @@ impl ConfigError {
                     braincode_tools::PolicyError::InvalidCommandPattern { index, .. } => {
                         format!("permissions.commands[{index}].pattern")
                     }
+                    braincode_tools::PolicyError::InvalidToolPattern { index, .. } => {
+                        format!("permissions.tools[{index}].pattern")
+                    }
                 }),
                 ..JsonLocation::default()
             }),

@@ -255,7 +255,12 @@ pub fn requires_approval(
         return false;
     }
     if let Some(bare) = mcp_bare_name(&tool.name) {
-        return is_mutating_tool_name(bare) || has_dangerous_text(arguments);
+        // Only a tool its server marks read-only (`readOnlyHint`) runs without a person; a
+        // mutating verb in its name or dangerous text in its arguments still asks, whatever
+        // the server claims.
+        return tool.permission != ToolPermission::Read
+            || is_mutating_tool_name(bare)
+            || has_dangerous_text(arguments);
     }
     if builtin_spec(&name).is_some() {
         return tool.permission != ToolPermission::Read;

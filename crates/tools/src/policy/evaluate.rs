@@ -10,7 +10,7 @@ use super::{
     EvaluationBuilder, MAX_ARGUMENT_DEPTH, NEUTRAL_COMMANDS, PermissionPolicy, PermissionRequest,
     PolicyEvaluation, RuleMatch, TargetKind, protected, shell,
 };
-use crate::config::PolicyDecision;
+use crate::config::{PolicyDecision, ReviewRequirement};
 use crate::paths::{canonical_root, normalize_path_text, resolve_from};
 
 /// Package-manager settings that make scripts run through a program the project chose.
@@ -123,6 +123,27 @@ impl PermissionPolicy {
                 any_allow |= matched;
             }
         }
+        // Tool rules: the whole tool, whatever its arguments.
+        let mut tool_allowed = false;
+        for compiled in &self.tool_rules {
+            if !compiled.matches(request.tool_name) {
+                continue;
+            }
+            let rule = &compiled.rule;
+            tool_allowed |= rule.policy == PolicyDecision::Allow;
+            evaluation.push(RuleMatch {
+                kind: TargetKind::Tool,
+                target: request.tool_name.to_string(),
+                pattern: rule.pattern.clone(),
+                action: rule.policy,
+                reason: rule
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| format!("tool rule {}", rule.pattern)),
+                review_required: rule.review == Some(ReviewRequirement::Required),
+                default_rule: false,
+            });
+        }
         if !evaluation.protected.is_empty() {
             let reason = evaluation.protected.join("; ");
             evaluation.push(RuleMatch {
@@ -143,7 +164,8 @@ impl PermissionPolicy {
             || !evaluation.protected.is_empty()
         {
             Some(PolicyDecision::Ask)
-        } else if any_target && all_allowed && any_allow {
+        } else if (any_target && all_allowed && any_allow) || tool_allowed {
+            // A tool allowed by name runs when nothing it touches is denied or asked.
             Some(PolicyDecision::Allow)
         } else {
             None

@@ -39,7 +39,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::config::PermissionsConfig;
-use rules::{CompiledCommandRule, CompiledPathRule, default_command_rules, default_path_rules};
+use rules::{
+    CompiledCommandRule, CompiledPathRule, CompiledToolRule, default_command_rules,
+    default_path_rules,
+};
 
 pub use approval::requires_approval;
 pub use braincode_protocol::{
@@ -200,6 +203,16 @@ pub enum PolicyError {
         /// What is wrong.
         message: String,
     },
+    /// An invalid tool-name pattern.
+    #[error("permissions.tools[{index}].pattern {pattern:?} is invalid: {message}")]
+    InvalidToolPattern {
+        /// Rule index in tools.json.
+        index: usize,
+        /// The pattern.
+        pattern: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// The compiled policy: default rules first, then the user's.
@@ -207,6 +220,7 @@ pub enum PolicyError {
 pub struct PermissionPolicy {
     path_rules: Vec<CompiledPathRule>,
     command_rules: Vec<CompiledCommandRule>,
+    tool_rules: Vec<CompiledToolRule>,
 }
 
 impl Default for PermissionPolicy {
@@ -214,6 +228,7 @@ impl Default for PermissionPolicy {
         Self {
             path_rules: default_path_rules(),
             command_rules: default_command_rules(),
+            tool_rules: Vec::new(),
         }
     }
 }
@@ -241,6 +256,15 @@ impl PermissionPolicy {
                 }
             })?;
             policy.command_rules.push(compiled);
+        }
+        for (index, rule) in config.tools.iter().enumerate() {
+            let compiled =
+                CompiledToolRule::new(rule).map_err(|message| PolicyError::InvalidToolPattern {
+                    index,
+                    pattern: rule.pattern.clone(),
+                    message,
+                })?;
+            policy.tool_rules.push(compiled);
         }
         Ok(policy)
     }

@@ -15,6 +15,7 @@ mod command;
 mod defaults;
 mod loose;
 mod path;
+mod tool;
 
 pub use command::{CompiledCommandRule, MatchStrength, check_command_pattern};
 pub use defaults::{
@@ -23,3 +24,4 @@ pub use defaults::{
 };
 pub use loose::{loose_text, loose_variants};
 pub use path::{CompiledPathRule, check_path_pattern, expand_path_pattern};
+pub use tool::{CompiledToolRule, check_tool_pattern};
