@@ -4,6 +4,7 @@
 //! - [`Script`]: rules `when(matcher) → replies`, shared by [`ScriptedModel`] (an in-process
 //!   `ModelClient`) and [`ScriptedServer`] (a real HTTP server on 127.0.0.1 speaking the
 //!   OpenAI Chat Completions streaming format). Both record every request.
+//! - [`mcp`]: the MCP test server binary (`braincode-mcp-test-server`) and an HTTP instance.
 //! - [`TempHome`] (a `BRAINCODE_HOME` with helpers for settings/models/brains/auth) and
 //!   [`TempRepo`] (a git repository with an initial commit).
 //!
@@ -23,6 +24,7 @@
 
 mod fixtures;
 mod hit;
+pub mod mcp;
 mod request;
 mod script;
 mod scripted_model;
