@@ -507,6 +507,10 @@ pub struct FinalReport {
     /// The error, when the status is `failed` or `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The MCP servers of the run and how each ended up (the last `mcp_connect`), when any
+    /// is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<crate::McpConnectReport>,
 }
 
 impl FinalReport {

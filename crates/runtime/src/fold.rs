@@ -11,10 +11,10 @@ mod runs;
 mod tests;
 
 use braincode_protocol::{
-    BrainRef, CheckSummary, Clarification, FinalReport, FinalStatus, JournalEntry, Metrics, Mode,
-    PatchSummary, PlanReview, PlannedWorker, Record, ReportRouting, ReportWorker, ReviewDecision,
-    Role, RoutingRecord, TaskStatus, Todo, ToolCallCounts, ToolStage, Usage, WorkerPhase,
-    WorkerResult,
+    BrainRef, CheckSummary, Clarification, FinalReport, FinalStatus, JournalEntry,
+    McpConnectReport, Metrics, Mode, PatchSummary, PlanReview, PlannedWorker, Record,
+    ReportRouting, ReportWorker, ReviewDecision, Role, RoutingRecord, TaskStatus, Todo,
+    ToolCallCounts, ToolStage, Usage, WorkerPhase, WorkerResult,
 };
 
 pub use live::LiveState;
@@ -85,6 +85,7 @@ pub struct RunState {
     tool_calls: ToolCallCounts,
     tool_call_record: Option<ToolCallCounts>,
     warnings: Vec<String>,
+    mcp: Option<McpConnectReport>,
     terminal: Option<Terminal>,
 }
 
@@ -280,12 +281,12 @@ impl RunState {
                     });
                 }
             }
+            Record::McpConnect(connect) => self.mcp = Some(connect.report.clone()),
             Record::ToolExecutionSummary(_)
             | Record::AgentMessage(_)
             | Record::ContextPlan(_)
             | Record::ReviewArtifactsSummary(_)
             | Record::FinalReport(_)
-            | Record::McpConnect(_)
             | Record::ModelRetry(_)
             | Record::ModelReply(_)
             | Record::Handoff(_)
@@ -544,6 +545,7 @@ impl RunState {
             model_summary: summary,
             fix_iterations: self.fix_iterations,
             warnings: self.warnings.clone(),
+            mcp: self.mcp.clone(),
             error,
         }
     }

@@ -349,6 +349,8 @@ fn lane(record: &Record) -> String {
             format!("hook {}", hook.matcher.as_deref().unwrap_or_default())
         }
         Record::DynamicDispatch(dispatch) => format!("dispatch {}", dispatch.context_id),
+        // Servers settle in the background, at any point of the run.
+        Record::McpConnect(_) => "mcp".to_string(),
         _ => "run".to_string(),
     }
 }

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use braincode_llm::{Completion, ErrorKind, ModelError, ToolCall};
 use braincode_protocol::{
-    HookRecord, JournalEntry, ModelReply, PatchSummary, Record, RecordedModelError,
+    HookRecord, JournalEntry, McpConnect, ModelReply, PatchSummary, Record, RecordedModelError,
     RecordedToolCall, ToolApprovalDecision, ToolExecutionSummary, ToolStage,
 };
 use serde_json::Value;
@@ -76,6 +76,7 @@ pub struct Tape {
     tools: HashMap<(String, String), TapedTool>,
     hooks: Mutex<HookQueues>,
     patch: Option<PatchSummary>,
+    mcp: Vec<McpConnect>,
     resume_of: Option<String>,
     model_replies: AtomicU64,
     tool_results: AtomicU64,
@@ -101,6 +102,7 @@ impl Tape {
             tools: HashMap::new(),
             hooks: Mutex::new(HashMap::new()),
             patch: None,
+            mcp: Vec::new(),
             resume_of: None,
             model_replies: AtomicU64::new(0),
             tool_results: AtomicU64::new(0),
@@ -162,11 +164,17 @@ impl Tape {
                         .push_back((hook.clone(), own));
                 }
                 Record::PatchSummary(patch) => tape.patch = Some(patch.patch.clone()),
+                Record::McpConnect(report) if own => tape.mcp.push(report.clone()),
                 _ => {}
             }
         }
         tape.hooks = Mutex::new(hooks);
         tape
+    }
+
+    /// The replayed run's own MCP connection reports, in order.
+    pub fn mcp_reports(&self) -> Vec<McpConnect> {
+        self.mcp.clone()
     }
 
     /// Replay or resume.

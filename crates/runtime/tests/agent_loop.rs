@@ -139,6 +139,7 @@ fn harness(
         response_schema: None,
         tool_timeout: Duration::from_millis(400),
         stream_text: true,
+        resolver: None,
     };
     let services = AgentServices {
         client: model.client(),

@@ -94,7 +94,7 @@ mod tests {
 
     impl VarSource for Vars {
         fn env(&self, name: &str) -> Option<String> {
-            self.0.get(name).map(|v| v.to_string())
+            self.0.get(name).map(ToString::to_string)
         }
         fn auth(&self, provider: &str) -> Option<String> {
             (provider == "github").then(|| "ghp_secret".to_string())

@@ -26,6 +26,33 @@ pub(super) async fn execute_calls(
     calls: &[ToolCall],
     cancel: &CancellationToken,
 ) -> Result<Vec<ToolOutput>, AgentError> {
+    // A call through `mcp_call` is the call of the tool it names; names the agent was not
+    // offered up front (MCP tools found with `mcp_search`) are resolved once per turn.
+    let calls: Vec<ToolCall> = calls.iter().map(|call| unwrap_call(setup, call)).collect();
+    let calls = calls.as_slice();
+    let mut resolved: Vec<(String, Result<SharedTool, String>)> = Vec::new();
+    if let Some(resolver) = &setup.resolver {
+        for call in calls {
+            if !tools.contains_key(call.name.as_str())
+                && !resolved.iter().any(|(name, _)| *name == call.name)
+            {
+                resolved.push((call.name.clone(), resolver.resolve(&call.name).await));
+            }
+        }
+    }
+    let mut all_tools = tools.clone();
+    let mut problems: BTreeMap<&str, &str> = BTreeMap::new();
+    for (name, result) in &resolved {
+        match result {
+            Ok(tool) => {
+                all_tools.insert(name.as_str(), tool);
+            }
+            Err(problem) => {
+                problems.insert(name.as_str(), problem.as_str());
+            }
+        }
+    }
+    let tools = &all_tools;
     let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
     let mut index = 0;
     while index < calls.len() {
@@ -49,7 +76,11 @@ pub(super) async fn execute_calls(
         let mut runnable = Vec::new();
         for (offset, call) in calls[index..end].iter().enumerate() {
             let slot = index + offset;
-            match prepare_call(setup, services, tools, call).await {
+            let prepared = match problems.get(call.name.as_str()) {
+                Some(problem) => Prepared::Done(ToolOutput::error(*problem)),
+                None => prepare_call(setup, services, tools, call).await,
+            };
+            match prepared {
                 Prepared::Done(output) => outputs[slot] = Some(output),
                 Prepared::Run(tool) => runnable.push((slot, call, tool)),
                 Prepared::Taped(taped) => {
@@ -77,6 +108,40 @@ pub(super) async fn execute_calls(
         .into_iter()
         .map(|o| o.unwrap_or_else(|| ToolOutput::error("internal error: the call was not run")))
         .collect())
+}
+
+/// `mcp_call {"name", "arguments"}` as the call of the tool it names (same call id), when the
+/// agent has a resolver and the arguments say which tool; any other call as it is.
+fn unwrap_call(setup: &AgentSetup, call: &ToolCall) -> ToolCall {
+    if call.name != super::MCP_CALL_TOOL || setup.resolver.is_none() {
+        return call.clone();
+    }
+    let Some(name) = call
+        .arguments
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    else {
+        return call.clone();
+    };
+    // Models sometimes send the arguments object as a JSON string.
+    let arguments = match call.arguments.get("arguments") {
+        None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(value @ Value::Object(_)) => value,
+            _ => return call.clone(),
+        },
+        Some(value @ Value::Object(_)) => value.clone(),
+        Some(_) => return call.clone(),
+    };
+    ToolCall {
+        id: call.id.clone(),
+        name: name.to_string(),
+        raw_arguments: arguments.to_string(),
+        arguments,
+        argument_error: None,
+    }
 }
 
 enum Prepared<'a> {

@@ -64,6 +64,20 @@ pub struct AgentSetup {
     pub tool_timeout: Duration,
     /// Whether answer text is streamed to subscribers as it arrives.
     pub stream_text: bool,
+    /// Tools the agent may call by name without being offered them up front (MCP tools found
+    /// with `mcp_search`); also unwraps [`MCP_CALL_TOOL`] calls.
+    pub resolver: Option<Arc<dyn ToolResolver>>,
+}
+
+/// The tool that calls another tool by name: `{"name": …, "arguments": {…}}`. The loop
+/// unwraps it, so the gate, the journal and the events see the named tool.
+pub const MCP_CALL_TOOL: &str = "mcp_call";
+
+/// Finds tools an agent was not offered up front but may call by name.
+#[async_trait::async_trait]
+pub trait ToolResolver: Send + Sync {
+    /// The tool called `name`, or why there is none (the message goes to the model).
+    async fn resolve(&self, name: &str) -> Result<SharedTool, String>;
 }
 
 /// Shared services an agent uses.

@@ -113,6 +113,9 @@ pub struct RunServices {
     /// the journal as it is now (a replay or a resume runs again a run that was, or was not,
     /// a continuation when it first ran).
     pub continues: Option<bool>,
+    /// MCP servers shared by the runs of an interactive session (none: each run starts and
+    /// stops its own).
+    pub mcp_hubs: Option<Arc<crate::mcp::McpHubCache>>,
 }
 
 impl RunServices {
@@ -129,6 +132,7 @@ impl RunServices {
             journal: JournalTarget::Session,
             tape: None,
             continues: None,
+            mcp_hubs: None,
         }
     }
 }
@@ -188,6 +192,16 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     for warning in early_warnings {
         sink.warning(warning);
     }
+    let mcp = setup.as_ref().ok().map(|base| base.mcp.clone());
+    if let Some(mcp) = &mcp {
+        mcp.kick_off(
+            services
+                .tape
+                .as_deref()
+                .map(crate::tape::Tape::mcp_reports)
+                .unwrap_or_default(),
+        );
+    }
 
     let outcome = match setup {
         Err(message) => Err(RunError::Config(message)),
@@ -209,6 +223,9 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
             "resumed run {run_id}: reused {} model replies, {} tool results and {} hook results from the journal; nothing that had finished was run again",
             used.model_replies, used.tool_results, used.hooks
         ));
+    }
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
     }
     let cancel_reason = services.cancel_reason.get().map(String::as_str);
     finish::finish(

@@ -31,6 +31,18 @@ pub(crate) fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<Exec
             effects.push(effect("script", "run_script", "high"));
         }
     }
+    // MCP tools that may change things reach an agent only when the run may change things.
+    let mcp_exposed =
+        shared.permission != PermissionMode::ReadOnly && shared.mcp.startable().next().is_some();
+    if mcp_exposed {
+        for server in shared.mcp.startable() {
+            effects.push(effect(
+                "mcp",
+                &format!("{}:{}", server.config.scope, server.name()),
+                "medium",
+            ));
+        }
+    }
     if effects.is_empty() {
         return None;
     }
@@ -42,6 +54,9 @@ pub(crate) fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<Exec
     triggers.push("file mutation exposed".to_string());
     if shared.permission == PermissionMode::Yes {
         triggers.push("command execution exposed".to_string());
+    }
+    if mcp_exposed {
+        triggers.push("MCP exposed".to_string());
     }
     Some(ExecutionPlanReview {
         plan_id: format!("{}:plan", plan.brain_context.id),

@@ -206,6 +206,7 @@ async fn attempt_primary(
         .sink
         .status(format!("primary {role} running on {model_id}"));
     let mut tools: Vec<SharedTool> = Vec::new();
+    let mut resolver = None;
     if candidate.definition.supports_tools {
         tools = builtin_tools(
             tool_mode(shared.permission),
@@ -215,11 +216,26 @@ async fn attempt_primary(
         if let Some(dispatch) = dispatch {
             tools.push(dispatch.clone());
         }
+        let (mcp_tools, mcp_resolver) = shared
+            .mcp
+            .agent_tools(role, tool_mode(shared.permission))
+            .await;
+        tools.extend(mcp_tools);
+        resolver = mcp_resolver;
     }
     let tool_names: Vec<String> = tools.iter().map(|t| t.definition().name.clone()).collect();
-    let dispatch_note = dispatch.filter(|_| !tools.is_empty()).map(|_| {
-        "Use dispatch_specialist only when a focused specialist answer would change what you do."
-    });
+    let mut notes: Vec<String> = Vec::new();
+    if dispatch.is_some() && !tools.is_empty() {
+        notes.push(
+            "Use dispatch_specialist only when a focused specialist answer would change what you do."
+                .into(),
+        );
+    }
+    if resolver.is_some() {
+        notes.push(shared.mcp.usage_note(role));
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("\n"));
+    let dispatch_note = note.as_deref();
     let overview = if tools.is_empty() {
         Some(project_overview(shared).await)
     } else {
@@ -245,6 +261,7 @@ async fn attempt_primary(
     };
     let setup = AgentSetup {
         tools,
+        resolver,
         max_turns: PRIMARY_MAX_TURNS,
         thinking: worker.thinking_level,
         stream_text: true,

@@ -74,6 +74,21 @@ pub(crate) fn build_base(
         sandbox.is_ok(),
     ));
     let support = loaded.support;
+    let mcp = crate::mcp::McpRuntime::new(
+        crate::mcp::plan_for(&services.home, &support.mcp_servers, &loaded.settings.mcp),
+        loaded.settings.mcp.clone(),
+        &loaded.brain,
+        &services.home,
+        project_root.clone(),
+        crate::mcp::check::writable_roots(&loaded.settings.sandbox.writable_paths),
+        sink.clone(),
+        // A replay starts nothing: MCP results come from the journal.
+        !services
+            .tape
+            .as_deref()
+            .is_some_and(crate::tape::Tape::is_strict),
+        services.mcp_hubs.clone(),
+    );
     let hook_env = HookEnvironment {
         session_id: session_id.to_string(),
         cwd: project_root.clone(),
@@ -129,6 +144,7 @@ pub(crate) fn build_base(
         live: identity.live,
         ids: ContextIds::new(identity.run_id),
         tape: services.tape.clone(),
+        mcp,
     })
 }
 

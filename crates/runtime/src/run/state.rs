@@ -57,6 +57,8 @@ pub(crate) struct RunBase {
     pub ids: ContextIds,
     /// Journaled results served instead of calls (replay, resume).
     pub tape: Option<Arc<Tape>>,
+    /// The run's MCP servers.
+    pub mcp: Arc<crate::mcp::McpRuntime>,
 }
 
 /// The request as agents see it, made by the run's first stage.
@@ -258,6 +260,7 @@ impl RunBase {
             response_schema: None,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             stream_text: false,
+            resolver: None,
         }
     }
 

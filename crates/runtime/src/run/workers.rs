@@ -315,7 +315,25 @@ async fn attempt_worker(
         .client(candidate)
         .await
         .map_err(AgentError::Model)?;
-    let (tools, tool_note) = worker_tools(shared, role, candidate.definition.supports_tools);
+    let (mut tools, mut tool_note) =
+        worker_tools(shared, role, candidate.definition.supports_tools);
+    let mut resolver = None;
+    if candidate.definition.supports_tools {
+        // MCP tools: reads for the read-only roles, what the run's permission mode allows for
+        // the others (the gate asks a person for anything that may change things).
+        let mode = if is_read_only_support_role(role) {
+            ToolMode::ReadOnly
+        } else {
+            crate::run::primary::tool_mode(shared.permission)
+        };
+        let (mcp_tools, mcp_resolver) = shared.mcp.agent_tools(role, mode).await;
+        if mcp_resolver.is_some() {
+            tool_note.push(' ');
+            tool_note.push_str(&shared.mcp.usage_note(role));
+        }
+        tools.extend(mcp_tools);
+        resolver = mcp_resolver;
+    }
     let prompt = match &job.prompt_override {
         Some(build) => build(handoff),
         None => worker_prompt(
@@ -340,6 +358,7 @@ async fn attempt_worker(
     };
     let setup = AgentSetup {
         tools,
+        resolver,
         max_turns: WORKER_MAX_TURNS,
         thinking: plan.thinking_level,
         max_tokens: Some(WORKER_MAX_TOKENS),

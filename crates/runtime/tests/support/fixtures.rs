@@ -35,6 +35,7 @@ pub struct BrainConfig {
     planner: Vec<String>,
     roles: BTreeMap<Role, Vec<String>>,
     max_parallel_agents: u32,
+    mcp_servers: BTreeMap<Role, Vec<String>>,
 }
 
 impl BrainConfig {
@@ -48,6 +49,7 @@ impl BrainConfig {
                 .map(|role| (role, vec![role_model(role)]))
                 .collect(),
             max_parallel_agents: 4,
+            mcp_servers: BTreeMap::new(),
         }
     }
 
@@ -60,6 +62,7 @@ impl BrainConfig {
                 .map(|role| (role, vec![id.to_string()]))
                 .collect(),
             max_parallel_agents: 4,
+            mcp_servers: BTreeMap::new(),
         }
     }
 
@@ -70,6 +73,13 @@ impl BrainConfig {
             self.planner = chain.clone();
         }
         self.roles.insert(role, chain);
+        self
+    }
+
+    /// The MCP servers `role` may use (its policy's `mcpServers`).
+    pub fn mcp_servers(mut self, role: Role, servers: &[&str]) -> Self {
+        self.mcp_servers
+            .insert(role, servers.iter().map(|s| (*s).to_string()).collect());
         self
     }
 
@@ -104,7 +114,11 @@ impl BrainConfig {
                 roles: Some(
                     self.roles
                         .iter()
-                        .map(|(role, chain)| (*role, policy(chain)))
+                        .map(|(role, chain)| {
+                            let mut policy = policy(chain);
+                            policy.mcp_servers = self.mcp_servers.get(role).cloned();
+                            (*role, policy)
+                        })
                         .collect(),
                 ),
                 routing: Some(PartialRouting {

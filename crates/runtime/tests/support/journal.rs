@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use braincode_protocol::{
     AgentMessageRecord, ClarificationRequest, ContextPlan, ExecutionPlanReview, FinalReport,
-    FinalReportRecord, JournalEntry, ModelReply, ModelRetry, PatchSummaryRecord, Record,
-    ReviewDecisionRecord, Role, RoutingRecord, RunEnd, RunError, RunEvent, RunStart, TodoPlan,
-    TodoUpdate, TokenUsage, ToolCallCount, ToolExecutionSummary, Warning, WorkerEnd, WorkerError,
-    WorkerPhase, WorkerStart,
+    FinalReportRecord, JournalEntry, McpConnect, ModelReply, ModelRetry, PatchSummaryRecord,
+    Record, ReviewDecisionRecord, Role, RoutingRecord, RunEnd, RunError, RunEvent, RunStart,
+    TodoPlan, TodoUpdate, TokenUsage, ToolCallCount, ToolExecutionSummary, Warning, WorkerEnd,
+    WorkerError, WorkerPhase, WorkerStart,
 };
 use braincode_runtime::EventSubscriber;
 use braincode_runtime::fold::RunState;
@@ -57,6 +57,7 @@ payloads! {
     ExecutionPlanReview => ExecutionPlanReview,
     ToolExecutionSummary => ToolExecutionSummary,
     TokenUsage => TokenUsage,
+    McpConnect => McpConnect,
 }
 
 /// The records of a run, in journal order.

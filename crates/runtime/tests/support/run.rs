@@ -31,6 +31,8 @@ pub enum Project {
     Git(TempRepo),
     /// A plain temporary directory.
     Plain(tempfile::TempDir),
+    /// A directory the test owns (several runs in one project).
+    Given(PathBuf),
 }
 
 impl Project {
@@ -39,6 +41,7 @@ impl Project {
         match self {
             Project::Git(repo) => repo.path(),
             Project::Plain(dir) => dir.path(),
+            Project::Given(path) => path,
         }
     }
 }
@@ -65,6 +68,12 @@ pub struct TestRun {
     mode: Option<Mode>,
     git: bool,
     files: Vec<(String, String)>,
+    home_files: Vec<(String, String)>,
+    shared: Option<(
+        Arc<braincode_runtime::mcp::McpHubCache>,
+        Arc<tokio::runtime::Runtime>,
+    )>,
+    project_dir: Option<PathBuf>,
     script: Script,
     session_id: Option<SessionId>,
 }
@@ -88,6 +97,9 @@ impl TestRun {
             mode: None,
             git: false,
             files: Vec::new(),
+            home_files: Vec::new(),
+            shared: None,
+            project_dir: None,
             script: Script::new(),
             session_id: None,
         }
@@ -142,6 +154,28 @@ impl TestRun {
         self.files.push((relative.to_string(), text.to_string()));
         self
     }
+    /// Writes a file of the Braincode home before the run (e.g. `mcp.json`).
+    pub fn home_file(mut self, relative: &str, text: &str) -> Self {
+        self.home_files
+            .push((relative.to_string(), text.to_string()));
+        self
+    }
+    /// Runs like one request of an interactive session: on `runtime` (shared with the
+    /// session's other runs) with the session's MCP hub cache.
+    pub fn in_session(
+        mut self,
+        hubs: Arc<braincode_runtime::mcp::McpHubCache>,
+        runtime: Arc<tokio::runtime::Runtime>,
+    ) -> Self {
+        self.shared = Some((hubs, runtime));
+        self
+    }
+    /// Runs in this existing directory instead of a fresh project (project files are not
+    /// written).
+    pub fn project_dir(mut self, path: &Path) -> Self {
+        self.project_dir = Some(path.to_path_buf());
+        self
+    }
     /// The scripted models' script.
     pub fn script(mut self, script: Script) -> Self {
         self.script = script;
@@ -175,6 +209,16 @@ impl TestRun {
             None => home.write_brains(&to_json(&self.brain.document())),
         };
         home.write_settings(&to_json(&self.settings));
+        for (relative, text) in &self.home_files {
+            std::fs::write(home.path().join(relative), text)
+                .unwrap_or_else(|err| panic!("write {relative} in the home: {err}"));
+        }
+        if let Some(path) = &self.project_dir {
+            return Fixtures {
+                home,
+                project: Project::Given(path.clone()),
+            };
+        }
         let project = if self.git {
             let repo = TempRepo::new();
             for (relative, text) in &self.files {
@@ -216,6 +260,10 @@ impl TestRun {
         services.subscribers = vec![subscriber];
         let cancel = services.cancel.clone();
         let cancel_reason = services.cancel_reason.clone();
+        let shared_runtime = self.shared.map(|(hubs, runtime)| {
+            services.mcp_hubs = Some(hubs);
+            runtime
+        });
         let request = RunRequest {
             prompt: self.prompt,
             project_root: fixtures.project.path().to_path_buf(),
@@ -232,12 +280,17 @@ impl TestRun {
         std::thread::Builder::new()
             .name("braincode-test-run".into())
             .spawn(move || {
-                let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .unwrap_or_else(|err| panic!("build the run's runtime: {err}"));
-                let report = runtime.block_on(Box::pin(run(request, services)));
+                let report = match shared_runtime {
+                    Some(runtime) => runtime.block_on(Box::pin(run(request, services))),
+                    None => {
+                        let runtime = tokio::runtime::Builder::new_multi_thread()
+                            .worker_threads(2)
+                            .enable_all()
+                            .build()
+                            .unwrap_or_else(|err| panic!("build the run's runtime: {err}"));
+                        runtime.block_on(Box::pin(run(request, services)))
+                    }
+                };
                 let _ = done.send(report);
             })
             .unwrap_or_else(|err| panic!("start the run's thread: {err}"));

@@ -1,0 +1,522 @@
+//! MCP in real runs: a real MCP server (the test server, over stdio, in the OS sandbox) and
+//! scripted models. The primary finds a tool with `mcp_search` and calls it with `mcp_call`;
+//! a denied or read-only-run write tool never reaches the server; a role scoped to a server
+//! is the only one that sees (and starts) it; a crashing server is reported, restarted once,
+//! and the run still answers once; a slow server never holds up the run.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use braincode_llm::ChatMessage;
+use braincode_protocol::{McpConnect, Role, ToolExecutionSummary, ToolStage};
+use braincode_runtime::PermissionMode;
+use braincode_runtime::mcp::McpHubCache;
+use braincode_test_support::mcp::test_server_binary;
+use serde_json::{Value, json};
+use support::{BrainConfig, Matcher, ModelCall, Script, ScriptedReply, TestOutcome, TestRun};
+
+const PROMPT: &str = "Use the project's tools to look this up and tell me what you found";
+/// A task the planner routes (not the fast path).
+const TEAM_PROMPT: &str = "Add an index for the session lookup query and fix the token validation";
+
+/// `mcp.json` with one stdio test server per `(name, env)`, in the OS sandbox.
+fn mcp_json(servers: &[(&str, Value)]) -> String {
+    mcp_json_with(servers, true)
+}
+
+/// `mcp.json` with one stdio test server per `(name, env)`; unsandboxed servers can write
+/// logs outside the project.
+fn mcp_json_with(servers: &[(&str, Value)], sandbox: bool) -> String {
+    let bin = test_server_binary();
+    let entries: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|(name, env)| {
+            (
+                (*name).to_string(),
+                json!({"command": bin, "args": ["--stdio"], "env": env, "sandbox": sandbox}),
+            )
+        })
+        .collect();
+    json!({ "mcpServers": entries }).to_string()
+}
+
+/// The tool results an agent has seen so far.
+fn tool_results(call: &ModelCall) -> Vec<String> {
+    call.request
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::Tool { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A primary that makes `calls` tool calls in turn, then answers with every tool result.
+fn primary_calling(calls: Vec<(&'static str, Value)>) -> Script {
+    Script::new()
+        .when(
+            Matcher::router(),
+            ScriptedReply::json(&support::router_decision_json(Role::Backend, &[])),
+        )
+        .when_fn(Matcher::primary(), move |call| {
+            let seen = tool_results(call);
+            match calls.get(seen.len()) {
+                Some((name, args)) => ScriptedReply::tool_call(name, args),
+                None => ScriptedReply::text(format!("answer: {}", seen.join(" | "))),
+            }
+        })
+}
+
+fn ends<'a>(outcome: &'a TestOutcome, tool: &str) -> Vec<&'a ToolExecutionSummary> {
+    outcome
+        .journal
+        .of_type::<ToolExecutionSummary>()
+        .into_iter()
+        .filter(|t| t.tool_name == tool && t.stage == ToolStage::End)
+        .collect()
+}
+
+fn last_report(outcome: &TestOutcome) -> braincode_protocol::McpConnectReport {
+    outcome
+        .journal
+        .of_type::<McpConnect>()
+        .last()
+        .map(|r| r.report.clone())
+        .expect("an mcp_connect record")
+}
+
+fn log_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_primary_finds_a_tool_with_mcp_search_and_calls_it() {
+    let outcome = TestRun::new(PROMPT)
+        .home_file("mcp.json", &mcp_json(&[("t", json!({}))]))
+        .script(primary_calling(vec![
+            ("mcp_search", json!({"query": "echo"})),
+            (
+                "mcp_call",
+                json!({"name": "mcp__t__echo", "arguments": {"text": "hello from mcp"}}),
+            ),
+        ]))
+        .run()
+        .await;
+    let answer = &outcome.report.model_summary;
+    assert!(answer.contains("mcp__t__echo"), "{answer}");
+    assert!(answer.contains("input schema"), "{answer}");
+    assert!(answer.contains("hello from mcp"), "{answer}");
+    // The primary was offered the two small tools, not the server's schemas.
+    let primary = outcome
+        .requests
+        .calls()
+        .iter()
+        .find(|c| Matcher::primary().matches(c))
+        .cloned()
+        .unwrap();
+    let names = primary.tool_names();
+    assert!(
+        names.contains(&"mcp_search") && names.contains(&"mcp_call"),
+        "{names:?}"
+    );
+    assert!(!names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
+    // The journal names the real tool, with its output.
+    let echo = ends(&outcome, "mcp__t__echo");
+    assert_eq!(echo.len(), 1, "{:?}", outcome.journal.types());
+    assert!(!echo[0].is_error);
+    assert!(
+        echo[0]
+            .output
+            .as_deref()
+            .unwrap_or_default()
+            .contains("hello from mcp")
+    );
+    let report = last_report(&outcome);
+    assert_eq!(report.connected.len(), 1, "{report:?}");
+    assert!(report.connected[0].tool_count.unwrap_or_default() >= 5);
+    assert_eq!(outcome.report.mcp.as_ref(), Some(&report));
+}
+
+#[tokio::test]
+async fn a_denied_mcp_tool_is_refused_and_never_reaches_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.log");
+    let marker = dir.path().join("marker.txt");
+    let env = json!({"MCP_TEST_CALL_LOG": calls});
+    let tools_json = json!({"permissions": {"tools": [
+        {"pattern": "mcp__t__write_*", "policy": "deny", "reason": "no writes through MCP"}
+    ]}});
+    let outcome = TestRun::new(PROMPT)
+        .home_file("mcp.json", &mcp_json_with(&[("t", env)], false))
+        .home_file("tools.json", &tools_json.to_string())
+        .permission(PermissionMode::Yes)
+        .script(primary_calling(vec![
+            (
+                "mcp_call",
+                json!({"name": "mcp__t__write_marker", "arguments": {"path": marker, "text": "pwned"}}),
+            ),
+            ("mcp__t__echo", json!({"text": "still works"})),
+        ]))
+        .run()
+        .await;
+    assert!(!marker.exists(), "the denied tool ran");
+    let answer = &outcome.report.model_summary;
+    assert!(answer.contains("no writes through MCP"), "{answer}");
+    // Called directly by name (not offered: resolved), echo ran.
+    assert!(answer.contains("still works"), "{answer}");
+    let log = log_lines(&calls);
+    assert_eq!(log, ["echo"], "calls that reached the server");
+}
+
+#[tokio::test]
+async fn a_read_only_run_cannot_call_a_tool_its_server_does_not_mark_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker.txt");
+    let outcome = TestRun::new(PROMPT)
+        .home_file("mcp.json", &mcp_json(&[("t", json!({}))]))
+        .script(primary_calling(vec![
+            ("mcp_search", json!({"query": ""})),
+            (
+                "mcp_call",
+                json!({"name": "mcp__t__write_marker", "arguments": {"path": marker, "text": "x"}}),
+            ),
+        ]))
+        .run()
+        .await;
+    assert!(!marker.exists(), "a read-only run wrote through MCP");
+    let answer = &outcome.report.model_summary;
+    assert!(answer.contains("may only read"), "{answer}");
+    // The search does not offer it either.
+    assert!(!answer.contains("## mcp__t__write_marker"), "{answer}");
+    assert!(
+        answer.contains("not available in this run's permission mode"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_scoped_to_dba_is_seen_and_started_by_dba_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("db-starts.log");
+    let bin = test_server_binary();
+    // The db server logs each start before it serves.
+    let mcp = json!({"mcpServers": {
+        "db": {"command": "sh", "args": ["-c", format!("echo start >> '{}'; exec '{}' --stdio", starts.display(), bin.display())], "sandbox": false},
+        "shared": {"command": bin, "args": ["--stdio"]}
+    }});
+    let script = Script::new()
+        .when(
+            Matcher::router(),
+            ScriptedReply::json(&support::router_decision_json(
+                Role::Backend,
+                &[Role::Dba, Role::Security],
+            )),
+        )
+        .when_fn(Matcher::any_support(), |call| {
+            ScriptedReply::json(&support::worker_result_for(call, "done"))
+        })
+        .when(
+            Matcher::review(),
+            ScriptedReply::json(&support::review_json(
+                braincode_protocol::ReviewVerdict::Approved,
+            )),
+        )
+        .when(Matcher::primary(), ScriptedReply::text("merged"));
+    let outcome = TestRun::new(TEAM_PROMPT)
+        .brain(BrainConfig::per_role().mcp_servers(Role::Dba, &["db"]))
+        .home_file("mcp.json", &mcp.to_string())
+        .script(script)
+        .run()
+        .await;
+    let search_description = |call: &ModelCall| {
+        call.request
+            .tools
+            .iter()
+            .find(|t| t.name == "mcp_search")
+            .map(|t| t.description.clone())
+    };
+    let by_role = |role: Role| {
+        outcome
+            .requests
+            .calls()
+            .iter()
+            .find(|c| c.role() == Some(role))
+            .cloned()
+            .unwrap_or_else(|| {
+                let seen: Vec<String> = outcome
+                    .requests
+                    .calls()
+                    .iter()
+                    .map(ModelCall::describe)
+                    .collect();
+                panic!(
+                    "no request of {role}: {seen:#?} {:?}",
+                    outcome.report.warnings
+                )
+            })
+    };
+    let dba = search_description(&by_role(Role::Dba)).expect("dba gets mcp_search");
+    assert!(dba.contains("db") && !dba.contains("shared"), "{dba}");
+    let security = search_description(&by_role(Role::Security)).expect("security sees shared");
+    assert!(
+        security.contains("shared") && !security.contains("(db"),
+        "{security}"
+    );
+    let primary = search_description(&by_role(Role::Backend)).expect("primary sees shared");
+    assert!(
+        !primary.contains("db,") && !primary.contains("(db"),
+        "{primary}"
+    );
+    assert!(outcome.report.model_summary.contains("merged"));
+
+    // Without a dba worker the db server is never started.
+    let first_run_starts = log_lines(&starts).len();
+    assert!(first_run_starts <= 1, "{first_run_starts}");
+    std::fs::remove_file(&starts).ok();
+    let outcome = TestRun::new(TEAM_PROMPT)
+        .brain(BrainConfig::per_role().mcp_servers(Role::Dba, &["db"]))
+        .home_file("mcp.json", &mcp.to_string())
+        .script(primary_calling(vec![("mcp_search", json!({"query": ""}))]))
+        .run()
+        .await;
+    assert!(
+        !outcome.report.model_summary.contains("mcp__db__"),
+        "{}",
+        outcome.report.model_summary
+    );
+    assert!(
+        log_lines(&starts).is_empty(),
+        "db started without a dba worker"
+    );
+    let report = last_report(&outcome);
+    let db = report
+        .pending
+        .iter()
+        .find(|s| s.name == "db")
+        .expect("db is pending");
+    assert_eq!(
+        db.reason.as_deref(),
+        Some("starts when a role that may use it runs")
+    );
+}
+
+/// A server runs in the OS sandbox: even a tool the run lets through (`--yes`) cannot write
+/// outside the project.
+#[tokio::test]
+async fn a_sandboxed_server_cannot_write_outside_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside.txt");
+    let outcome = TestRun::new(PROMPT)
+        .home_file("mcp.json", &mcp_json(&[("t", json!({}))]))
+        .permission(PermissionMode::Yes)
+        .script(primary_calling(vec![
+            (
+                "mcp_call",
+                json!({"name": "mcp__t__write_marker", "arguments": {"path": outside, "text": "escaped"}}),
+            ),
+            (
+                "mcp_call",
+                json!({"name": "mcp__t__write_marker", "arguments": {"path": "inside.txt", "text": "fine"}}),
+            ),
+        ]))
+        .run()
+        .await;
+    assert!(
+        !outside.exists(),
+        "the sandboxed server wrote outside the project"
+    );
+    let inside = outcome.fixtures.project.path().join("inside.txt");
+    assert_eq!(
+        std::fs::read_to_string(&inside).ok().as_deref(),
+        Some("fine"),
+        "{}",
+        outcome.report.model_summary
+    );
+}
+
+#[tokio::test]
+async fn a_crashing_server_is_reported_restarted_once_and_the_run_answers() {
+    let outcome = TestRun::new(PROMPT)
+        .home_file("mcp.json", &mcp_json(&[("t", json!({}))]))
+        .script(primary_calling(vec![
+            (
+                "mcp_call",
+                json!({"name": "mcp__t__crash", "arguments": {}}),
+            ),
+            (
+                "mcp_call",
+                json!({"name": "mcp__t__echo", "arguments": {"text": "after the crash"}}),
+            ),
+        ]))
+        .permission(PermissionMode::Yes)
+        .run()
+        .await;
+    let answer = &outcome.report.model_summary;
+    assert!(answer.contains("crashing on purpose"), "{answer}");
+    assert!(answer.contains("code 3"), "{answer}");
+    assert!(answer.contains("after the crash"), "{answer}");
+    assert!(outcome.report.error.is_none(), "{:?}", outcome.report.error);
+    let connects = outcome.journal.of_type::<McpConnect>();
+    assert!(
+        connects.iter().any(|c| c
+            .report
+            .connected
+            .iter()
+            .any(|s| s.reason.as_deref().is_some_and(|r| r.contains("restarted")))),
+        "{connects:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_background_server_never_holds_up_the_run() {
+    let outcome = TestRun::new(PROMPT)
+        .home_file(
+            "mcp.json",
+            &mcp_json(&[("slow", json!({"MCP_TEST_STARTUP_DELAY_MS": "30000"}))]),
+        )
+        .script(
+            Script::new()
+                .when(
+                    Matcher::router(),
+                    ScriptedReply::json(&support::router_decision_json(Role::Backend, &[])),
+                )
+                .when(Matcher::primary(), ScriptedReply::text("no tools needed")),
+        )
+        .run()
+        .await;
+    assert_eq!(outcome.report.model_summary, "no tools needed");
+    // The run ended while the server was still starting: nothing waited for it.
+    let report = outcome.report.mcp.clone().expect("an MCP report");
+    assert!(report.connected.is_empty(), "{report:?}");
+    assert_eq!(report.pending.len(), 1, "{report:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_reported_with_its_exit_code_and_stderr() {
+    let outcome = TestRun::new(PROMPT)
+        .home_file(
+            "mcp.json",
+            &mcp_json(&[("broken", json!({"MCP_TEST_EXIT_AT_START": "7"}))]),
+        )
+        .script(primary_calling(vec![(
+            "mcp_search",
+            json!({"query": "echo"}),
+        )]))
+        .run()
+        .await;
+    let answer = &outcome.report.model_summary;
+    assert!(answer.contains("broken: unavailable"), "{answer}");
+    assert!(answer.contains("code 7"), "{answer}");
+    let report = last_report(&outcome);
+    let failed = report.failed.first().expect("a failed server");
+    let error = failed.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("code 7") && error.contains("refusing to start"),
+        "{error}"
+    );
+}
+
+/// An `eager` server is waited for (within the startup budget) before the agent's first
+/// request, and `schemas: eager` offers its tools with their full schemas from the start.
+#[tokio::test]
+async fn an_eager_server_with_eager_schemas_is_offered_tool_by_tool() {
+    let bin = test_server_binary();
+    let mcp = json!({"mcpServers": {"t": {
+        "command": bin, "args": ["--stdio"], "loading": "eager", "schemas": "eager",
+        "env": {"MCP_TEST_STARTUP_DELAY_MS": "300"}
+    }}});
+    let outcome = TestRun::new(PROMPT)
+        .home_file("mcp.json", &mcp.to_string())
+        .script(primary_calling(vec![(
+            "mcp__t__echo",
+            json!({"text": "eager echo"}),
+        )]))
+        .run()
+        .await;
+    let primary = outcome
+        .requests
+        .calls()
+        .iter()
+        .find(|c| Matcher::primary().matches(c))
+        .cloned()
+        .unwrap();
+    let names = primary.tool_names();
+    assert!(names.contains(&"mcp__t__echo"), "{names:?}");
+    // A read-only run offers only the tools the server marks read-only.
+    assert!(!names.contains(&"mcp__t__write_marker"), "{names:?}");
+    let add = primary
+        .request
+        .tools
+        .iter()
+        .find(|t| t.name == "mcp__t__add")
+        .unwrap();
+    assert!(
+        add.parameters["properties"]["a"].is_object(),
+        "{}",
+        add.parameters
+    );
+    assert!(
+        outcome.report.model_summary.contains("eager echo"),
+        "{}",
+        outcome.report.model_summary
+    );
+}
+
+/// The requests of an interactive session share their MCP servers: the second run reuses the
+/// first run's server (one start), and a changed configuration starts a fresh one.
+#[tokio::test]
+async fn a_sessions_runs_reuse_their_servers_until_the_config_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts.log");
+    let bin = test_server_binary();
+    let mcp = |extra: &str| {
+        json!({"mcpServers": {"t": {
+            "command": "sh",
+            "args": ["-c", format!("echo start >> '{}'; exec '{}' --stdio", starts.display(), bin.display())],
+            "sandbox": false, "env": {"EXTRA": extra}
+        }}})
+        .to_string()
+    };
+    let runtime = Arc::new(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap(),
+    );
+    let hubs = McpHubCache::new();
+    let project = tempfile::tempdir().unwrap();
+    let echo = |text: &'static str| {
+        primary_calling(vec![(
+            "mcp_call",
+            json!({"name": "mcp__t__echo", "arguments": {"text": text}}),
+        )])
+    };
+    for (config, text) in [("a", "first"), ("a", "second"), ("b", "third")] {
+        let outcome = TestRun::new(PROMPT)
+            .home_file("mcp.json", &mcp(config))
+            .script(echo(text))
+            .in_session(hubs.clone(), runtime.clone())
+            .project_dir(project.path())
+            .run()
+            .await;
+        assert!(
+            outcome.report.model_summary.contains(text),
+            "{}",
+            outcome.report.model_summary
+        );
+    }
+    assert_eq!(log_lines(&starts).len(), 2, "one start per configuration");
+    hubs.shutdown().await;
+    if let Ok(runtime) = Arc::try_unwrap(runtime) {
+        runtime.shutdown_background();
+    }
+}
