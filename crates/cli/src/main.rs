@@ -56,6 +56,9 @@ enum Command {
     /// Explain permission decisions.
     #[command(subcommand)]
     Permissions(commands::permissions::PermissionsCommand),
+    /// List MCP servers and their health, test one, show its tools.
+    #[command(subcommand)]
+    Mcp(commands::mcp::McpCommand),
     /// Trust a project: let its hooks, MCP servers, settings and checks run.
     Trust(commands::trust::TrustArgs),
     /// Measure Braincode's own speed.
@@ -100,6 +103,7 @@ fn main() -> ExitCode {
         Command::Models(cmd) => commands::models::execute(cmd),
         Command::Auth(cmd) => commands::auth::execute(cmd),
         Command::Permissions(cmd) => commands::permissions::execute(cmd),
+        Command::Mcp(cmd) => commands::mcp::execute(cmd),
         Command::Trust(args) => commands::trust::execute(args),
         Command::Bench(cmd) => commands::bench::execute(cmd),
     };

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod bench;
 pub mod doctor;
+pub mod mcp;
 pub mod models;
 pub mod models_pull;
 pub mod permissions;
@@ -13,10 +14,11 @@ pub mod sessions;
 pub mod trust;
 pub mod tui;
 
-/// Routes `tracing` output to stderr, filtered by `BRAINCODE_LOG` (default: warnings only).
+/// Routes `tracing` output to stderr, filtered by `BRAINCODE_LOG` (default: warnings only,
+/// and nothing from the MCP SDK: Braincode reports every MCP failure itself, with its cause).
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("BRAINCODE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -29,9 +29,11 @@ use crate::terminal::TerminalGuard;
 use crate::view;
 
 mod listings;
+pub mod mcp;
 mod panels;
 
-use panels::{draw_info, draw_welcome, plan_lines};
+pub use panels::draw_info;
+use panels::{draw_welcome, plan_lines};
 
 /// How the session starts.
 #[derive(Debug, Clone)]
@@ -90,6 +92,8 @@ struct Session {
     ctrl_c_at: Option<Instant>,
     started: Instant,
     quit: bool,
+    /// MCP servers kept up between this session's requests.
+    mcp_hubs: Arc<braincode_runtime::mcp::McpHubCache>,
 }
 
 /// Runs the interactive session until the user quits.
@@ -121,6 +125,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
         ctrl_c_at: None,
         started: Instant::now(),
         quit: false,
+        mcp_hubs: braincode_runtime::mcp::McpHubCache::new(),
         options,
     };
     if session.options.session_id.is_some() {
@@ -162,6 +167,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
         }
     }
     session.stop_running("the session was closed").await;
+    session.mcp_hubs.shutdown().await;
     drop(guard);
     Ok(())
 }
@@ -316,6 +322,7 @@ impl Session {
             .subscribers
             .push(Arc::new(ChannelSubscriber(self.run_tx.clone())));
         services.approver = Some(self.approver.clone());
+        services.mcp_hubs = Some(self.mcp_hubs.clone());
         services
     }
 
@@ -438,6 +445,7 @@ impl Session {
             SlashCommand::Hooks => {
                 self.info = Some(listings::hooks(&self.options.home, &self.options));
             }
+            SlashCommand::Mcp => self.mcp(),
             SlashCommand::Doctor => {
                 self.info = Some(vec![
                     "run `braincode doctor` in a shell: it checks every configuration file, \

@@ -47,7 +47,8 @@ pub(super) fn draw_welcome(frame: &mut ratatui::Frame<'_>, area: Rect, project: 
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), top);
 }
 
-pub(super) fn draw_info(frame: &mut ratatui::Frame<'_>, area: Rect, lines: &[String]) {
+/// Command output (`/help`, listings, notices) in a bordered panel that Esc closes.
+pub fn draw_info(frame: &mut ratatui::Frame<'_>, area: Rect, lines: &[String]) {
     if area.height == 0 {
         return;
     }

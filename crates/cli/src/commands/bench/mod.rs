@@ -5,6 +5,7 @@ mod filler;
 mod fold;
 mod journal_gen;
 mod local;
+mod mcp;
 mod overhead;
 mod replay;
 mod reply;
@@ -30,6 +31,9 @@ pub enum BenchCommand {
     Fold(fold::FoldBenchArgs),
     /// `braincode replay` of a journaled multi-worker run: time and whether it was identical.
     Replay(replay::ReplayBenchArgs),
+    /// MCP: first model request with a slow server, request bytes of lazy vs all schemas,
+    /// tool-call round trip.
+    Mcp(mcp::McpBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -42,6 +46,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Reply(args) => reply::execute(args),
         BenchCommand::Fold(args) => fold::execute(args),
         BenchCommand::Replay(args) => replay::execute(args),
+        BenchCommand::Mcp(args) => mcp::execute(args),
     }
 }
 

@@ -4,12 +4,13 @@
 
 mod brain;
 mod checks;
+mod mcp;
 mod system;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use braincode_config::{AuthStore, Home, load_mcp_servers};
+use braincode_config::{AuthStore, Home};
 use braincode_runtime::config::{
     load_brain_presets, load_hook_sources, load_models, load_settings, load_trust,
     permission_policy, read_tools_file,
@@ -30,6 +31,10 @@ pub struct DoctorArgs {
     /// Project directory to check (default: the current directory's project).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// Check MCP servers only, connecting to each one that may start (without it, doctor
+    /// reads their configuration and starts nothing).
+    #[arg(long)]
+    pub mcp: bool,
 }
 
 /// Outcome of one check.
@@ -78,7 +83,11 @@ pub fn execute(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => project_root_of(dir),
         None => project_root_of(&std::env::current_dir()?),
     };
-    let report = diagnose(&home, &project);
+    let report = if args.mcp {
+        diagnose_mcp(&home, &project)
+    } else {
+        diagnose(&home, &project)
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -206,22 +215,7 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
         }
         Err(err) => checks.run_config_error("hooks", &err),
     }
-    let (servers, mcp_warnings) = load_mcp_servers(home, project);
-    if !mcp_warnings.is_empty() {
-        checks.warn(
-            "mcp",
-            mcp_warnings.join("; "),
-            "fix the JSON of the named file (it is skipped until then)",
-        );
-    } else {
-        checks.ok(
-            "mcp",
-            format!(
-                "{} MCP server(s) configured (no live connection attempted)",
-                servers.len()
-            ),
-        );
-    }
+    mcp::check_mcp(home, project, settings.as_ref(), false, &mut checks);
     match load_trust(home, project) {
         (_, Some(err)) => checks.run_config_error("trust", &err),
         (trust, None) => match trust.notice() {
@@ -282,7 +276,24 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
         );
     }
     check_git(project, &mut checks);
+    report_of(home, project, checks)
+}
 
+/// The MCP checks alone, connecting to every server that may start (`doctor --mcp`).
+pub fn diagnose_mcp(home: &Home, project: &Path) -> DoctorReport {
+    let mut checks = Checks(Vec::new());
+    let settings = match load_settings(home) {
+        Ok(settings) => Some(settings),
+        Err(err) => {
+            checks.run_config_error("settings", &err);
+            None
+        }
+    };
+    mcp::check_mcp(home, project, settings.as_ref(), true, &mut checks);
+    report_of(home, project, checks)
+}
+
+fn report_of(home: &Home, project: &Path, checks: Checks) -> DoctorReport {
     let status = checks
         .0
         .iter()

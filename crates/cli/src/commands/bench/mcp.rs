@@ -1,0 +1,310 @@
+//! `braincode bench mcp`: what MCP costs a run.
+//!
+//! 1. Time from run start to the first model request, with no MCP server and with one slow
+//!    server (it takes `--slow-ms` to start) under the default `background` loading: the
+//!    first request must not wait for it.
+//! 2. With `--server <command…>` (any stdio MCP server, e.g. one with 10+ tools): the size of
+//!    the primary's first request when its tools are offered lazily (`mcp_search` +
+//!    `mcp_call`) and with every schema up front, and the median round trip of a tool call
+//!    through the hub (`--tool`, `--args`).
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use braincode_config::Home;
+use braincode_llm::{ChatRequest, ModelClient, ModelError, ModelEvent, ModelStream, StopReason};
+use braincode_protocol::{ModelDefinition, Usage};
+use braincode_runtime::models::ClientOverride;
+use braincode_runtime::{JournalTarget, RunServices, run};
+use futures::stream;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::median;
+use super::overhead::{Asker, asker, fixture, reply_for, request};
+
+/// Arguments of `braincode bench mcp`.
+#[derive(Debug, clap::Args)]
+pub struct McpBenchArgs {
+    /// Timed runs per measurement (after 2 warm-up runs).
+    #[arg(long, default_value_t = 20)]
+    pub runs: usize,
+    /// How long the slow server takes to start, in milliseconds.
+    #[arg(long, default_value_t = 3000)]
+    pub slow_ms: u64,
+    /// A stdio MCP server to measure request bytes and call latency with (program, then its
+    /// arguments).
+    #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "COMMAND")]
+    pub server: Vec<String>,
+    /// The tool to call for the latency figure.
+    #[arg(long, default_value = "echo")]
+    pub tool: String,
+    /// Its arguments (JSON object).
+    #[arg(long, default_value = r#"{"text":"ping"}"#)]
+    pub args: String,
+    /// Tool calls timed for the latency figure (after 20 warm-up calls).
+    #[arg(long, default_value_t = 500)]
+    pub calls: usize,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A model that answers instantly and notes when the first request came and how big the
+/// primary's first request was.
+#[derive(Default)]
+struct Watch {
+    first_request: Mutex<Option<Instant>>,
+    primary_bytes: Mutex<Option<usize>>,
+}
+
+#[async_trait]
+impl ModelClient for Watch {
+    async fn stream(
+        &self,
+        request: ChatRequest,
+        _cancel: CancellationToken,
+    ) -> Result<ModelStream, ModelError> {
+        if let Ok(mut first) = self.first_request.lock() {
+            first.get_or_insert_with(Instant::now);
+        }
+        let first_user = request
+            .messages
+            .iter()
+            .find_map(|m| match m {
+                braincode_llm::ChatMessage::User { content } => {
+                    content.iter().find_map(|p| match p {
+                        braincode_llm::ContentPart::Text { text } => Some(text.as_str()),
+                        braincode_llm::ContentPart::Image { .. } => None,
+                    })
+                }
+                _ => None,
+            })
+            .unwrap_or_default();
+        let who = asker(
+            request.response_schema.as_ref().map(|s| s.name.as_str()),
+            first_user,
+        );
+        if who == Asker::Primary
+            && let Ok(mut bytes) = self.primary_bytes.lock()
+        {
+            bytes.get_or_insert_with(|| serde_json::to_vec(&request).map_or(0, |b| b.len()));
+        }
+        let events = vec![
+            Ok(ModelEvent::TextDelta {
+                text: reply_for(who),
+            }),
+            Ok(ModelEvent::Usage {
+                usage: Usage::new(100, 20, 0, 0),
+            }),
+            Ok(ModelEvent::Stop {
+                reason: StopReason::EndTurn,
+            }),
+        ];
+        Ok(Box::pin(stream::iter(events)))
+    }
+}
+
+struct WatchClients(Arc<Watch>);
+
+impl ClientOverride for WatchClients {
+    fn client(&self, _definition: &ModelDefinition) -> Option<Arc<dyn ModelClient>> {
+        Some(self.0.clone())
+    }
+}
+
+/// One run; returns (ms to the first model request, bytes of the primary's first request).
+async fn one_run(home: &Path, repo: &Path) -> anyhow::Result<(f64, usize)> {
+    let watch = Arc::new(Watch::default());
+    let mut services = RunServices::new(Home::at(home));
+    services.client_override = Some(Arc::new(WatchClients(watch.clone())));
+    services.journal = JournalTarget::Disabled;
+    let started = Instant::now();
+    let report = run(request(repo), services).await;
+    anyhow::ensure!(
+        report.error.is_none(),
+        "the bench run failed: {}",
+        report.error.unwrap_or_default()
+    );
+    let first = watch
+        .first_request
+        .lock()
+        .ok()
+        .and_then(|f| *f)
+        .map_or(f64::NAN, |at| (at - started).as_secs_f64() * 1000.0);
+    let bytes = watch
+        .primary_bytes
+        .lock()
+        .ok()
+        .and_then(|b| *b)
+        .unwrap_or(0);
+    Ok((first, bytes))
+}
+
+fn write_mcp(home: &Path, servers: Value) -> anyhow::Result<()> {
+    std::fs::write(
+        home.join("mcp.json"),
+        json!({ "mcpServers": servers }).to_string(),
+    )?;
+    Ok(())
+}
+
+async fn first_request_ms(home: &Path, repo: &Path, runs: usize) -> anyhow::Result<Vec<f64>> {
+    for _ in 0..2 {
+        one_run(home, repo).await?;
+    }
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        times.push(one_run(home, repo).await?.0);
+    }
+    Ok(times)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Figures {
+    runs: usize,
+    first_request_without_mcp_median_ms: f64,
+    slow_server_start_ms: u64,
+    first_request_with_slow_background_server_median_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<ServerFigures>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ServerFigures {
+    tools: usize,
+    primary_request_bytes_lazy_schemas: usize,
+    primary_request_bytes_all_schemas: usize,
+    call_round_trip_median_us: f64,
+    call_round_trip_p90_us: f64,
+    calls: usize,
+}
+
+/// Runs the benchmark.
+pub fn execute(args: McpBenchArgs) -> anyhow::Result<ExitCode> {
+    super::super::tokio_runtime()?.block_on(bench(args))
+}
+
+async fn bench(args: McpBenchArgs) -> anyhow::Result<ExitCode> {
+    let runs = args.runs.max(1);
+    let (_dir, home, repo) = fixture("http://127.0.0.1:9/v1")?;
+    let mut without = first_request_ms(&home, &repo, runs).await?;
+    let slow = format!("sleep {}", args.slow_ms as f64 / 1000.0);
+    write_mcp(
+        &home,
+        json!({"slow": {"command": "sh", "args": ["-c", slow], "sandbox": false}}),
+    )?;
+    let mut with_slow = first_request_ms(&home, &repo, runs).await?;
+    let server = match args.server.split_first() {
+        Some((program, rest)) => Some(server_figures(&home, &repo, program, rest, &args).await?),
+        None => None,
+    };
+    let figures = Figures {
+        runs,
+        first_request_without_mcp_median_ms: median(&mut without),
+        slow_server_start_ms: args.slow_ms,
+        first_request_with_slow_background_server_median_ms: median(&mut with_slow),
+        server,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&figures)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("MCP benchmark ({runs} runs per figure, instant scripted model)");
+    println!(
+        "  run start → first model request, no MCP server:           {:.2} ms (median)",
+        figures.first_request_without_mcp_median_ms
+    );
+    println!(
+        "  run start → first model request, one {} ms background server: {:.2} ms (median)",
+        figures.slow_server_start_ms, figures.first_request_with_slow_background_server_median_ms
+    );
+    if let Some(server) = &figures.server {
+        println!("  server with {} tools:", server.tools);
+        println!(
+            "    primary's first request, lazy schemas (mcp_search + mcp_call): {} bytes",
+            server.primary_request_bytes_lazy_schemas
+        );
+        println!(
+            "    primary's first request, every schema up front:               {} bytes",
+            server.primary_request_bytes_all_schemas
+        );
+        println!(
+            "    tool call round trip through the hub: {:.0} µs median, {:.0} µs p90 ({} calls)",
+            server.call_round_trip_median_us, server.call_round_trip_p90_us, server.calls
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn server_figures(
+    home: &Path,
+    repo: &Path,
+    program: &str,
+    rest: &[String],
+    args: &McpBenchArgs,
+) -> anyhow::Result<ServerFigures> {
+    let entry = |schemas: &str| json!({"s": {"command": program, "args": rest, "sandbox": false, "loading": "eager", "schemas": schemas}});
+    write_mcp(home, entry("lazy"))?;
+    let (_, lazy) = one_run(home, repo).await?;
+    write_mcp(home, entry("eager"))?;
+    let (_, eager) = one_run(home, repo).await?;
+
+    // Call latency straight through the hub.
+    let spec = braincode_mcp::ServerSpec {
+        name: "s".into(),
+        endpoint: braincode_mcp::Endpoint::Stdio {
+            command: Arc::new({
+                let program = program.to_string();
+                let rest = rest.to_vec();
+                move || {
+                    let mut command = std::process::Command::new(&program);
+                    command.args(&rest);
+                    command
+                }
+            }),
+            display: program.to_string(),
+        },
+        startup_timeout: braincode_mcp::DEFAULT_STARTUP_TIMEOUT,
+        call_timeout: braincode_mcp::DEFAULT_CALL_TIMEOUT,
+    };
+    let hub = braincode_mcp::Hub::new(vec![spec]);
+    let state = hub
+        .wait("s", Duration::from_secs(30))
+        .await
+        .ok_or_else(|| anyhow::anyhow!("the server did not start"))?;
+    if let Some(err) = &state.error {
+        anyhow::bail!("the server failed: {err}");
+    }
+    let arguments: serde_json::Map<String, Value> = serde_json::from_str(&args.args)
+        .map_err(|err| anyhow::anyhow!("--args is not a JSON object: {err}"))?;
+    let cancel = CancellationToken::new();
+    for _ in 0..20 {
+        hub.call("s", &args.tool, arguments.clone(), &cancel)
+            .await?;
+    }
+    let mut times = Vec::with_capacity(args.calls);
+    for _ in 0..args.calls.max(1) {
+        let started = Instant::now();
+        hub.call("s", &args.tool, arguments.clone(), &cancel)
+            .await?;
+        times.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    hub.shutdown().await;
+    times.sort_by(f64::total_cmp);
+    let p90 = times[(times.len() * 9 / 10).min(times.len() - 1)];
+    Ok(ServerFigures {
+        tools: state.tools.len(),
+        primary_request_bytes_lazy_schemas: lazy,
+        primary_request_bytes_all_schemas: eager,
+        call_round_trip_median_us: median(&mut times),
+        call_round_trip_p90_us: p90,
+        calls: args.calls.max(1),
+    })
+}
