@@ -139,6 +139,7 @@ fn harness(
         response_schema: None,
         tool_timeout: Duration::from_millis(400),
         stream_text: true,
+        vision: false,
         resolver: None,
     };
     let services = AgentServices {

@@ -520,3 +520,57 @@ async fn a_sessions_runs_reuse_their_servers_until_the_config_changes() {
         runtime.shutdown_background();
     }
 }
+
+/// An image an MCP tool returns reaches a model that reads images (after the turn's tool
+/// results), and a model that does not is told it is not shown.
+#[tokio::test]
+async fn an_image_from_an_mcp_tool_reaches_a_model_that_reads_images() {
+    for vision in [true, false] {
+        let brain = BrainConfig::per_role();
+        let models: Vec<braincode_protocol::ModelDefinition> = brain
+            .model_ids()
+            .iter()
+            .map(|id| braincode_protocol::ModelDefinition {
+                supports_vision: vision,
+                ..support::scripted_model(id)
+            })
+            .collect();
+        let outcome = TestRun::new(PROMPT)
+            .brain(brain)
+            .models_json(json!({ "models": models }))
+            .home_file("mcp.json", &mcp_json(&[("t", json!({}))]))
+            .script(primary_calling(vec![(
+                "mcp_call",
+                json!({"name": "mcp__t__image", "arguments": {}}),
+            )]))
+            .run()
+            .await;
+        let after = outcome
+            .requests
+            .calls()
+            .iter()
+            .filter(|c| Matcher::primary().matches(c))
+            .nth(1)
+            .cloned()
+            .expect("a second primary request");
+        let image_parts = after
+            .request
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                ChatMessage::User { content } => Some(content),
+                _ => None,
+            })
+            .flatten()
+            .filter(|p| matches!(p, braincode_llm::ContentPart::Image { mime_type, .. } if mime_type == "image/png"))
+            .count();
+        let tool_text = tool_results(&after).join("\n");
+        if vision {
+            assert_eq!(image_parts, 1, "{tool_text}");
+            assert!(tool_text.contains("its images follow"), "{tool_text}");
+        } else {
+            assert_eq!(image_parts, 0, "{tool_text}");
+            assert!(tool_text.contains("does not read images"), "{tool_text}");
+        }
+    }
+}

@@ -38,5 +38,5 @@ pub use policy::{
 pub use registry::{BUILTIN_TOOLS, ToolMode, builtin_tools};
 pub use script::{ResolvedScript, ScriptError, resolve_script};
 pub use tool::{
-    SharedTool, Tool, ToolContext, ToolDefinition, ToolOutput, ToolPermission, ToolRisk,
+    SharedTool, Tool, ToolContext, ToolDefinition, ToolImage, ToolOutput, ToolPermission, ToolRisk,
 };

@@ -59,6 +59,16 @@ pub struct ToolContext {
     pub sandbox: Option<Arc<braincode_sandbox::Sandbox>>,
 }
 
+/// An image a tool returned (MCP tools may), for models that read images.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolImage {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// Base64 data.
+    pub data: String,
+}
+
 /// The result of one tool call, as the model will see it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ToolOutput {
@@ -69,6 +79,9 @@ pub struct ToolOutput {
     /// Structured details for the journal and UIs (never sent to the model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// Images the tool returned; the agent loop shows them to a model that reads images.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ToolImage>,
 }
 
 impl ToolOutput {
@@ -78,6 +91,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             details: None,
+            images: Vec::new(),
         }
     }
 
@@ -87,6 +101,7 @@ impl ToolOutput {
             content: message.into(),
             is_error: true,
             details: None,
+            images: Vec::new(),
         }
     }
 

@@ -64,6 +64,8 @@ pub struct AgentSetup {
     pub tool_timeout: Duration,
     /// Whether answer text is streamed to subscribers as it arrives.
     pub stream_text: bool,
+    /// Whether the model reads images (images tools return are shown to it).
+    pub vision: bool,
     /// Tools the agent may call by name without being offered them up front (MCP tools found
     /// with `mcp_search`); also unwraps [`MCP_CALL_TOOL`] calls.
     pub resolver: Option<Arc<dyn ToolResolver>>,
@@ -147,6 +149,34 @@ impl AgentError {
             AgentError::Cancelled | AgentError::ContextTooLarge { .. } => false,
         }
     }
+}
+
+/// Most images of one turn's tool results shown to a model, and the largest (base64 bytes).
+const MAX_TOOL_IMAGES: usize = 4;
+const MAX_TOOL_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// The images tools returned in one turn, as a user message after the tool results (every
+/// wire API takes images there; not all take them inside a tool result).
+fn image_message(images: Vec<braincode_tools::ToolImage>) -> Option<ChatMessage> {
+    let mut content = vec![braincode_llm::ContentPart::Text {
+        text: "Images returned by the tool calls above:".into(),
+    }];
+    content.extend(
+        images
+            .into_iter()
+            .filter(|image| {
+                matches!(
+                    image.mime_type.as_str(),
+                    "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+                ) && image.data.len() <= MAX_TOOL_IMAGE_BYTES
+            })
+            .take(MAX_TOOL_IMAGES)
+            .map(|image| braincode_llm::ContentPart::Image {
+                mime_type: image.mime_type,
+                data: image.data,
+            }),
+    );
+    (content.len() > 1).then_some(ChatMessage::User { content })
 }
 
 /// Runs one agent to its final answer.
@@ -237,10 +267,23 @@ pub async fn run_agent(
         }
         turn += 1;
         let results = execute_calls(setup, services, &tools_by_name, &tool_calls, &cancel).await?;
-        for (call, output) in tool_calls.iter().zip(results) {
+        let mut images = Vec::new();
+        for (call, mut output) in tool_calls.iter().zip(results) {
             outcome.tool_calls += 1;
             if output.is_error {
                 outcome.failed_tool_calls += 1;
+            }
+            if !output.images.is_empty() {
+                if setup.vision {
+                    output
+                        .content
+                        .push_str("\n[its images follow this turn's tool results]");
+                    images.append(&mut output.images);
+                } else {
+                    output
+                        .content
+                        .push_str("\n[the model in use does not read images; they are not shown]");
+                }
             }
             messages.push(ChatMessage::Tool {
                 call_id: call.id.clone(),
@@ -248,6 +291,9 @@ pub async fn run_agent(
                 content: output.content,
                 is_error: output.is_error,
             });
+        }
+        if let Some(message) = image_message(images) {
+            messages.push(message);
         }
     }
 }

@@ -79,10 +79,9 @@ pub fn call_output_text(output: &CallOutput) -> String {
     for block in &output.content {
         match block {
             Content::Text { text } => parts.push(text.clone()),
-            Content::Image { mime_type, data } => parts.push(format!(
-                "[image {mime_type}, {} bytes, not shown: tool results carry text only]",
-                data.len() / 4 * 3
-            )),
+            Content::Image { mime_type, data } => {
+                parts.push(format!("[image {mime_type}, {} bytes]", data.len() / 4 * 3));
+            }
             Content::Audio { mime_type, data } => parts.push(format!(
                 "[audio {mime_type}, {} bytes, not shown]",
                 data.len() / 4 * 3
@@ -158,7 +157,23 @@ impl Tool for McpTool {
                 self.definition.name,
                 call_output_text(&output)
             )),
-            Ok(output) => ToolOutput::ok(call_output_text(&output)),
+            Ok(output) => {
+                let images = output
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        Content::Image { mime_type, data } => Some(braincode_tools::ToolImage {
+                            mime_type: mime_type.clone(),
+                            data: data.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                ToolOutput {
+                    images,
+                    ..ToolOutput::ok(call_output_text(&output))
+                }
+            }
             Err(err) => ToolOutput::error(format!(
                 "MCP tool {} could not run: {err}",
                 self.definition.name

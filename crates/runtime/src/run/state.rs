@@ -260,6 +260,7 @@ impl RunBase {
             response_schema: None,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             stream_text: false,
+            vision: candidate.definition.supports_vision,
             resolver: None,
         }
     }

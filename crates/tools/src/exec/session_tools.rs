@@ -70,6 +70,7 @@ fn render(read: &SessionRead, header: Option<&str>) -> ToolOutput {
         content: text,
         is_error: failed,
         details: None,
+        images: Vec::new(),
     };
     output.with_details(json!({
         "sessionId": read.id,

@@ -89,6 +89,7 @@ impl Tool for Shell {
             content: text,
             is_error: outcome.timed_out || outcome.cancelled,
             details: None,
+            images: Vec::new(),
         };
         output.with_details(json!({
             "exitCode": outcome.exit.and_then(|e| e.code),

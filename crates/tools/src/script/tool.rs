@@ -94,6 +94,7 @@ impl Tool for RunScript {
                 || outcome.cancelled
                 || outcome.exit.is_none_or(|e| e.code != Some(0)),
             details: None,
+            images: Vec::new(),
         };
         output.with_details(json!({
             "command": resolved.display,
