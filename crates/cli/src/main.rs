@@ -76,9 +76,11 @@ fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(code).unwrap_or(2));
         }
     };
-    commands::init_tracing();
     // Every credential in the environment is redacted wherever text leaves the process.
     braincode_protocol::secrets::register_environment_secrets();
+    let interactive = cli.command.is_none() && cli.print.is_none()
+        || matches!(cli.command, Some(Command::Tui(_)));
+    commands::init_tracing(interactive);
     let command = match (cli.command, cli.print) {
         (Some(command), None) => command,
         (None, Some(task)) => match Cli::try_parse_from(cli.session.as_run_args(&task)) {

@@ -420,11 +420,18 @@ fn slash_mcp_in_the_session_shows_each_servers_status() {
     std::thread::sleep(Duration::from_millis(200));
     writer.write_all(b"\r").unwrap();
     writer.flush().unwrap();
-    let contents = wait_for("1 ok");
-    assert!(contents.contains("✓ good"), "{contents}");
-    assert!(contents.contains("✗ broken"), "{contents}");
-    assert!(contents.contains("code 7"), "{contents}");
-    assert!(contents.contains("– off"), "{contents}");
+    // The screen is read while frames arrive: wait until every part of the listing is drawn
+    // (a frame read half-applied mixes the old rows with the new).
+    let mut contents = wait_for("1 ok");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !["✓ good", "✗ broken", "code 7", "– off"]
+        .iter()
+        .all(|part| contents.contains(part))
+    {
+        assert!(Instant::now() < deadline, "incomplete listing:\n{contents}");
+        std::thread::sleep(Duration::from_millis(50));
+        contents = screen.lock().unwrap().screen().contents();
+    }
     assert_no_secret(&contents);
     writer.write_all(b"\x03\x03").unwrap();
     writer.flush().unwrap();

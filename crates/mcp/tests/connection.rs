@@ -34,20 +34,7 @@ async fn stdio_lists_tools_with_hints_titles_and_schemas() {
         Some("A server for Braincode's MCP tests.")
     );
 
-    let names: Vec<&str> = conn.tools().iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "echo",
-            "add",
-            "fail",
-            "hang",
-            "crash",
-            "write_marker",
-            "image",
-            "env"
-        ]
-    );
+    assert_eq!(tool_names(&conn), BASE_TOOLS);
     let tool = |name: &str| conn.tools().iter().find(|t| t.name == name).unwrap();
     for read_only in ["echo", "add", "fail", "hang", "image", "env"] {
         assert!(tool(read_only).read_only, "{read_only} is read-only");
@@ -398,10 +385,10 @@ fn server_with_a_child(sleep_pid_file: &std::path::Path) -> ServerSpec {
     }
 }
 
-#[tokio::test]
-async fn shutdown_leaves_no_process_of_the_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let sleep_pid = dir.path().join("sleep.pid");
+/// A connected server that started a child in its process group: the connection, the
+/// server's pid and the child's.
+async fn connect_with_a_child(dir: &std::path::Path) -> (Connection, u32, u32) {
+    let sleep_pid = dir.join("sleep.pid");
     let conn = connect(&server_with_a_child(&sleep_pid)).await;
     let pid = conn.pid().unwrap();
     let child: u32 = std::fs::read_to_string(&sleep_pid)
@@ -409,6 +396,13 @@ async fn shutdown_leaves_no_process_of_the_group() {
         .trim()
         .parse()
         .unwrap();
+    (conn, pid, child)
+}
+
+#[tokio::test]
+async fn shutdown_leaves_no_process_of_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let (conn, pid, child) = connect_with_a_child(dir.path()).await;
     assert!(!process_gone(pid) && !process_gone(child));
     conn.shutdown().await;
     assert!(wait_gone(pid).await, "server {pid} survived shutdown");
@@ -421,14 +415,7 @@ async fn shutdown_leaves_no_process_of_the_group() {
 #[tokio::test]
 async fn dropping_a_connection_kills_its_group() {
     let dir = tempfile::tempdir().unwrap();
-    let sleep_pid = dir.path().join("sleep.pid");
-    let conn = connect(&server_with_a_child(&sleep_pid)).await;
-    let pid = conn.pid().unwrap();
-    let child: u32 = std::fs::read_to_string(&sleep_pid)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let (conn, pid, child) = connect_with_a_child(dir.path()).await;
     drop(conn);
     assert!(wait_gone(pid).await, "server {pid} survived the drop");
     assert!(

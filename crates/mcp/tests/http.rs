@@ -25,20 +25,7 @@ async fn http_lists_tools_and_calls_them() {
         conn.info().name.as_deref(),
         Some("braincode-mcp-test-server")
     );
-    let names: Vec<&str> = conn.tools().iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "echo",
-            "add",
-            "fail",
-            "hang",
-            "crash",
-            "write_marker",
-            "image",
-            "env"
-        ]
-    );
+    assert_eq!(tool_names(&conn), BASE_TOOLS);
     assert!(conn.tools()[0].read_only);
     assert_eq!(
         conn.tools()[0].input_schema["properties"]["text"]["type"],

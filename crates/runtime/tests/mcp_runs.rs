@@ -43,18 +43,6 @@ fn mcp_json_with(servers: &[(&str, Value)], sandbox: bool) -> String {
     json!({ "mcpServers": entries }).to_string()
 }
 
-/// The tool results an agent has seen so far.
-fn tool_results(call: &ModelCall) -> Vec<String> {
-    call.request
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            ChatMessage::Tool { content, .. } => Some(content.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// A primary that makes `calls` tool calls in turn, then answers with every tool result.
 fn primary_calling(calls: Vec<(&'static str, Value)>) -> Script {
     Script::new()
@@ -63,12 +51,23 @@ fn primary_calling(calls: Vec<(&'static str, Value)>) -> Script {
             ScriptedReply::json(&support::router_decision_json(Role::Backend, &[])),
         )
         .when_fn(Matcher::primary(), move |call| {
-            let seen = tool_results(call);
+            let seen = call.tool_results();
             match calls.get(seen.len()) {
                 Some((name, args)) => ScriptedReply::tool_call(name, args),
                 None => ScriptedReply::text(format!("answer: {}", seen.join(" | "))),
             }
         })
+}
+
+/// The primary's first request.
+fn first_primary(outcome: &TestOutcome) -> ModelCall {
+    outcome
+        .requests
+        .calls()
+        .iter()
+        .find(|c| Matcher::primary().matches(c))
+        .cloned()
+        .expect("a primary request")
 }
 
 fn ends<'a>(outcome: &'a TestOutcome, tool: &str) -> Vec<&'a ToolExecutionSummary> {
@@ -115,13 +114,7 @@ async fn the_primary_finds_a_tool_with_mcp_search_and_calls_it() {
     assert!(answer.contains("input schema"), "{answer}");
     assert!(answer.contains("hello from mcp"), "{answer}");
     // The primary was offered the two small tools, not the server's schemas.
-    let primary = outcome
-        .requests
-        .calls()
-        .iter()
-        .find(|c| Matcher::primary().matches(c))
-        .cloned()
-        .unwrap();
+    let primary = first_primary(&outcome);
     let names = primary.tool_names();
     assert!(
         names.contains(&"mcp_search") && names.contains(&"mcp_call"),
@@ -441,13 +434,7 @@ async fn an_eager_server_with_eager_schemas_is_offered_tool_by_tool() {
         )]))
         .run()
         .await;
-    let primary = outcome
-        .requests
-        .calls()
-        .iter()
-        .find(|c| Matcher::primary().matches(c))
-        .cloned()
-        .unwrap();
+    let primary = first_primary(&outcome);
     let names = primary.tool_names();
     assert!(names.contains(&"mcp__t__echo"), "{names:?}");
     // A read-only run offers only the tools the server marks read-only.
@@ -564,7 +551,7 @@ async fn an_image_from_an_mcp_tool_reaches_a_model_that_reads_images() {
             .flatten()
             .filter(|p| matches!(p, braincode_llm::ContentPart::Image { mime_type, .. } if mime_type == "image/png"))
             .count();
-        let tool_text = tool_results(&after).join("\n");
+        let tool_text = after.tool_results().join("\n");
         if vision {
             assert_eq!(image_parts, 1, "{tool_text}");
             assert!(tool_text.contains("its images follow"), "{tool_text}");

@@ -9,10 +9,9 @@ mod support;
 
 use std::path::PathBuf;
 
-use braincode_llm::ChatMessage;
 use braincode_protocol::Role;
 use serde_json::{Value, json};
-use support::{Matcher, ModelCall, Script, ScriptedReply, TestRun};
+use support::{Matcher, Script, ScriptedReply, TestRun};
 
 /// Where `.ci/run` installs the server (`BRAINCODE_TEST_NPM_MCP` overrides).
 fn server_path() -> Option<PathBuf> {
@@ -24,17 +23,6 @@ fn server_path() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
     Some(cache.join("braincode/npm/node_modules/.bin/mcp-server-filesystem"))
         .filter(|p| p.is_file())
-}
-
-fn tool_results(call: &ModelCall) -> Vec<String> {
-    call.request
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            ChatMessage::Tool { content, .. } => Some(content.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]
@@ -63,7 +51,7 @@ async fn the_npm_filesystem_server_lists_the_project_and_cannot_write_in_a_read_
             ScriptedReply::json(&support::router_decision_json(Role::Backend, &[])),
         )
         .when_fn(Matcher::primary(), move |call| {
-            let seen = tool_results(call);
+            let seen = call.tool_results();
             match calls.get(seen.len()) {
                 Some((name, args)) => ScriptedReply::tool_call(name, args),
                 None => ScriptedReply::text(seen.join("\n=====\n")),

@@ -16,9 +16,34 @@ pub mod tui;
 
 /// Routes `tracing` output to stderr, filtered by `BRAINCODE_LOG` (default: warnings only,
 /// and nothing from the MCP SDK: Braincode reports every MCP failure itself, with its cause).
-pub fn init_tracing() {
+/// The interactive session owns the terminal: its logs go to `<home>/logs/session.log`
+/// instead (a line on the screen would break the drawing).
+pub fn init_tracing(interactive: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("BRAINCODE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
+    if interactive {
+        let file = braincode_config::Home::from_env().ok().and_then(|home| {
+            std::fs::create_dir_all(home.logs_dir()).ok()?;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(home.logs_dir().join("session.log"))
+                .ok()
+        });
+        let _ = match file {
+            Some(file) => tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::sync::Mutex::new(file))
+                .with_ansi(false)
+                .with_target(false)
+                .try_init(),
+            None => tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::sink)
+                .try_init(),
+        };
+        return;
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -153,7 +153,7 @@ impl Slot {
                         st.connect_ms = Some(u64::try_from(took.as_millis()).unwrap_or(u64::MAX));
                     }
                     Err(error) => {
-                        tracing::warn!(server = %self.spec.name, %error, "MCP server failed to connect");
+                        tracing::debug!(server = %self.spec.name, %error, "MCP server failed to connect");
                         st.status = ServerStatus::Failed;
                         st.error = Some(error);
                     }
@@ -176,7 +176,7 @@ impl Slot {
             }
             let dead = st.conn.take();
             let restart = st.restarts < MAX_RESTARTS;
-            tracing::warn!(server = %self.spec.name, %error, restart, "MCP server died");
+            tracing::debug!(server = %self.spec.name, %error, restart, "MCP server died");
             st.error = Some(error);
             if restart {
                 st.restarts += 1;

@@ -12,6 +12,23 @@ use braincode_mcp::{Arguments, CallOutput, Content, Endpoint, ServerSpec};
 use braincode_test_support::mcp::test_server_binary;
 use serde_json::Value;
 
+/// The test server's tools without `MCP_TEST_EXTRA_TOOLS`, in `tools/list` order.
+pub const BASE_TOOLS: [&str; 8] = [
+    "echo",
+    "add",
+    "fail",
+    "hang",
+    "crash",
+    "write_marker",
+    "image",
+    "env",
+];
+
+/// The names of a connection's tools.
+pub fn tool_names(conn: &braincode_mcp::Connection) -> Vec<&str> {
+    conn.tools().iter().map(|t| t.name.as_str()).collect()
+}
+
 /// A stdio spec running the test server with `env`.
 pub fn stdio_spec(name: &str, env: &[(&str, &str)]) -> ServerSpec {
     let binary = test_server_binary();

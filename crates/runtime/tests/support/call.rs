@@ -86,6 +86,18 @@ impl ModelCall {
         matches!(self.request.messages.last(), Some(ChatMessage::Tool { .. }))
     }
 
+    /// The contents of the tool results the agent has seen so far, in order.
+    pub fn tool_results(&self) -> Vec<String> {
+        self.request
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                ChatMessage::Tool { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Names of the tools offered.
     pub fn tool_names(&self) -> Vec<&str> {
         self.request.tools.iter().map(|t| t.name.as_str()).collect()
