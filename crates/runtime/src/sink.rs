@@ -104,6 +104,9 @@ struct SinkInner {
     /// Mirrors `SinkState::closed` for the lock-free event paths.
     closed: AtomicBool,
     late_records: AtomicU64,
+    /// Whether a model request has gone out, and who waits for the first one.
+    model_called: AtomicBool,
+    first_model_call: tokio::sync::Notify,
 }
 
 /// Cheap-to-clone handle every part of a run emits through.
@@ -140,8 +143,28 @@ impl RunSink {
                 final_sent: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
                 late_records: AtomicU64::new(0),
+                model_called: AtomicBool::new(false),
+                first_model_call: tokio::sync::Notify::new(),
             }),
         }
+    }
+
+    /// Marks a model request as sent (the provider has answered or failed); the first one
+    /// wakes [`RunSink::first_model_request`].
+    pub fn model_request_sent(&self) {
+        if !self.inner.model_called.swap(true, Ordering::SeqCst) {
+            self.inner.first_model_call.notify_waiters();
+        }
+    }
+
+    /// Waits until the run's first model request has been sent (work that must never delay
+    /// it, such as starting MCP servers, waits for this).
+    pub async fn first_model_request(&self) {
+        let notified = self.inner.first_model_call.notified();
+        if self.inner.model_called.load(Ordering::SeqCst) {
+            return;
+        }
+        notified.await;
     }
 
     /// The session this sink journals into.

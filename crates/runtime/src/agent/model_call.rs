@@ -136,11 +136,10 @@ async fn call_model_once(
     let agent = setup.agent.clone();
     let stream_text = setup.stream_text;
     let work = async {
-        let stream = services
-            .client
-            .stream(request, cancel.clone())
-            .await
-            .map_err(|e| with_model(e, &setup.model_id))?;
+        let stream = services.client.stream(request, cancel.clone()).await;
+        // The request is out (the provider answered, or failed to).
+        services.sink.model_request_sent();
+        let stream = stream.map_err(|e| with_model(e, &setup.model_id))?;
         collect_stream(stream, move |event| match event {
             ModelEvent::TextDelta { text } if stream_text => sink.text_delta(&agent, text),
             ModelEvent::ReasoningDelta { text } if stream_text => {

@@ -21,6 +21,9 @@ use super::tools::{McpCall, McpSearch, McpTool, definition_of, exposed_name, off
 use crate::agent::ToolResolver;
 use crate::sink::RunSink;
 
+/// The longest servers wait for the run's first model request before they start.
+const FIRST_REQUEST_GRACE: Duration = Duration::from_millis(250);
+
 /// MCP servers kept up across the runs of one interactive session: a run whose servers are
 /// configured exactly as the previous run's reuses them (no restart, no second handshake);
 /// a changed configuration stops the old servers and starts afresh. Stopped by
@@ -231,6 +234,11 @@ impl McpRuntime {
         )
     }
 
+    /// The hub when `needed`.
+    async fn hub_if(&self, needed: bool) -> Option<Arc<Hub>> {
+        if needed { self.hub().await } else { None }
+    }
+
     /// Why a startable server is not running yet.
     fn waiting_reason(&self, server: &PlannedServer) -> String {
         if server.loading == McpLoadingStrategy::Lazy {
@@ -272,6 +280,12 @@ impl McpRuntime {
         }
         let this = Arc::clone(self);
         let task = tokio::spawn(async move {
+            // Starting processes competes for the CPU: the run's first model request goes out
+            // first (or a moment passes, when hooks hold it up).
+            tokio::select! {
+                () = this.sink.first_model_request() => {}
+                () = tokio::time::sleep(FIRST_REQUEST_GRACE) => {}
+            }
             let Some(hub) = this.hub().await else {
                 return;
             };
@@ -321,11 +335,20 @@ impl McpRuntime {
         }
         let names: Vec<String> = visible.iter().map(|s| s.name().to_string()).collect();
         let mut tools: Vec<SharedTool> = Vec::new();
-        if let Some(hub) = self.hub().await {
-            for server in &visible {
-                if server.loading != McpLoadingStrategy::Lazy {
-                    hub.start(server.name());
-                }
+        // Unclaimed background servers are the run's to start (after its first request);
+        // this agent starts its own claimed ones and waits for eager ones. With nothing to
+        // start or list now, the hub is not even made yet.
+        let starts_here = |server: &PlannedServer| {
+            server.loading == McpLoadingStrategy::Eager
+                || (server.loading == McpLoadingStrategy::Background
+                    && self.claimed.contains(server.name()))
+        };
+        let needs_hub = visible
+            .iter()
+            .any(|s| starts_here(s) || s.schemas == McpSchemas::Eager);
+        if let Some(hub) = self.hub_if(needs_hub).await {
+            for server in visible.iter().filter(|s| starts_here(s)) {
+                hub.start(server.name());
             }
             let budget = Duration::from_millis(self.settings.startup_budget_ms)
                 .saturating_sub(self.started.elapsed());

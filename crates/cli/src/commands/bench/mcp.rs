@@ -153,15 +153,29 @@ fn write_mcp(home: &Path, servers: Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn first_request_ms(home: &Path, repo: &Path, runs: usize) -> anyhow::Result<Vec<f64>> {
-    for _ in 0..2 {
-        one_run(home, repo).await?;
+/// Run start → first model request without MCP and with `slow` configured, the two
+/// interleaved run by run so that drift in the machine's load hits both alike.
+async fn first_request_ms(
+    home: &Path,
+    repo: &Path,
+    runs: usize,
+    slow: &Value,
+) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
+    let mcp = home.join("mcp.json");
+    let (mut without, mut with) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for round in 0..runs + 2 {
+        let _ = std::fs::remove_file(&mcp);
+        let plain = one_run(home, repo).await?.0;
+        write_mcp(home, slow.clone())?;
+        let slowed = one_run(home, repo).await?.0;
+        // The first two rounds warm up.
+        if round >= 2 {
+            without.push(plain);
+            with.push(slowed);
+        }
     }
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        times.push(one_run(home, repo).await?.0);
-    }
-    Ok(times)
+    let _ = std::fs::remove_file(&mcp);
+    Ok((without, with))
 }
 
 #[derive(Serialize)]
@@ -194,13 +208,9 @@ pub fn execute(args: McpBenchArgs) -> anyhow::Result<ExitCode> {
 async fn bench(args: McpBenchArgs) -> anyhow::Result<ExitCode> {
     let runs = args.runs.max(1);
     let (_dir, home, repo) = fixture("http://127.0.0.1:9/v1")?;
-    let mut without = first_request_ms(&home, &repo, runs).await?;
     let slow = format!("sleep {}", args.slow_ms as f64 / 1000.0);
-    write_mcp(
-        &home,
-        json!({"slow": {"command": "sh", "args": ["-c", slow], "sandbox": false}}),
-    )?;
-    let mut with_slow = first_request_ms(&home, &repo, runs).await?;
+    let slow = json!({"slow": {"command": "sh", "args": ["-c", slow], "sandbox": false}});
+    let (mut without, mut with_slow) = first_request_ms(&home, &repo, runs, &slow).await?;
     let server = match args.server.split_first() {
         Some((program, rest)) => Some(server_figures(&home, &repo, program, rest, &args).await?),
         None => None,
