@@ -108,11 +108,11 @@ fn list_checks_every_server_and_fails_when_one_fails() {
     let text = all(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("✓ good (user, stdio) — ok · braincode-mcp-test-server"),
+        text.contains("✓ good  user    stdio  ok · braincode-mcp-test-server"),
         "{text}"
     );
     assert!(text.contains("8 tools"), "{text}");
-    assert!(text.contains("✗ broken (user, stdio) — failed"), "{text}");
+    assert!(text.contains("✗ broken  user    stdio  failed"), "{text}");
     assert!(text.contains("exited with code 7"), "{text}");
     assert!(text.contains("refusing to start: bad config"), "{text}");
     assert!(
@@ -120,7 +120,7 @@ fn list_checks_every_server_and_fails_when_one_fails() {
         "{text}"
     );
     assert!(
-        text.contains("– off (user, stdio) — skipped: disabled in its config"),
+        text.contains("– off  user    stdio  skipped: disabled in its config"),
         "{text}"
     );
     // Names of variables, never their values.

@@ -8,7 +8,7 @@ mod run_harness;
 
 use braincode_test_support::mcp::test_server_binary;
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
-use run_harness::{command, configure_one_model, journal, repo, run_json, types};
+use run_harness::{configure_one_model, journal, replay_check, repo, run_json, types};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -66,16 +66,6 @@ async fn a_run_calls_an_mcp_tool_and_its_replay_starts_no_server() {
         "mcp.json",
         &json!({"mcpServers": {"t": {"command": "sh", "args": ["-c", format!("touch '{}'", marker.display())], "sandbox": false}}}),
     );
-    let output = command(&home, project.path(), &["replay", &session, "--check"])
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains("identical"), "{stdout}");
+    replay_check(&home, project.path(), &session, &[]).await;
     assert!(!marker.exists(), "the replay started the MCP server");
 }

@@ -8,7 +8,7 @@ mod run_harness;
 use std::os::unix::fs::PermissionsExt;
 
 use braincode_test_support::TempHome;
-use run_harness::{command, configure_one_model, hello_server, repo, run_json};
+use run_harness::{configure_one_model, hello_server, replay_check, repo, run_json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_starts_no_process_and_calls_no_model() {
@@ -36,18 +36,7 @@ async fn a_replay_starts_no_process_and_calls_no_model() {
         bin.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let output = command(&home, project.path(), &["replay", &session, "--check"])
-        .env("PATH", path)
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains("identical"), "{stdout}");
+    replay_check(&home, project.path(), &session, &[("PATH", &path)]).await;
     assert!(!marker.exists(), "the replay started git");
     assert!(requests > 0);
 }

@@ -45,18 +45,7 @@ fn mcp_json_with(servers: &[(&str, Value)], sandbox: bool) -> String {
 
 /// A primary that makes `calls` tool calls in turn, then answers with every tool result.
 fn primary_calling(calls: Vec<(&'static str, Value)>) -> Script {
-    Script::new()
-        .when(
-            Matcher::router(),
-            ScriptedReply::json(&support::router_decision_json(Role::Backend, &[])),
-        )
-        .when_fn(Matcher::primary(), move |call| {
-            let seen = call.tool_results();
-            match calls.get(seen.len()) {
-                Some((name, args)) => ScriptedReply::tool_call(name, args),
-                None => ScriptedReply::text(format!("answer: {}", seen.join(" | "))),
-            }
-        })
+    support::primary_calling(calls, " | ")
 }
 
 /// The primary's first request.

@@ -9,9 +9,8 @@ mod support;
 
 use std::path::PathBuf;
 
-use braincode_protocol::Role;
 use serde_json::{Value, json};
-use support::{Matcher, Script, ScriptedReply, TestRun};
+use support::TestRun;
 
 /// Where `.ci/run` installs the server (`BRAINCODE_TEST_NPM_MCP` overrides).
 fn server_path() -> Option<PathBuf> {
@@ -45,18 +44,7 @@ async fn the_npm_filesystem_server_lists_the_project_and_cannot_write_in_a_read_
             json!({"name": "mcp__fs__write_file", "arguments": {"path": "./pwned.txt", "content": "x"}}),
         ),
     ];
-    let script = Script::new()
-        .when(
-            Matcher::router(),
-            ScriptedReply::json(&support::router_decision_json(Role::Backend, &[])),
-        )
-        .when_fn(Matcher::primary(), move |call| {
-            let seen = call.tool_results();
-            match calls.get(seen.len()) {
-                Some((name, args)) => ScriptedReply::tool_call(name, args),
-                None => ScriptedReply::text(seen.join("\n=====\n")),
-            }
-        });
+    let script = support::primary_calling(calls, "\n=====\n");
     let mcp = json!({"mcpServers": {"fs": {"command": server, "args": ["."]}}});
     let outcome = TestRun::new("List the project's files with the filesystem tools")
         .home_file("mcp.json", &mcp.to_string())

@@ -202,14 +202,7 @@ fn print_list(rows: &[McpServerCheck], no_connect: bool) {
 
 /// A server's block: status line, fix, and how it is configured.
 fn print_server(row: &McpServerCheck) {
-    println!(
-        "{} {} ({}, {}) — {}",
-        row.mark(),
-        row.name,
-        row.scope,
-        row.transport,
-        row.status_words()
-    );
+    println!("{}", row.headline(0));
     if let Some(fix) = &row.fix {
         println!("    → {fix}");
     }

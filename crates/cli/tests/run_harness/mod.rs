@@ -273,6 +273,29 @@ async fn finish(mut command: Command, input: Option<&[u8]>) -> Output {
     }
 }
 
+/// `braincode replay <session> --check` with extra environment variables, which must find
+/// the replay identical: its output.
+pub async fn replay_check(
+    home: &TempHome,
+    cwd: &Path,
+    session: &str,
+    env: &[(&str, &str)],
+) -> String {
+    let mut command = command(home, cwd, &["replay", session, "--check"]);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("identical"), "{stdout}");
+    stdout
+}
+
 /// Runs `braincode args…` to completion with stdin closed.
 pub async fn braincode(home: &TempHome, cwd: &Path, args: &[&str]) -> Output {
     braincode_with_input(home, cwd, args, None).await

@@ -185,6 +185,18 @@ impl McpServerCheck {
         }
     }
 
+    /// One line: mark, name (padded to `name_width`), scope, transport and status.
+    pub fn headline(&self, name_width: usize) -> String {
+        format!(
+            "{} {:<name_width$}  {:<7} {:<5}  {}",
+            self.mark(),
+            self.name,
+            self.scope,
+            self.transport,
+            self.status_words()
+        )
+    }
+
     /// The status mark: ✓ ok, ✗ failed, – skipped, … checking, · not checked.
     pub fn mark(&self) -> &'static str {
         match self.status {

@@ -49,4 +49,4 @@ pub use fixtures::{
 };
 pub use journal::{JournalView, LiveJournal, RecordPayload, WaitTimeout, is};
 pub use run::{Fixtures, LiveRun, Project, RUN_GUARD, TestOutcome, TestRun};
-pub use script::{Script, ScriptedModels, ScriptedReply};
+pub use script::{Script, ScriptedModels, ScriptedReply, primary_calling};

@@ -369,3 +369,23 @@ impl ModelClient for ScriptedClient {
         Ok(Box::pin(stream::iter(events)))
     }
 }
+
+/// A plan with a backend primary and no workers, whose primary makes `calls` tool calls in
+/// turn, then answers with every tool result it saw, joined by `separator`.
+pub fn primary_calling(calls: Vec<(&'static str, Value)>, separator: &'static str) -> Script {
+    Script::new()
+        .when(
+            super::Matcher::router(),
+            ScriptedReply::json(&super::router_decision_json(
+                braincode_protocol::Role::Backend,
+                &[],
+            )),
+        )
+        .when_fn(super::Matcher::primary(), move |call| {
+            let seen = call.tool_results();
+            match calls.get(seen.len()) {
+                Some((name, args)) => ScriptedReply::tool_call(name, args),
+                None => ScriptedReply::text(seen.join(separator)),
+            }
+        })
+}

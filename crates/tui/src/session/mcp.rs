@@ -36,14 +36,7 @@ pub fn listing_lines(rows: &[McpServerCheck]) -> Vec<String> {
         .unwrap_or(0);
     let mut lines = vec![summary.join(" · ")];
     for row in rows {
-        lines.push(format!(
-            " {} {:<width$}  {:<7} {:<5}  {}",
-            row.mark(),
-            row.name,
-            row.scope,
-            row.transport,
-            row.status_words()
-        ));
+        lines.push(format!(" {}", row.headline(width)));
         if let Some(fix) = &row.fix {
             lines.push(format!("     → {fix}"));
         }
