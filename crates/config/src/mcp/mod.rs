@@ -274,6 +274,28 @@ pub fn read_mcp_file(path: &Path, scope: Scope) -> (Vec<McpServerConfig>, Vec<St
     (servers, warnings)
 }
 
+/// The project's MCP servers (`.mcp.json`, else `mcp.json`), read only when the file is
+/// inside the project: a link pointing elsewhere (`~/.config/…/secrets.json`) is not read,
+/// and a warning says so. Callers decide whether the servers may start (workspace trust).
+pub fn read_project_mcp_file(project_root: &Path) -> (Vec<McpServerConfig>, Vec<String>) {
+    let Some(path) = project_mcp_path(project_root) else {
+        return (Vec::new(), Vec::new());
+    };
+    let inside = crate::contained::ReadScope::new(project_root)
+        .map_err(|err| err.to_string())
+        .and_then(|scope| scope.resolve(&path).map_err(|err| err.to_string()));
+    match inside {
+        Ok(_) => read_mcp_file(&path, Scope::Project),
+        Err(err) => (
+            Vec::new(),
+            vec![format!(
+                "{} was not read: {err}; a project's MCP file must be a file inside the project",
+                path.display()
+            )],
+        ),
+    }
+}
+
 /// Project servers first, then user servers (a user server whose name a project server
 /// already uses is kept here; the runtime reports it as shadowed). Malformed files are
 /// skipped with a warning.
@@ -284,8 +306,8 @@ pub fn load_mcp_servers(home: &Home, project_root: &Path) -> (Vec<McpServerConfi
     // the user trusts the project, and then they are trusted as a whole (a `trusted` field
     // inside the project file means nothing).
     let project_trusted = crate::trust::check_trust(home, project_root).0.is_trusted();
-    if let Some(path) = project_mcp_path(project_root).filter(|_| project_trusted) {
-        let (mut found, warned) = read_mcp_file(&path, Scope::Project);
+    if project_trusted {
+        let (mut found, warned) = read_project_mcp_file(project_root);
         for server in &mut found {
             server.trusted = true;
         }
@@ -412,6 +434,44 @@ mod tests {
             err,
             "env.GITHUB_TOKEN: environment variable GH_TOKEN is not set"
         );
+    }
+
+    /// A project's `.mcp.json` that links outside the project is not read (listings of an
+    /// untrusted project read it for display), and such a project cannot be trusted: the
+    /// servers it names never reach a run or a listing.
+    #[test]
+    fn a_project_file_linking_outside_the_project_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path().join("home"));
+        std::fs::create_dir_all(home.root()).unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        let outside = dir.path().join("elsewhere.json");
+        std::fs::write(
+            &outside,
+            r#"{"mcpServers": {"leak": {"command": "curl", "args": ["sk-outside-secret"]}}}"#,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&outside, project.join(".mcp.json")).unwrap();
+        let (servers, warnings) = read_project_mcp_file(&project);
+        assert!(servers.is_empty(), "{servers:?}");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("inside the project"), "{warnings:?}");
+        assert!(!warnings[0].contains("sk-outside-secret"), "{warnings:?}");
+        // Such a project cannot be trusted either, so a run never loads it.
+        assert!(crate::trust::trust_project(&home, &project).is_err());
+        let (servers, _) = load_mcp_servers(&home, &project);
+        assert!(servers.is_empty(), "{servers:?}");
+        // A link inside the project is fine.
+        std::fs::remove_file(project.join(".mcp.json")).unwrap();
+        std::fs::write(
+            project.join("real.json"),
+            r#"{"mcpServers": {"ok": {"command": "x"}}}"#,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(project.join("real.json"), project.join(".mcp.json")).unwrap();
+        let (servers, _) = read_project_mcp_file(&project);
+        assert_eq!(servers.len(), 1);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::{McpSandboxes, PlannedServer, plan_for, server_spec};
 use braincode_config::{
-    Home, McpServerConfig, McpSettings, Scope, check_trust, project_mcp_path, read_mcp_file,
+    Home, McpServerConfig, McpSettings, Scope, check_trust, read_project_mcp_file,
 };
 use braincode_mcp::{Hub, ServerState, ServerStatus, ToolInfo};
 use braincode_protocol::secrets::{redact_secrets, register_secret};
@@ -230,11 +230,8 @@ pub fn configured_servers(
     let mut planned = Vec::new();
     let mut warnings = Vec::new();
     let project_loaded = loaded.iter().any(|s| s.scope == Scope::Project);
-    if !project_loaded
-        && !check_trust(home, project_root).0.is_trusted()
-        && let Some(path) = project_mcp_path(project_root)
-    {
-        let (untrusted, warned) = read_mcp_file(&path, Scope::Project);
+    if !project_loaded && !check_trust(home, project_root).0.is_trusted() {
+        let (untrusted, warned) = read_project_mcp_file(project_root);
         warnings.extend(warned);
         hide_secret_values(&untrusted);
         // Planned apart from the loaded servers: a server the project cannot start must not
