@@ -550,3 +550,26 @@ async fn an_image_from_an_mcp_tool_reaches_a_model_that_reads_images() {
         }
     }
 }
+
+/// A misspelt built-in tool gets the loop's own answer (the tools there are), not an MCP one;
+/// an `mcp__` name of a server the agent cannot use says which servers it can.
+#[tokio::test]
+async fn unknown_names_get_the_answer_that_fits_them() {
+    let outcome = TestRun::new(PROMPT)
+        .home_file("mcp.json", &mcp_json(&[("t", json!({}))]))
+        .script(primary_calling(vec![
+            ("read_fiel", json!({"path": "x"})),
+            ("mcp__other__x", json!({})),
+        ]))
+        .run()
+        .await;
+    let answer = &outcome.report.model_summary;
+    assert!(
+        answer.contains("unknown tool \"read_fiel\"; available tools:"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("not a tool of an MCP server you can use (t)"),
+        "{answer}"
+    );
+}

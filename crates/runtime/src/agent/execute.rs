@@ -35,8 +35,9 @@ pub(super) async fn execute_calls(
         for call in calls {
             if !tools.contains_key(call.name.as_str())
                 && !resolved.iter().any(|(name, _)| *name == call.name)
+                && let Some(result) = resolver.resolve(&call.name).await
             {
-                resolved.push((call.name.clone(), resolver.resolve(&call.name).await));
+                resolved.push((call.name.clone(), result));
             }
         }
     }

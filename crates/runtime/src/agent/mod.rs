@@ -78,8 +78,9 @@ pub const MCP_CALL_TOOL: &str = "mcp_call";
 /// Finds tools an agent was not offered up front but may call by name.
 #[async_trait::async_trait]
 pub trait ToolResolver: Send + Sync {
-    /// The tool called `name`, or why there is none (the message goes to the model).
-    async fn resolve(&self, name: &str) -> Result<SharedTool, String>;
+    /// The tool called `name`, or why there is none (the message goes to the model); `None`
+    /// when `name` is not one this resolver knows of (the loop's own "unknown tool" answer).
+    async fn resolve(&self, name: &str) -> Option<Result<SharedTool, String>>;
 }
 
 /// Shared services an agent uses.

@@ -448,7 +448,16 @@ struct McpResolver {
 
 #[async_trait]
 impl ToolResolver for McpResolver {
-    async fn resolve(&self, name: &str) -> Result<SharedTool, String> {
+    async fn resolve(&self, name: &str) -> Option<Result<SharedTool, String>> {
+        if !name.starts_with("mcp__") {
+            return None;
+        }
+        Some(self.resolve_mcp(name).await)
+    }
+}
+
+impl McpResolver {
+    async fn resolve_mcp(&self, name: &str) -> Result<SharedTool, String> {
         let server = self
             .servers
             .iter()
