@@ -99,3 +99,15 @@ fn no_servers_says_where_to_add_them() {
     assert_eq!(lines.len(), 1);
     assert!(lines[0].contains("~/.braincode/mcp.json"), "{lines:?}");
 }
+
+/// The panel is as tall as its lines once wrapped, so a long failure does not push the last
+/// line out.
+#[test]
+fn the_info_panel_counts_wrapped_lines() {
+    use braincode_tui::session::info_height;
+    let short = vec!["short".to_string(), "lines".to_string()];
+    assert_eq!(info_height(&short, 40), 4);
+    let long = vec!["word ".repeat(20), "end".to_string()];
+    // 100 columns of text in a 40-column panel (38 inside): three rows, then "end".
+    assert_eq!(info_height(&long, 40), 6);
+}

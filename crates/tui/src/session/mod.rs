@@ -32,7 +32,7 @@ mod listings;
 pub mod mcp;
 mod panels;
 
-pub use panels::draw_info;
+pub use panels::{draw_info, info_height};
 use panels::{draw_welcome, plan_lines};
 
 /// How the session starts.
@@ -186,7 +186,7 @@ impl Session {
                 .saturating_sub(4);
             self.info
                 .as_ref()
-                .map_or(0, |lines| (lines.len() as u16).saturating_add(2).min(room))
+                .map_or(0, |lines| panels::info_height(lines, width).min(room))
         };
         let areas = view::layout(area, self.input.height(width), panel_height);
         view::draw(frame, areas.view, &self.app, now_ms());

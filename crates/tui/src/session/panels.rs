@@ -47,6 +47,19 @@ pub(super) fn draw_welcome(frame: &mut ratatui::Frame<'_>, area: Rect, project: 
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), top);
 }
 
+/// Rows the info panel needs to show `lines` whole at `width` (borders included): long lines
+/// wrap.
+pub fn info_height(lines: &[String], width: u16) -> u16 {
+    let text: Vec<ratatui::text::Line<'_>> = lines
+        .iter()
+        .map(|l| ratatui::text::Line::from(l.as_str()))
+        .collect();
+    let rows = Paragraph::new(text)
+        .wrap(Wrap { trim: false })
+        .line_count(width.saturating_sub(2));
+    u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2)
+}
+
 /// Command output (`/help`, listings, notices) in a bordered panel that Esc closes.
 pub fn draw_info(frame: &mut ratatui::Frame<'_>, area: Rect, lines: &[String]) {
     if area.height == 0 {
