@@ -2,6 +2,8 @@
 //! several requests queue.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::time::Duration;
 
 use braincode_protocol::{Phase, Role, ToolCallOrigin};
@@ -9,7 +11,8 @@ use braincode_runtime::{ApprovalAnswer, ApprovalHandler, ApprovalRequest};
 use braincode_tui::approval::{
     Answered, ApprovalPanel, DENIED, DISMISSED, PanelAction, PendingApproval, TuiApprover,
 };
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use common::{ctrl, key};
+use crossterm::event::KeyCode;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -25,10 +28,6 @@ fn request(call_id: &str) -> ApprovalRequest {
             ..ToolCallOrigin::default()
         },
     }
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
 }
 
 /// Runs `decide` in a task, so the test can play the UI.
@@ -205,7 +204,7 @@ async fn ctrl_c_is_left_to_the_event_loop() {
     let _task = ask(&approver, "c1");
     let mut panel = ApprovalPanel::new();
     panel.push(next(&mut receiver).await);
-    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let ctrl_c = ctrl('c');
     assert_eq!(panel.handle_key(ctrl_c), PanelAction::Unhandled);
     assert_eq!(panel.handle_key(key(KeyCode::Char('x'))), PanelAction::None);
     assert_eq!(panel.len(), 1);

@@ -1,13 +1,15 @@
 //! What the approval panel shows at 80×24 for an edit, a command and a patch.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use braincode_protocol::{Phase, Role, ToolCallOrigin};
 use braincode_runtime::{ApprovalAnswer, ApprovalRequest};
 use braincode_tui::approval::{ApprovalPanel, PendingApproval, draw};
+use common::render_at_bottom;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 use ratatui::style::Color;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -46,20 +48,10 @@ fn panel(
 
 /// The panel at the bottom of an 80×24 screen, as tall as it asks to be.
 fn render(panel: &ApprovalPanel) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    terminal
-        .draw(|frame| {
-            let area = frame.area();
-            let height = panel.height(area.width).min(area.height);
-            let bottom = Rect {
-                y: area.height - height,
-                height,
-                ..area
-            };
-            draw(frame, bottom, panel);
-        })
-        .unwrap();
-    terminal
+    render_at_bottom(
+        |width| panel.height(width),
+        |frame, area| draw(frame, area, panel),
+    )
 }
 
 fn edit() -> Value {

@@ -1,6 +1,8 @@
 //! `@` file, `@@` session and `/` command completion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -10,17 +12,8 @@ use braincode_protocol::SessionId;
 use braincode_tui::input::complete::{CompletionKind, FileIndex};
 use braincode_tui::input::{InputAction, InputState};
 use braincode_tui::slash::SlashCommand;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn typed(state: &mut InputState, text: &str) {
-    for c in text.chars() {
-        state.handle_key(key(KeyCode::Char(c)));
-    }
-}
+use common::{key, typed};
+use crossterm::event::KeyCode;
 
 fn write(root: &Path, path: &str) {
     let path = root.join(path);

@@ -1,22 +1,13 @@
 //! The editor's keys, paste chips and submissions.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use braincode_protocol::Mode;
 use braincode_tui::input::{InputAction, InputState};
 use braincode_tui::slash::SlashCommand;
+use common::{alt, ctrl, key};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
-fn alt(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::ALT)
-}
 
 fn editor() -> InputState {
     InputState::new(std::env::temp_dir(), None)

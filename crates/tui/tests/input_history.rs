@@ -2,17 +2,16 @@
 //! editor.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::fs;
 use std::path::Path;
 
 use braincode_config::Home;
 use braincode_tui::input::history::{HISTORY_MAX_ENTRIES, history_path};
 use braincode_tui::input::{InputAction, InputState};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
+use common::{ctrl, key};
+use crossterm::event::KeyCode;
 
 fn submit(state: &mut InputState, text: &str) -> InputAction {
     for c in text.chars() {
@@ -59,7 +58,7 @@ fn submissions_survive_a_restart_and_walk_back() {
     assert_eq!(s.text(), "run it");
     s.handle_key(key(KeyCode::Down));
     assert_eq!(s.text(), "draft");
-    let ctrl_p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL);
+    let ctrl_p = ctrl('p');
     s.handle_key(ctrl_p);
     assert_eq!(s.text(), "run it");
 

@@ -1,39 +1,22 @@
 //! What the editor looks like at 80×24: the draft at the bottom, the popup above it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use braincode_tui::input::complete::FileIndex;
 use braincode_tui::input::{InputState, draw};
+use common::{key, render_at_bottom, typed};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::layout::{Position, Rect};
+use ratatui::layout::Position;
 use ratatui::style::Color;
 
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn typed(state: &mut InputState, text: &str) {
-    for c in text.chars() {
-        state.handle_key(key(KeyCode::Char(c)));
-    }
-}
-
 fn render(state: &InputState) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    terminal
-        .draw(|frame| {
-            let area = frame.area();
-            let height = state.height(area.width);
-            let input = Rect {
-                y: area.height - height,
-                height,
-                ..area
-            };
-            draw(frame, input, state);
-        })
-        .unwrap();
-    terminal
+    render_at_bottom(
+        |width| state.height(width),
+        |frame, area| draw(frame, area, state),
+    )
 }
 
 fn files() -> FileIndex {
