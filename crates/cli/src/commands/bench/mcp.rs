@@ -3,7 +3,7 @@
 //! 1. Time from run start to the first model request, with no MCP server and with one slow
 //!    server (it takes `--slow-ms` to start) under the default `background` loading: the
 //!    first request must not wait for it.
-//! 2. With `--server <command…>` (any stdio MCP server, e.g. one with 10+ tools): the size of
+//! 2. With `-- <command…>` (any stdio MCP server, e.g. one with 10+ tools): the size of
 //!    the primary's first request when its tools are offered lazily (`mcp_search` +
 //!    `mcp_call`) and with every schema up front, and the median round trip of a tool call
 //!    through the hub (`--tool`, `--args`).
@@ -15,17 +15,14 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use braincode_config::Home;
-use braincode_llm::{ChatRequest, ModelClient, ModelError, ModelEvent, ModelStream, StopReason};
-use braincode_protocol::{ModelDefinition, Usage};
-use braincode_runtime::models::ClientOverride;
+use braincode_llm::{ChatRequest, ModelClient, ModelError, ModelStream};
 use braincode_runtime::{JournalTarget, RunServices, run};
-use futures::stream;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::median;
-use super::overhead::{Asker, asker, fixture, reply_for, request};
+use super::overhead::{Asker, SameClient, asker_of, fixture, instant_reply, reply_for, request};
 
 /// Arguments of `braincode bench mcp`.
 #[derive(Debug, clap::Args)]
@@ -36,9 +33,9 @@ pub struct McpBenchArgs {
     /// How long the slow server takes to start, in milliseconds.
     #[arg(long, default_value_t = 3000)]
     pub slow_ms: u64,
-    /// A stdio MCP server to measure request bytes and call latency with (program, then its
-    /// arguments).
-    #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "COMMAND")]
+    /// A stdio MCP server to measure request bytes and call latency with: its program and
+    /// arguments, after `--` (`braincode bench mcp --calls 200 -- npx -y some-server`).
+    #[arg(last = true, value_name = "COMMAND")]
     pub server: Vec<String>,
     /// The tool to call for the latency figure.
     #[arg(long, default_value = "echo")]
@@ -72,48 +69,13 @@ impl ModelClient for Watch {
         if let Ok(mut first) = self.first_request.lock() {
             first.get_or_insert_with(Instant::now);
         }
-        let first_user = request
-            .messages
-            .iter()
-            .find_map(|m| match m {
-                braincode_llm::ChatMessage::User { content } => {
-                    content.iter().find_map(|p| match p {
-                        braincode_llm::ContentPart::Text { text } => Some(text.as_str()),
-                        braincode_llm::ContentPart::Image { .. } => None,
-                    })
-                }
-                _ => None,
-            })
-            .unwrap_or_default();
-        let who = asker(
-            request.response_schema.as_ref().map(|s| s.name.as_str()),
-            first_user,
-        );
+        let who = asker_of(&request);
         if who == Asker::Primary
             && let Ok(mut bytes) = self.primary_bytes.lock()
         {
             bytes.get_or_insert_with(|| serde_json::to_vec(&request).map_or(0, |b| b.len()));
         }
-        let events = vec![
-            Ok(ModelEvent::TextDelta {
-                text: reply_for(who),
-            }),
-            Ok(ModelEvent::Usage {
-                usage: Usage::new(100, 20, 0, 0),
-            }),
-            Ok(ModelEvent::Stop {
-                reason: StopReason::EndTurn,
-            }),
-        ];
-        Ok(Box::pin(stream::iter(events)))
-    }
-}
-
-struct WatchClients(Arc<Watch>);
-
-impl ClientOverride for WatchClients {
-    fn client(&self, _definition: &ModelDefinition) -> Option<Arc<dyn ModelClient>> {
-        Some(self.0.clone())
+        Ok(instant_reply(reply_for(who)))
     }
 }
 
@@ -121,7 +83,7 @@ impl ClientOverride for WatchClients {
 async fn one_run(home: &Path, repo: &Path) -> anyhow::Result<(f64, usize)> {
     let watch = Arc::new(Watch::default());
     let mut services = RunServices::new(Home::at(home));
-    services.client_override = Some(Arc::new(WatchClients(watch.clone())));
+    services.client_override = Some(Arc::new(SameClient(watch.clone())));
     services.journal = JournalTarget::Disabled;
     let started = Instant::now();
     let report = run(request(repo), services).await;

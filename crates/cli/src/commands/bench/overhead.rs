@@ -134,27 +134,36 @@ impl ModelClient for InstantModel {
                 () = cancel.cancelled() => return Err(ModelError::cancelled()),
             }
         }
-        let first_user = first_user_text(&request);
-        let text = reply_for(asker(
-            request.response_schema.as_ref().map(|s| s.name.as_str()),
-            first_user,
-        ));
-        let events = vec![
-            Ok(ModelEvent::TextDelta { text }),
-            Ok(ModelEvent::Usage {
-                usage: Usage::new(100, 20, 0, 0),
-            }),
-            Ok(ModelEvent::Stop {
-                reason: StopReason::EndTurn,
-            }),
-        ];
-        Ok(Box::pin(stream::iter(events)))
+        Ok(instant_reply(reply_for(asker_of(&request))))
     }
 }
 
-struct InstantClients(Arc<InstantModel>);
+/// Who is asking `request`.
+pub(super) fn asker_of(request: &ChatRequest) -> Asker {
+    asker(
+        request.response_schema.as_ref().map(|s| s.name.as_str()),
+        first_user_text(request),
+    )
+}
 
-impl ClientOverride for InstantClients {
+/// A stream that answers `text` at once, with a fixed usage.
+pub(super) fn instant_reply(text: String) -> ModelStream {
+    let events = vec![
+        Ok(ModelEvent::TextDelta { text }),
+        Ok(ModelEvent::Usage {
+            usage: Usage::new(100, 20, 0, 0),
+        }),
+        Ok(ModelEvent::Stop {
+            reason: StopReason::EndTurn,
+        }),
+    ];
+    Box::pin(stream::iter(events))
+}
+
+/// One model client for every model of the catalogue.
+pub(super) struct SameClient<M>(pub Arc<M>);
+
+impl<M: ModelClient + 'static> ClientOverride for SameClient<M> {
     fn client(&self, _definition: &ModelDefinition) -> Option<Arc<dyn ModelClient>> {
         Some(self.0.clone())
     }
@@ -250,7 +259,7 @@ async fn timed_run(
 ) -> anyhow::Result<Timed> {
     let memory = MemoryJournal::default();
     let mut services = RunServices::new(Home::at(home));
-    services.client_override = Some(Arc::new(InstantClients(Arc::new(InstantModel { delay }))));
+    services.client_override = Some(Arc::new(SameClient(Arc::new(InstantModel { delay }))));
     services.journal = match journal {
         JournalTarget::Session => JournalTarget::Session,
         _ => JournalTarget::Memory(memory.clone()),

@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::median;
-use super::overhead::{Asker, asker, fixture, reply_for, request};
+use super::overhead::{Asker, fixture, reply_for, request};
 
 /// Arguments of `braincode bench replay`.
 #[derive(Debug, clap::Args)]
@@ -106,11 +106,7 @@ impl ModelClient for ScriptedModel {
         request: ChatRequest,
         _cancel: CancellationToken,
     ) -> Result<ModelStream, ModelError> {
-        let first_user = super::overhead::first_user_text(&request);
-        let who = asker(
-            request.response_schema.as_ref().map(|s| s.name.as_str()),
-            first_user,
-        );
+        let who = super::overhead::asker_of(&request);
         let had_tool_turn = request
             .messages
             .iter()
