@@ -573,3 +573,59 @@ async fn unknown_names_get_the_answer_that_fits_them() {
         "{answer}"
     );
 }
+
+/// Cancelling a run while an MCP call hangs ends the run at once (aborted) and stops the
+/// server's process.
+#[tokio::test]
+async fn cancelling_a_run_during_an_mcp_call_stops_the_call_and_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("server.pid");
+    let calls = dir.path().join("calls.log");
+    let bin = test_server_binary();
+    // `$$` is how mcp.json writes a literal `$`: the shell sees `echo $$`.
+    let mcp = json!({"mcpServers": {"t": {
+        "command": "sh",
+        "args": ["-c", format!("echo $$$$ > '{}'; exec '{}' --stdio", pid_file.display(), bin.display())],
+        "env": {"MCP_TEST_CALL_LOG": calls},
+        "sandbox": false
+    }}});
+    let run = TestRun::new(PROMPT)
+        .home_file("mcp.json", &mcp.to_string())
+        .script(primary_calling(vec![(
+            "mcp_call",
+            json!({"name": "mcp__t__hang", "arguments": {}}),
+        )]))
+        .start();
+    // The call has reached the server.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !log_lines(&calls).iter().any(|l| l == "hang") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hang call never reached the server"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    run.cancel("test cancelled");
+    let outcome = run.finish().await;
+    assert_eq!(
+        outcome.report.status,
+        braincode_protocol::FinalStatus::Aborted
+    );
+    let gone = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|state| state == "Z" || state == "X")
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !gone() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(gone(), "the MCP server {pid} outlived the cancelled run");
+}
