@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod audit;
+pub mod checks;
 pub mod config;
 pub mod evidence;
 pub mod exec;
