@@ -8,7 +8,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use braincode_protocol::{ChangedFile, DiffStats, PatchSummary};
+use braincode_protocol::{
+    BaselineEntry, ChangedFile, DiffStats, PatchBaselineRecord, PatchSummary,
+};
 use tokio::process::Command;
 
 const GIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -150,6 +152,8 @@ impl PatchBaseline {
             let file = ChangedFile {
                 path: path.clone(),
                 status: status.clone(),
+                added: None,
+                removed: None,
             };
             match self.entries.get(&path) {
                 Some((before_status, before_hash))
@@ -167,6 +171,8 @@ impl PatchBaseline {
                 changed.push(ChangedFile {
                     path: path.clone(),
                     status: format!("{status}→clean"),
+                    added: None,
+                    removed: None,
                 });
             }
         }
@@ -177,6 +183,60 @@ impl PatchBaseline {
             diff_stats,
         })
     }
+}
+
+/// Most dirty paths a `patch_baseline` record lists (each takes about 100 bytes of a journal
+/// line); a larger baseline is not journaled and a resume measures from the tree it finds.
+pub const MAX_JOURNALED_BASELINE_ENTRIES: usize = 5_000;
+
+impl PatchBaseline {
+    /// Whether `path` was dirty (changed, staged or untracked) before the run.
+    pub fn is_dirty(&self, path: &str) -> bool {
+        self.entries.contains_key(path)
+    }
+
+    /// The baseline as its journal record, or `None` when it has more than
+    /// [`MAX_JOURNALED_BASELINE_ENTRIES`] paths (a line of the journal cannot hold it whole).
+    pub fn to_record(&self) -> Option<PatchBaselineRecord> {
+        if self.entries.len() > MAX_JOURNALED_BASELINE_ENTRIES {
+            return None;
+        }
+        Some(PatchBaselineRecord {
+            entries: (self.entries.iter())
+                .map(|(path, (status, hash))| BaselineEntry {
+                    path: path.clone(),
+                    status: status.clone(),
+                    hash: hash.clone(),
+                })
+                .collect(),
+        })
+    }
+
+    /// The baseline a journal record holds (a resumed run measures its changes from it).
+    pub fn from_record(record: &PatchBaselineRecord) -> PatchBaseline {
+        PatchBaseline {
+            entries: (record.entries.iter())
+                .map(|e| (e.path.clone(), (e.status.clone(), e.hash.clone())))
+                .collect(),
+        }
+    }
+}
+
+/// The content of `path` in the last commit, or `None` when it has none (a new file, no
+/// commit yet, not a repository, a git failure). For a file that was clean when a run
+/// started, that is its content then — also when the run staged its edit since (the index
+/// would hold the edit).
+pub async fn committed_content(root: &Path, path: &str) -> Option<Vec<u8>> {
+    let mut command = Command::from(braincode_tools::git_safe::git_command(root));
+    let child = command
+        .arg("show")
+        .arg(format!("HEAD:{path}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(GIT_TIMEOUT, child).await.ok()?.ok()?;
+    output.status.success().then_some(output.stdout)
 }
 
 async fn diff_stats(root: &Path) -> Option<DiffStats> {
@@ -305,6 +365,22 @@ mod tests {
         let stats = summary.diff_stats.unwrap();
         assert_eq!(stats.untracked, 1);
         assert_eq!(stats.files, 2);
+    }
+
+    #[tokio::test]
+    async fn the_baseline_round_trips_through_its_record_and_commits_are_readable() {
+        let dir = repo();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "dirty\n").unwrap();
+        std::fs::write(root.join("new.txt"), "new\n").unwrap();
+        let baseline = PatchBaseline::capture(root).await.unwrap();
+        let record = baseline.to_record().unwrap();
+        assert_eq!(record.entries.len(), 2);
+        assert!(record.entries.iter().all(|e| e.hash.is_some()));
+        assert_eq!(PatchBaseline::from_record(&record), baseline);
+        assert!(baseline.is_dirty("a.txt") && !baseline.is_dirty("b.txt"));
+        assert_eq!(committed_content(root, "a.txt").await.unwrap(), b"one\n");
+        assert_eq!(committed_content(root, "new.txt").await, None);
     }
 
     #[tokio::test]

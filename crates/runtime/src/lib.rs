@@ -7,6 +7,7 @@ pub mod config;
 pub mod fold;
 pub mod git;
 pub mod hooks;
+pub mod ledger;
 pub mod mcp;
 pub mod models;
 pub mod replay;

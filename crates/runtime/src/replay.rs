@@ -309,9 +309,9 @@ pub async fn replay(
 }
 
 /// Records that depend on the transport, not on the orchestration: a replay makes no call,
-/// so it has none of them.
+/// so it has none of them. An `undo` is appended later by `braincode undo`, not by the run.
 fn is_transport_record(record: &Record) -> bool {
-    matches!(record, Record::ModelRetry(_))
+    matches!(record, Record::ModelRetry(_) | Record::Undo(_))
 }
 
 /// The stream a record belongs to. Agents run concurrently, so records of different

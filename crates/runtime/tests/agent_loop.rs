@@ -154,6 +154,7 @@ fn harness(
         },
         stats: Arc::new(ToolStats::default()),
         tape: None,
+        ledger: None,
     };
     Harness {
         setup,

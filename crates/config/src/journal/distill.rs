@@ -296,6 +296,9 @@ pub(crate) fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<S
         | Record::HookSubagentStop(_)
         | Record::HookStop(_)
         | Record::TokenUsage(_)
+        | Record::FileChange(_)
+        | Record::PatchBaseline(_)
+        | Record::Undo(_)
         | Record::Unknown(_) => return None,
     };
     Some(SnapshotEntry {

@@ -10,6 +10,7 @@
 //! from it, so a type cannot be added to one and forgotten in another.
 
 mod audit;
+mod ledger;
 mod mcp;
 mod payloads;
 mod replay;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use audit::*;
+pub use ledger::*;
 pub use mcp::*;
 pub use payloads::*;
 pub use replay::*;
@@ -134,6 +136,12 @@ records! {
     "hook_stop" => HookStop(HookRecord),
     /// One assistant message's token usage.
     "token_usage" => TokenUsage(TokenUsage),
+    /// A file a write changed (the patch ledger).
+    "file_change" => FileChange(FileChange),
+    /// The dirty working tree the run started from.
+    "patch_baseline" => PatchBaseline(PatchBaselineRecord),
+    /// A run's changes were taken back.
+    "undo" => Undo(UndoRecord),
 }
 
 impl Record {

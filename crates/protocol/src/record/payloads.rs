@@ -185,6 +185,10 @@ pub struct ReviewArtifactsSummary {
     /// Risk tier of the patch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub risk_tier: Option<String>,
+    /// Whether the reviewer runs on a different model from the primary's (`false`: the brain
+    /// offered no other model, so the review is not independent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub independent: Option<bool>,
     /// Attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,

@@ -85,6 +85,12 @@ fn sample(ty: &str) -> Option<Value> {
         | "hook_stop" => hook,
         "token_usage" => json!({"usage": {"input": 1, "output": 2, "cacheRead": 0,
                                           "cacheWrite": 0, "total": 3}}),
+        "file_change" => json!({"path": "a.rs", "toolCallId": "c1", "toolName": "edit_file",
+            "beforeHash": null, "afterHash": "ab", "diff": "+x", "added": 1, "removed": 0,
+            "undoable": true}),
+        "patch_baseline" => json!({"entries": [{"path": "a.rs", "status": " M",
+                                                "hash": "12"}]}),
+        "undo" => json!({"runId": "r1", "files": [{"path": "a.rs", "action": "restored"}]}),
         _ => return None,
     };
     let Value::Object(mut map) = body else {
@@ -130,7 +136,10 @@ fn has_sample(record: &Record) -> bool {
         | Record::HookSubagentStart(_)
         | Record::HookSubagentStop(_)
         | Record::HookStop(_)
-        | Record::TokenUsage(_) => true,
+        | Record::TokenUsage(_)
+        | Record::FileChange(_)
+        | Record::PatchBaseline(_)
+        | Record::Undo(_) => true,
         Record::Unknown(_) => false,
     }
 }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{AgentError, AgentServices, AgentSetup, GateOutcome, GateRequest};
+use crate::ledger::CallOrigin;
 use crate::tape::{ORCHESTRATION_TOOLS, TapedTool, journaled_output};
 use braincode_config::journal::clip_text;
 
@@ -244,6 +245,13 @@ async fn run_one(
             output: None,
         }));
 
+    // What a write is about to change, for the patch ledger (the gate has allowed it).
+    let snapshot = match &services.ledger {
+        Some(ledger) if definition.permission == ToolPermission::Write => {
+            ledger.before(&definition.name, &call.arguments)
+        }
+        _ => None,
+    };
     let cached = services
         .cache
         .as_ref()
@@ -274,6 +282,17 @@ async fn run_one(
             duration_ms: Some(duration_ms),
             output: Some(clip_text(&output.content, JOURNALED_OUTPUT_BYTES).into_owned()),
         }));
+    if let (Some(ledger), Some(snapshot)) = (&services.ledger, snapshot) {
+        // A failed call may still have written part of its change: compare either way.
+        ledger.after(
+            snapshot,
+            CallOrigin {
+                tool_call_id: &call.id,
+                tool_name: &definition.name,
+                agent_session_id: setup.origin.agent_session_id.as_deref(),
+            },
+        );
+    }
     services.sink.emit(RunEvent::ToolFinished {
         agent: setup.agent.clone(),
         call_id: call.id.clone(),
@@ -312,6 +331,9 @@ fn serve_taped(
         let duration_ms = end.duration_ms.unwrap_or_default();
         services.stats.count(setup.origin.phase, is_error);
         services.sink.record(Record::ToolExecutionSummary(end));
+        for change in taped.changes {
+            services.sink.record(Record::FileChange(change));
+        }
         services.sink.emit(RunEvent::ToolFinished {
             agent: setup.agent.clone(),
             call_id: call.id.clone(),

@@ -100,6 +100,9 @@ pub struct AgentServices {
     pub stats: Arc<ToolStats>,
     /// Journaled replies and tool results to serve instead of calling (replay, resume).
     pub tape: Option<Arc<Tape>>,
+    /// The run's patch ledger: what Write tools change is journaled and kept for undo
+    /// (`None`: not recorded, as in agent tests).
+    pub ledger: Option<Arc<crate::ledger::PatchLedger>>,
 }
 
 /// How an agent finished.

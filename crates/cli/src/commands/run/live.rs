@@ -114,6 +114,9 @@ impl EventSubscriber for Progress {
                 | Record::HookSubagentStop(_)
                 | Record::HookStop(_)
                 | Record::TokenUsage(_)
+                | Record::FileChange(_)
+                | Record::PatchBaseline(_)
+                | Record::Undo(_)
                 | Record::Unknown(_) => None,
             },
             _ => None,

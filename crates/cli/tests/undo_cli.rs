@@ -1,0 +1,150 @@
+//! `braincode undo` end to end: a scripted primary edits a committed file twice and creates
+//! a new one under `--allow-edits`; undo puts the tree back byte for byte, once; a file
+//! changed again after the run makes undo refuse and change nothing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod run_harness;
+
+use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
+use run_harness::{braincode, configure_one_model, journal, repo};
+use serde_json::{Value, json};
+
+const ORIGINAL: &str = "pub fn valid(token: &str) -> bool { !token.is_empty() }\n";
+
+/// A primary that edits `src/token.rs` twice and creates `src/new.rs`, then answers.
+async fn editing_server() -> ScriptedServer {
+    let calls = vec![
+        (
+            "edit_file",
+            json!({"path": "src/token.rs", "oldString": "!token.is_empty()",
+                   "newString": "token.len() > 3"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "src/token.rs", "oldString": "> 3", "newString": "> 8"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "src/new.rs", "content": "pub fn fresh() {}\n"}),
+        ),
+    ];
+    ScriptedServer::start(
+        Script::new()
+            .when(
+                Matcher::tool_offered("edit_file"),
+                [Reply::tool_calls(calls), Reply::text("done")],
+            )
+            .always(Matcher::model("any"), Reply::text("ok")),
+    )
+    .await
+}
+
+/// Runs the editing primary in a fresh repository: the home, the repository and the
+/// session id.
+async fn edited() -> (TempHome, TempRepo, String) {
+    let server = editing_server().await;
+    let home = TempHome::new();
+    configure_one_model(&home, &server);
+    let project = repo();
+    let out = braincode(
+        &home,
+        project.path(),
+        &[
+            "run",
+            "--heuristic",
+            "--allow-edits",
+            "Tighten the token check in src/token.rs",
+        ],
+    )
+    .await;
+    assert!(
+        out.code == 0 || out.code == 3,
+        "{}\n{}",
+        out.stderr,
+        out.stdout
+    );
+    assert_eq!(
+        project.read("src/token.rs"),
+        ORIGINAL.replace("!token.is_empty()", "token.len() > 8")
+    );
+    assert!(
+        out.stdout.contains("src/token.rs +2 -2") && out.stdout.contains("src/new.rs +1 -0"),
+        "{}",
+        out.stdout
+    );
+    let session = out.session();
+    let changes: Vec<Value> = journal(&home, &session)
+        .into_iter()
+        .filter(|r| r["type"] == "file_change")
+        .collect();
+    assert_eq!(changes.len(), 3, "{changes:#?}");
+    assert!(changes[2]["beforeHash"].is_null());
+    (home, project, session)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_restores_the_tree_byte_for_byte_once() {
+    let (home, project, session) = edited().await;
+    let root = project.path();
+
+    let dry = braincode(&home, root, &["undo", "--dry-run", "--json"]).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let plan: Value = serde_json::from_str(&dry.stdout).unwrap();
+    assert_eq!(plan["status"], "dry_run");
+    assert_eq!(plan["session"], session.as_str());
+    assert_eq!(plan["files"].as_array().unwrap().len(), 2);
+    assert!(root.join("src/new.rs").exists());
+
+    let out = braincode(&home, root, &["undo"]).await;
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert!(
+        out.stdout.contains("restored  src/token.rs"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("deleted   src/new.rs"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read(root.join("src/token.rs")).unwrap(),
+        ORIGINAL.as_bytes()
+    );
+    assert!(!root.join("src/new.rs").exists());
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+    let undo_records = journal(&home, &session)
+        .into_iter()
+        .filter(|r| r["type"] == "undo")
+        .count();
+    assert_eq!(undo_records, 1);
+
+    let again = braincode(&home, root, &["undo", &session[..8]]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stdout.contains("already undone"), "{}", again.stdout);
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_refuses_when_a_changed_file_was_edited_since() {
+    let (home, project, session) = edited().await;
+    let root = project.path();
+    let mine = "pub fn valid(token: &str) -> bool { true }\n";
+    std::fs::write(root.join("src/token.rs"), mine).unwrap();
+
+    let out = braincode(&home, root, &["undo", &session]).await;
+    assert_eq!(out.code, 1, "{}\n{}", out.stderr, out.stdout);
+    assert!(
+        out.stderr.contains("changed since the run: src/token.rs")
+            && out.stderr.contains("nothing was restored"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(project.read("src/token.rs"), mine);
+    assert!(root.join("src/new.rs").exists());
+    assert!(
+        !journal(&home, &session).iter().any(|r| r["type"] == "undo"),
+        "a refused undo journals nothing"
+    );
+}

@@ -1,0 +1,104 @@
+//! The payloads of the patch ledger: what each write changed (`file_change`), the dirty tree a
+//! run started from (`patch_baseline`) and what `braincode undo` put back (`undo`).
+
+use serde::{Deserialize, Serialize};
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `file_change`: one file a write changed, with the hashes that let `braincode undo` check
+/// and restore it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    /// Path relative to the project root.
+    pub path: String,
+    /// The tool call that made the change (none: found by reconciling the patch summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The tool that made the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// The agent session of the call (replay serves the record back by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_session_id: Option<String>,
+    /// SHA-256 (hex) of the content before; `null` when the file did not exist.
+    #[serde(default)]
+    pub before_hash: Option<String>,
+    /// SHA-256 (hex) of the content after; `null` when the change deleted the file.
+    #[serde(default)]
+    pub after_hash: Option<String>,
+    /// Unix permission bits before (none when the file did not exist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
+    /// The unified diff of the change (none for binary or unreadable content).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Whether the diff was clipped.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub diff_truncated: bool,
+    /// Whether either side is binary (no diff then).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub binary: bool,
+    /// Lines added.
+    #[serde(default)]
+    pub added: u64,
+    /// Lines removed.
+    #[serde(default)]
+    pub removed: u64,
+    /// Whether `braincode undo` can restore the before state.
+    #[serde(default = "yes")]
+    pub undoable: bool,
+    /// Why not, when it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One dirty path of the working tree before a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineEntry {
+    /// Path relative to the project root.
+    pub path: String,
+    /// Two-letter `git status --porcelain` code.
+    pub status: String,
+    /// Git blob hash of the content (none when the path is not a file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+}
+
+/// `patch_baseline`: the dirty state of the working tree when the run started (a resumed
+/// run measures its changes from it).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchBaselineRecord {
+    /// Every dirty path.
+    #[serde(default)]
+    pub entries: Vec<BaselineEntry>,
+}
+
+/// One file `braincode undo` put back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoneFile {
+    /// Path relative to the project root.
+    pub path: String,
+    /// `restored`, `deleted` (the run created it) or `recreated` (the run deleted it).
+    pub action: String,
+}
+
+/// `undo`: the changes of run `run_id` were taken back.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoRecord {
+    /// The run whose changes were undone.
+    pub run_id: String,
+    /// The files put back.
+    #[serde(default)]
+    pub files: Vec<UndoneFile>,
+}

@@ -1,0 +1,268 @@
+//! Taking a run's changes back (`braincode undo`): the plan comes from the run's
+//! `file_change` records (for each file the earliest before state and the latest after
+//! hash), is checked against the tree as it is now, and is applied byte for byte.
+
+use std::path::{Path, PathBuf};
+
+use braincode_protocol::{JournalEntry, Record, UndoneFile};
+
+use super::store::{BlobStore, FileState};
+
+/// Why an undo cannot be planned or applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UndoError {
+    /// The session has no run with an id.
+    #[error("the session has no run to undo")]
+    NoRun,
+    /// `--run` matched no run.
+    #[error("the session has no run {query:?}; its runs: {runs}")]
+    NoSuchRun {
+        /// What was asked.
+        query: String,
+        /// The run ids there are.
+        runs: String,
+    },
+    /// `--run` matched several runs.
+    #[error("{query:?} names several runs ({runs}); give more of the id")]
+    AmbiguousRun {
+        /// What was asked.
+        query: String,
+        /// The matching run ids.
+        runs: String,
+    },
+    /// The run's `run_start` does not say where it ran.
+    #[error("run {run_id} does not record its project directory, so its files cannot be found")]
+    NoProject {
+        /// The run.
+        run_id: String,
+    },
+    /// A file could not be put back.
+    #[error("{path}: {reason}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// One file the run changed, as the undo sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoFile {
+    /// Path relative to the project root.
+    pub path: String,
+    /// Hash of the content before the run first changed it (`None`: it did not exist).
+    pub before_hash: Option<String>,
+    /// Hash after the run last changed it (`None`: the run deleted it).
+    pub after_hash: Option<String>,
+    /// Mode before.
+    pub mode: Option<u32>,
+    /// Whether the before state is known.
+    pub undoable: bool,
+    /// Why not, when it is not.
+    pub reason: Option<String>,
+}
+
+impl UndoFile {
+    /// What undoing does to the file: `restored`, `deleted` or `recreated`.
+    pub fn action(&self) -> &'static str {
+        match (&self.before_hash, &self.after_hash) {
+            (None, _) => "deleted",
+            (Some(_), None) => "recreated",
+            (Some(_), Some(_)) => "restored",
+        }
+    }
+}
+
+/// What undoing one run means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoPlan {
+    /// The run.
+    pub run_id: String,
+    /// Its project directory.
+    pub root: PathBuf,
+    /// The files it changed (ones it left as it found them are not listed).
+    pub files: Vec<UndoFile>,
+    /// Whether an `undo` record for the run is already journaled.
+    pub already_undone: bool,
+}
+
+/// Why the tree cannot be put back now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Blockers {
+    /// Files whose content is no longer what the run left.
+    pub changed_since: Vec<String>,
+    /// Files whose before state is not known, with why.
+    pub not_undoable: Vec<(String, String)>,
+}
+
+impl Blockers {
+    /// Whether nothing stands in the way.
+    pub fn is_empty(&self) -> bool {
+        self.changed_since.is_empty() && self.not_undoable.is_empty()
+    }
+}
+
+/// The run ids of a session's runs, in journal order (a resumed run's id once).
+pub fn run_ids(entries: &[JournalEntry]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for entry in entries {
+        if let Record::RunStart(start) = &entry.record
+            && let Some(id) = &start.run_id
+        {
+            ids.retain(|known| known != id);
+            ids.push(id.clone());
+        }
+    }
+    ids
+}
+
+/// The undo of run `run` (an id or a unique prefix; `None`: the session's last run) from a
+/// session's records. Every segment of the run counts (a resumed run's too).
+pub fn plan(entries: &[JournalEntry], run: Option<&str>) -> Result<UndoPlan, UndoError> {
+    let ids = run_ids(entries);
+    let run_id = match run {
+        None => ids.last().cloned().ok_or(UndoError::NoRun)?,
+        Some(query) => {
+            let matching: Vec<&String> = match ids.iter().find(|id| *id == query) {
+                Some(exact) => vec![exact],
+                None => ids.iter().filter(|id| id.starts_with(query)).collect(),
+            };
+            match matching.as_slice() {
+                [one] => (*one).clone(),
+                [] => {
+                    return Err(UndoError::NoSuchRun {
+                        query: query.to_string(),
+                        runs: if ids.is_empty() {
+                            "none".into()
+                        } else {
+                            ids.join(", ")
+                        },
+                    });
+                }
+                many => {
+                    return Err(UndoError::AmbiguousRun {
+                        query: query.to_string(),
+                        runs: many
+                            .iter()
+                            .map(|id| id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    });
+                }
+            }
+        }
+    };
+    let mut root = None;
+    let mut files: Vec<UndoFile> = Vec::new();
+    let mut already_undone = false;
+    let mut in_run = false;
+    for entry in entries {
+        match &entry.record {
+            Record::RunStart(start) => {
+                in_run = start.run_id.as_deref() == Some(run_id.as_str());
+                if in_run && root.is_none() {
+                    root = start
+                        .project_support
+                        .as_ref()
+                        .map(|s| PathBuf::from(&s.root));
+                }
+            }
+            Record::Undo(undo) if undo.run_id == run_id => already_undone = true,
+            Record::FileChange(change) if in_run => {
+                match files.iter_mut().find(|f| f.path == change.path) {
+                    Some(file) => file.after_hash = change.after_hash.clone(),
+                    None => files.push(UndoFile {
+                        path: change.path.clone(),
+                        before_hash: change.before_hash.clone(),
+                        after_hash: change.after_hash.clone(),
+                        mode: change.mode,
+                        undoable: change.undoable,
+                        reason: change.reason.clone(),
+                    }),
+                }
+            }
+            _ => {}
+        }
+    }
+    let root = root.ok_or_else(|| UndoError::NoProject {
+        run_id: run_id.clone(),
+    })?;
+    files.retain(|f| f.before_hash != f.after_hash || !f.undoable);
+    Ok(UndoPlan {
+        run_id,
+        root,
+        files,
+        already_undone,
+    })
+}
+
+/// What stands in the way of `plan` now: files changed since the run, files it cannot put
+/// back.
+pub fn check(plan: &UndoPlan) -> Blockers {
+    let mut blockers = Blockers::default();
+    for file in &plan.files {
+        let now = FileState::read(&plan.root.join(&file.path));
+        let unchanged = match now {
+            FileState::Other => false,
+            _ => now.hash() == file.after_hash.as_deref(),
+        };
+        if !unchanged {
+            blockers.changed_since.push(file.path.clone());
+        }
+        if !file.undoable {
+            let reason = file
+                .reason
+                .clone()
+                .unwrap_or_else(|| "its earlier content is not known".into());
+            blockers.not_undoable.push((file.path.clone(), reason));
+        }
+    }
+    blockers
+}
+
+/// Puts every file of `plan` back (content and mode; files the run created are deleted),
+/// each atomically. Every saved content is read and checked before anything is written, so
+/// a missing one changes nothing. Call [`check`] first.
+pub fn apply(plan: &UndoPlan, store: &BlobStore) -> Result<Vec<UndoneFile>, UndoError> {
+    let mut contents = Vec::new();
+    for file in &plan.files {
+        let bytes = match &file.before_hash {
+            Some(hash) => Some(store.load(hash).map_err(|reason| UndoError::File {
+                path: file.path.clone(),
+                reason,
+            })?),
+            None => None,
+        };
+        contents.push(bytes);
+    }
+    let mut done = Vec::new();
+    for (file, bytes) in plan.files.iter().zip(contents) {
+        let path = plan.root.join(&file.path);
+        let failed = |err: String| UndoError::File {
+            path: file.path.clone(),
+            reason: err,
+        };
+        match bytes {
+            None => match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(failed(format!("cannot delete it: {err}"))),
+            },
+            Some(bytes) => write_back(&path, &bytes, file.mode.unwrap_or(0o644)).map_err(failed)?,
+        }
+        done.push(UndoneFile {
+            path: file.path.clone(),
+            action: file.action().to_string(),
+        });
+    }
+    Ok(done)
+}
+
+fn write_back(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
+    }
+    braincode_config::write_bytes_atomic(path, bytes, mode).map_err(|err| err.to_string())
+}
