@@ -59,8 +59,13 @@ enum Command {
     /// List MCP servers and their health, test one, show its tools.
     #[command(subcommand)]
     Mcp(commands::mcp::McpCommand),
+    /// List the project's checks, or run those the current changes select.
+    #[command(subcommand)]
+    Checks(commands::checks::ChecksCommand),
     /// Trust a project: let its hooks, MCP servers, settings and checks run.
     Trust(commands::trust::TrustArgs),
+    /// Put back the files a run changed.
+    Undo(commands::undo::UndoArgs),
     /// Measure Braincode's own speed.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
@@ -106,7 +111,9 @@ fn main() -> ExitCode {
         Command::Auth(cmd) => commands::auth::execute(cmd),
         Command::Permissions(cmd) => commands::permissions::execute(cmd),
         Command::Mcp(cmd) => commands::mcp::execute(cmd),
+        Command::Checks(cmd) => commands::checks::execute(cmd),
         Command::Trust(args) => commands::trust::execute(args),
+        Command::Undo(args) => commands::undo::execute(args),
         Command::Bench(cmd) => commands::bench::execute(cmd),
     };
     match result {

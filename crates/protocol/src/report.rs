@@ -104,6 +104,12 @@ pub struct ChangedFile {
     pub path: String,
     /// Two-letter `git status --short` code (e.g. ` M`, `??`).
     pub status: String,
+    /// Lines added, from the patch ledger's diffs (none when no tool write was journaled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<u64>,
+    /// Lines removed, from the patch ledger's diffs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed: Option<u64>,
 }
 
 /// Line statistics of the working-tree change.
@@ -183,6 +189,9 @@ pub struct CheckSummary {
     /// Patch kind the selection was based on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch_kind: Option<String>,
+    /// Risk tier of the patch (`low`, `medium`, `high`, `critical`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_tier: Option<String>,
     /// Scripts selected to run.
     #[serde(default)]
     pub selected_scripts: Vec<String>,

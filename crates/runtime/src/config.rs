@@ -16,6 +16,7 @@
 //! | `hooks.json` (user, trusted project) | [`load_hook_sources`] | [`ConfigError::Hooks`] |
 //! | the workspace trust store | [`load_trust`] | [`ConfigError::TrustStore`] |
 
+mod checks;
 mod error;
 mod tools;
 
@@ -28,6 +29,7 @@ use braincode_tools::{PermissionPolicy, ToolsConfig};
 
 use crate::hooks::{HookCommand, resolve_hooks};
 
+pub use checks::{LoadedChecks, PROJECT_CHECKS_FILE, load_checks};
 pub use error::{BrainOrigin, ConfigError, FileError, ToolsProblem};
 pub use tools::{load_tools, permission_policy, read_tools_file};
 
@@ -89,6 +91,8 @@ pub struct RunConfig {
     pub support: SupportBundle,
     /// Whether the user trusts the project's configuration files.
     pub trust: ProjectTrust,
+    /// The checks: `tools.json` with a trusted project's `.braincode/checks.json` over it.
+    pub checks: LoadedChecks,
     /// Why the trust store could not be read, when it could not (the project then counts
     /// as untrusted: a run goes on, fail closed).
     pub trust_error: Option<ConfigError>,
@@ -114,6 +118,7 @@ impl RunConfig {
         };
         let (trust, trust_error) = load_trust(home, &options.project_root);
         let support = braincode_config::discover_support(home, &options.project_root);
+        let checks = load_checks(&options.project_root, &tools, trust.is_trusted());
         let mode = options.mode.unwrap_or(settings.mode);
         Ok(RunConfig {
             settings,
@@ -126,6 +131,7 @@ impl RunConfig {
             hooks,
             support,
             trust,
+            checks,
             trust_error,
         })
     }

@@ -5,7 +5,9 @@
 //! replay build the same report from a journal file, and the TUI and the web panel will show
 //! the same state. Nothing else keeps a second copy of what the report says.
 
+mod changes;
 mod live;
+mod plan;
 mod runs;
 #[cfg(test)]
 mod tests;
@@ -18,6 +20,7 @@ use braincode_protocol::{
 };
 
 pub use live::LiveState;
+pub(crate) use plan::{brain_ref, planned_workers};
 pub use runs::{fold_runs, split_runs};
 
 use crate::report::TokenTally;
@@ -76,6 +79,7 @@ pub struct RunState {
     workers: Vec<WorkerState>,
     todos: Vec<Todo>,
     patch: Option<PatchSummary>,
+    changes: changes::FileTally,
     checks: Option<CheckSummary>,
     plan_review: Option<PlanReview>,
     review: Option<ReviewDecision>,
@@ -204,6 +208,7 @@ impl RunState {
                 self.plan_review = Some(crate::run::plan_review_for_report(review));
             }
             Record::PatchSummary(patch) => self.patch = Some(patch.patch.clone()),
+            Record::FileChange(change) => self.changes.add(change),
             Record::CheckSummary(checks) => self.checks = Some(checks.summary.clone()),
             Record::FixIteration(fix) => {
                 self.fix_iterations = Some(self.fix_iterations.unwrap_or(0).max(fix.iteration));
@@ -296,6 +301,8 @@ impl RunState {
             | Record::HookSubagentStart(_)
             | Record::HookSubagentStop(_)
             | Record::HookStop(_)
+            | Record::PatchBaseline(_)
+            | Record::Undo(_)
             | Record::Unknown(_) => {}
         }
     }
@@ -442,6 +449,11 @@ impl RunState {
         self.checks.as_ref()
     }
 
+    /// Fix passes made so far, once one started.
+    pub fn fix_iterations(&self) -> Option<u32> {
+        self.fix_iterations
+    }
+
     /// The clarification asked for, once journaled.
     pub fn clarification(&self) -> Option<&Clarification> {
         self.clarification.as_ref()
@@ -532,7 +544,7 @@ impl RunState {
             }),
             routing,
             todos: self.todos.clone(),
-            patch: self.patch.clone(),
+            patch: self.changes.annotate(self.patch.clone()),
             checks: self.checks.clone(),
             plan_review: self.plan_review.clone(),
             review: self.review.clone(),
@@ -559,34 +571,17 @@ fn is_unfinished_review(worker: &WorkerState) -> bool {
 
 /// The task context of an agent session id (`<context>-<attempt>`).
 fn context_of(agent_session_id: &str) -> String {
+    // A fix pass of the primary is `<context>-<attempt>-fix<n>`.
+    let agent_session_id = match agent_session_id.rsplit_once("-fix") {
+        Some((first_pass, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            first_pass
+        }
+        _ => agent_session_id,
+    };
     match agent_session_id.rsplit_once('-') {
         Some((context, attempt)) if attempt.bytes().all(|b| b.is_ascii_digit()) => {
             context.to_string()
         }
         _ => agent_session_id.to_string(),
     }
-}
-
-/// The brain a run uses, for its `run_start` record.
-pub(crate) fn brain_ref(id: &str, name: &str, mode: Mode) -> BrainRef {
-    BrainRef {
-        id: id.to_string(),
-        name: name.to_string(),
-        mode,
-    }
-}
-
-/// The plan's workers, for the `routing` record.
-pub(crate) fn planned_workers(plan: &braincode_brain::RuntimePlan) -> Vec<PlannedWorker> {
-    plan.workers
-        .iter()
-        .map(|w| PlannedWorker {
-            role: w.role,
-            phase: w.phase,
-            goal: w.goal.clone(),
-            context_id: w.context_id.to_string(),
-            todo_ids: w.todo_ids.clone(),
-            model_chain: w.model_chain.clone(),
-        })
-        .collect()
 }

@@ -149,6 +149,7 @@ mod tests {
             status,
             reason: None,
             patch_kind: None,
+            risk_tier: None,
             selected_scripts: vec![],
             review_required: false,
             results: vec![],

@@ -3,7 +3,8 @@
 //!
 //! A run's journal holds every model reply (`model_reply`, keyed by agent session and call
 //! index), every tool call's approval and output (`tool_approval_decision`,
-//! `tool_execution_summary`), every hook result and the patch summary. A [`Tape`] built from
+//! `tool_execution_summary`), every hook result, the patch baseline and summary, and the
+//! ledger's `file_change` records. A [`Tape`] built from
 //! those records hands each of them back to the call that asks for the same key:
 //!
 //! - **replay** ([`TapeMode::Replay`]): everything comes from the tape and a call the tape
@@ -14,14 +15,15 @@
 //!   calls are not made again, a tool that ran is not run again), and the first call it does
 //!   not have goes to the real model or tool. Reused calls are not journaled a second time.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use braincode_llm::{Completion, ErrorKind, ModelError, ToolCall};
 use braincode_protocol::{
-    HookRecord, JournalEntry, McpConnect, ModelReply, PatchSummary, Record, RecordedModelError,
-    RecordedToolCall, ToolApprovalDecision, ToolExecutionSummary, ToolStage,
+    CheckSummary, FileChange, HookRecord, JournalEntry, McpConnect, ModelReply,
+    PatchBaselineRecord, PatchSummary, Record, RecordedModelError, RecordedToolCall,
+    ToolApprovalDecision, ToolExecutionSummary, ToolStage,
 };
 use serde_json::Value;
 
@@ -51,6 +53,8 @@ pub struct TapedTool {
     pub start: Option<ToolExecutionSummary>,
     /// Its end record (with the output).
     pub end: Option<ToolExecutionSummary>,
+    /// The files it changed (`file_change`), emitted again with its records in a replay.
+    pub changes: Vec<FileChange>,
     /// Whether it belongs to the run being replayed (its records are emitted again) rather
     /// than to an earlier run of the same id (reused silently).
     pub own: bool,
@@ -76,6 +80,18 @@ pub struct Tape {
     tools: HashMap<(String, String), TapedTool>,
     hooks: Mutex<HookQueues>,
     patch: Option<PatchSummary>,
+    baseline: Option<PatchBaselineRecord>,
+    /// The replayed run's own `file_change` records not made by a tool call (reconciled
+    /// after a patch summary), with how many of its patch summaries came before each.
+    reconciled: Vec<(FileChange, usize)>,
+    /// Every path a `file_change` of the run names, with its latest after hash.
+    changed: BTreeMap<String, Option<String>>,
+    /// The replayed run's own patch summaries, one per verification pass.
+    patches: Vec<PatchSummary>,
+    /// The replayed run's own check summaries by fix pass.
+    checks: HashMap<u32, CheckSummary>,
+    /// The replayed run's own approvals of its checks, by fix pass.
+    check_approvals: HashMap<u32, ToolApprovalDecision>,
     mcp: Vec<McpConnect>,
     resume_of: Option<String>,
     model_replies: AtomicU64,
@@ -102,6 +118,12 @@ impl Tape {
             tools: HashMap::new(),
             hooks: Mutex::new(HashMap::new()),
             patch: None,
+            baseline: None,
+            reconciled: Vec::new(),
+            changed: BTreeMap::new(),
+            patches: Vec::new(),
+            checks: HashMap::new(),
+            check_approvals: HashMap::new(),
             mcp: Vec::new(),
             resume_of: None,
             model_replies: AtomicU64::new(0),
@@ -111,6 +133,7 @@ impl Tape {
         let mut hooks = HookQueues::new();
         let mut in_run = false;
         let mut own = false;
+        let mut own_patches = 0;
         for (index, entry) in entries.iter().enumerate() {
             if let Record::RunStart(start) = &entry.record {
                 in_run = start.run_id.as_deref() == Some(run_id);
@@ -129,6 +152,19 @@ impl Tape {
                         (reply.agent_session_id.clone(), reply.call),
                         (reply.clone(), own),
                     );
+                }
+                Record::ToolApprovalDecision(approval)
+                    if own && approval.tool_name == crate::run::CHECK_TOOL =>
+                {
+                    // `patch-checks:<session>:<pass>`
+                    if let Some(pass) = approval
+                        .tool_call_id
+                        .rsplit(':')
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                    {
+                        tape.check_approvals.insert(pass, approval.clone());
+                    }
                 }
                 Record::ToolApprovalDecision(approval) => {
                     if let Some(session) = &approval.origin.agent_session_id {
@@ -163,7 +199,29 @@ impl Tape {
                         .or_default()
                         .push_back((hook.clone(), own));
                 }
-                Record::PatchSummary(patch) => tape.patch = Some(patch.patch.clone()),
+                Record::PatchSummary(patch) => {
+                    tape.patch = Some(patch.patch.clone());
+                    if own {
+                        own_patches += 1;
+                        tape.patches.push(patch.patch.clone());
+                    }
+                }
+                Record::CheckSummary(checks) if own => {
+                    tape.checks
+                        .insert(checks.fix_iteration.unwrap_or(0), checks.summary.clone());
+                }
+                Record::PatchBaseline(baseline) => tape.baseline = Some(baseline.clone()),
+                Record::FileChange(change) => {
+                    (tape.changed).insert(change.path.clone(), change.after_hash.clone());
+                    match (&change.agent_session_id, &change.tool_call_id) {
+                        (Some(session), Some(call)) => {
+                            let slot = tape.tools.entry((session.clone(), call.clone()));
+                            slot.or_default().changes.push(change.clone());
+                        }
+                        _ if own => tape.reconciled.push((change.clone(), own_patches)),
+                        _ => {}
+                    }
+                }
                 Record::McpConnect(report) if own => tape.mcp.push(report.clone()),
                 _ => {}
             }
@@ -286,6 +344,44 @@ impl Tape {
     /// The journaled patch summary.
     pub fn patch(&self) -> Option<&PatchSummary> {
         self.patch.as_ref()
+    }
+
+    /// The journaled patch baseline: a resume measures the run's changes from the tree as
+    /// it was when the run first started, so edits made before a crash still count.
+    pub fn baseline(&self) -> Option<crate::git::PatchBaseline> {
+        self.baseline
+            .as_ref()
+            .map(crate::git::PatchBaseline::from_record)
+    }
+
+    /// The replayed run's own `file_change` records that no tool call made, reconciled after
+    /// its `summary`-th patch summary (1-based), in journal order.
+    pub fn reconciled_changes(&self, summary: usize) -> Vec<FileChange> {
+        (self.reconciled.iter())
+            .filter(|(_, after)| *after == summary)
+            .map(|(change, _)| change.clone())
+            .collect()
+    }
+
+    /// Every path the run's journaled `file_change` records name, with its latest after
+    /// hash (a resumed run's ledger goes on from them).
+    pub fn changed_files(&self) -> &BTreeMap<String, Option<String>> {
+        &self.changed
+    }
+
+    /// The replayed run's patch summary of verification pass `pass` (0: before any fix).
+    pub fn patch_at(&self, pass: u32) -> Option<&PatchSummary> {
+        self.patches.get(pass as usize)
+    }
+
+    /// The replayed run's approval decision for the checks of fix pass `pass`.
+    pub fn check_approval(&self, pass: u32) -> Option<ToolApprovalDecision> {
+        self.check_approvals.get(&pass).cloned()
+    }
+
+    /// The replayed run's check summary of fix pass `pass`.
+    pub fn checks(&self, pass: u32) -> Option<CheckSummary> {
+        self.checks.get(&pass).cloned()
     }
 
     /// What was reused from earlier runs so far (not counting the replayed run's own).

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod bench;
+pub mod checks;
 pub mod doctor;
 pub mod mcp;
 pub mod models;
@@ -13,6 +14,7 @@ pub mod run;
 pub mod sessions;
 pub mod trust;
 pub mod tui;
+pub mod undo;
 
 /// Routes `tracing` output to stderr, filtered by `BRAINCODE_LOG` (default: warnings only,
 /// and nothing from the MCP SDK: Braincode reports every MCP failure itself, with its cause).

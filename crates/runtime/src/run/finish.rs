@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use braincode_config::journal::{MAX_RECORD_BYTES, clip_text};
 use braincode_protocol::{
-    ExecutionPlanReview, FinalReport, FinalReportRecord, FinalStatus, JournalEntry, PlanReview,
-    Record, RunEnd, RunError as RunErrorRecord, ToolCallCount,
+    CheckStatus, ExecutionPlanReview, FinalReport, FinalReportRecord, FinalStatus, JournalEntry,
+    PlanReview, Record, ReviewVerdict, RunEnd, RunError as RunErrorRecord, ToolCallCount,
 };
 
 use crate::agent::{AgentError, ToolStats};
@@ -163,10 +163,10 @@ pub(crate) fn finish(
             summary: journaled_answer,
             worker_results: None,
             patch: live.with(|s| s.patch().cloned()),
-            checks: None,
+            checks: live.with(|s| s.checks().cloned()),
             review_decision: live.with(|s| s.review().cloned()),
             status: Some(status),
-            fix_iterations: None,
+            fix_iterations: live.with(crate::fold::RunState::fix_iterations),
             attempt: None,
             duration_ms,
         }),
@@ -211,6 +211,18 @@ fn closing_warnings(live: &LiveState, status: FinalStatus, journal_failed: bool)
         }
         if state.patch().is_some_and(|p| !p.has_patch_activity) && state.review().is_some() {
             warnings.push("no patch activity detected".to_string());
+        }
+        if let Some(checks) = state.checks()
+            && checks.status == CheckStatus::Skipped
+        {
+            let reason = checks.reason.as_deref().unwrap_or("no reason given");
+            warnings.push(format!("checks skipped: {reason}"));
+        }
+        if state
+            .review()
+            .is_some_and(|r| r.decision == ReviewVerdict::Blocked)
+        {
+            warnings.push("the review blocked final approval".to_string());
         }
         if state.clarification().is_some_and(|c| c.required) {
             warnings.push("execution paused for clarification".to_string());

@@ -14,6 +14,9 @@
 //! (`run_end`, or `run_error` — also when the configuration cannot be loaded), after which the
 //! sink refuses records. Each primary attempt is a `worker_start` of phase `primary`.
 
+pub mod checks;
+pub use checks::CHECK_TOOL;
+pub use setup::project_sandbox;
 mod dispatch;
 mod fallback;
 mod finish;
@@ -26,6 +29,7 @@ pub mod prompts;
 mod review;
 mod setup;
 mod state;
+mod verify;
 mod workers;
 
 use std::path::PathBuf;

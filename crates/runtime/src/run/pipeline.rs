@@ -8,8 +8,8 @@ use braincode_brain::{RuntimePlan, RuntimeWorkerPlan, mode_policy, routing_limit
 use braincode_config::{ExpandedPrompt, ReferenceContext, expand_references};
 use braincode_llm::ContentPart;
 use braincode_protocol::{
-    ClarificationRequest, ContextPlan, PatchSummaryRecord, Record, Role, RoutingRecord, TaskStatus,
-    TodoPlan, TodoUpdate, WorkerPhase,
+    ClarificationRequest, ContextPlan, Record, Role, RoutingRecord, TaskStatus, TodoPlan,
+    TodoUpdate, WorkerPhase,
 };
 use serde_json::json;
 
@@ -18,14 +18,13 @@ use super::opening::History;
 use super::plan_review::plan_review;
 use super::prompts::ForwardedResult;
 use super::setup::environment_section;
-use super::{RunRequest, RunServices, dispatch, plan, primary, review, state, workers};
+use super::{RunRequest, RunServices, dispatch, plan, primary, state, verify, workers};
 use crate::approval::PermissionMode;
 use crate::fold::planned_workers;
 use crate::git::PatchBaseline;
 use crate::hooks::HookEvent;
-use crate::report::REVIEW_SKIPPED_PREFIX;
 use crate::sink::RunSink;
-use crate::tape::{Tape, TapeMode};
+use crate::tape::Tape;
 
 /// What an untrusted project had ignored, said once per run (and a trust store that could not
 /// be read, which counts as "not trusted").
@@ -57,27 +56,16 @@ pub(super) async fn pipeline(
         return Ok(clarify(&shared, &plan));
     }
     let results = support_stage(&shared, &plan).await?;
-    let (answer, primary_plan) = primary_stage(&shared, &plan, &results).await?;
-    let patch = match shared.tape.as_deref() {
-        Some(tape) if tape.mode() == TapeMode::Replay => tape.patch().cloned(),
-        _ => match &baseline {
-            Some(baseline) => baseline.summarize(&request.project_root).await,
-            None => None,
-        },
-    };
-    if let Some(patch) = &patch {
-        sink.record(Record::PatchSummary(PatchSummaryRecord {
-            patch: patch.clone(),
-            attempt: None,
-        }));
-    }
-    review_stage(
+    let (mut answer, primary_plan) = primary_stage(&shared, &plan, &results).await?;
+    verify::verify_stage(
         &shared,
-        &plan,
-        &primary_plan,
-        &answer,
-        &results,
-        patch.as_ref(),
+        verify::Verify {
+            plan: &plan,
+            primary_plan: &primary_plan,
+            results: &results,
+            baseline: baseline.as_ref(),
+        },
+        &mut answer,
     )
     .await?;
     Ok(stop_stage(&shared, answer).await)
@@ -96,6 +84,9 @@ async fn prepare(
     let (brain_id, mode) = (shared.brain_id.clone(), shared.mode);
     for notice in trust_notices(home, &request.project_root) {
         sink.warning(notice);
+    }
+    if let Some(problem) = &shared.checks.problem {
+        sink.warning(problem.clone());
     }
     if let (Err(reason), PermissionMode::Yes) = (&shared.sandbox, request.permission) {
         // Said the same with or without someone to ask (a replay must say it alike): without
@@ -212,19 +203,30 @@ async fn plan_stage(
 ) -> Result<(RuntimePlan, Option<PatchBaseline>), RunError> {
     let sink = &shared.sink;
     let mut new_id = || shared.ids.next();
-    // A replay takes the patch summary from the journal: it starts no git process.
+    // A replay takes the patch summary from the journal: it starts no git process. A resume
+    // measures from the baseline the interrupted run journaled, so its edits still count.
     let replaying = shared.tape.as_deref().is_some_and(Tape::is_strict);
+    let journaled = shared.tape.as_deref().and_then(Tape::baseline);
     let baseline = async {
-        if replaying {
-            None
-        } else {
-            PatchBaseline::capture(&request.project_root).await
+        match journaled {
+            Some(journaled) => Some(journaled),
+            None if replaying => None,
+            None => PatchBaseline::capture(&request.project_root).await,
         }
     };
     let (plan, baseline) = tokio::join!(
         plan::make_plan(shared, request.routing, &mut new_id),
         baseline
     );
+    if let Some(baseline) = &baseline {
+        if let Some(record) = baseline.to_record() {
+            sink.record(Record::PatchBaseline(record));
+        }
+        if let Some(ledger) = &shared.ledger {
+            ledger.set_baseline(baseline.clone());
+        }
+    }
+    let baseline = baseline.filter(|_| !replaying);
     let plan::Planned { plan, router_model } = plan.map_err(|f| match f {
         plan::PlanFailure::Cancelled => RunError::Cancelled,
         plan::PlanFailure::ImageRouting(message) => RunError::Planning(message),
@@ -400,41 +402,6 @@ async fn primary_stage(
             Err(RunError::Primary(message))
         }
     }
-}
-
-/// Stage 5: the independent review, when the plan or a permission rule requires one. A
-/// review that could not run is a review *not done*: a warning, never an approval.
-async fn review_stage(
-    shared: &Arc<state::RunShared>,
-    plan: &RuntimePlan,
-    primary_plan: &RuntimeWorkerPlan,
-    answer: &primary::PrimaryAnswer,
-    results: &[ForwardedResult],
-    patch: Option<&braincode_protocol::PatchSummary>,
-) -> Result<(), RunError> {
-    let needed = (plan.requires_review || shared.gate.review_required())
-        && primary_plan.role != Role::Review;
-    if !needed {
-        return Ok(());
-    }
-    let mut new_id = || shared.ids.next();
-    let worker = review::review_worker(shared, plan, &mut new_id);
-    let run = review::run_review(shared, plan, worker, &answer.text, results, patch)
-        .await
-        .map_err(RunError::from_agent)?;
-    if run.review.is_none() {
-        let reason = run
-            .failure
-            .as_ref()
-            .map_or_else(|| run.result.summary.clone(), |f| f.reason.clone());
-        shared.sink.warning(
-            match run.failure.as_ref().and_then(|f| f.model.as_deref()) {
-                Some(model) => format!("{REVIEW_SKIPPED_PREFIX}{model} unavailable ({reason})"),
-                None => format!("{REVIEW_SKIPPED_PREFIX}no review model could run ({reason})"),
-            },
-        );
-    }
-    Ok(())
 }
 
 /// Stage 6: the Stop hook, the last word before the answer (its payload, a copy of the

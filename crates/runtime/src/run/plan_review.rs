@@ -19,6 +19,9 @@ pub(crate) fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<Exec
         PermissionMode::AllowEdits => {
             effects.push(effect("file_edit", "edit_file", "medium"));
             effects.push(effect("patch", "apply_patch", "medium"));
+            if shared.checks.config.enabled {
+                effects.push(effect("checks", "run_check (OS sandbox)", "medium"));
+            }
         }
         PermissionMode::Yes => {
             effects.push(effect("file_edit", "edit_file", "medium"));
@@ -55,6 +58,9 @@ pub(crate) fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<Exec
     if shared.permission == PermissionMode::Yes {
         triggers.push("command execution exposed".to_string());
     }
+    if !shared.checks.config.enabled {
+        triggers.push("checks disabled".to_string());
+    }
     if mcp_exposed {
         triggers.push("MCP exposed".to_string());
     }
@@ -73,10 +79,26 @@ pub(crate) fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<Exec
         required_review: plan.requires_review,
         proposed_side_effects: effects,
         validation_plan: ValidationPlan {
-            checks: if plan.requires_review {
-                vec!["independent review worker".into()]
-            } else {
-                Vec::new()
+            checks: {
+                let mut checks = Vec::new();
+                let config = &shared.checks.config;
+                checks.push(if !config.enabled {
+                    "checks disabled".to_string()
+                } else if !config.scripts.is_empty() {
+                    format!("configured checks: {}", config.scripts.join(", "))
+                } else {
+                    format!(
+                        "{} check selection by changed files (cargo, python, node, go, make)",
+                        match config.strategy {
+                            braincode_tools::CheckStrategy::Smart => "smart",
+                            braincode_tools::CheckStrategy::All => "all",
+                        }
+                    )
+                });
+                if plan.requires_review {
+                    checks.push("independent review worker".into());
+                }
+                checks
             },
             evidence: vec!["patch summary (git status)".into(), "git diff".into()],
             success_criteria: plan.todos.iter().map(|t| t.title.clone()).collect(),

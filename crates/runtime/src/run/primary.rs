@@ -75,9 +75,22 @@ async fn project_overview(shared: &RunShared) -> String {
     overview
 }
 
-/// The primary's answer.
+/// The primary's answer, with its conversation when it used tools (a fix pass continues it).
 pub(crate) struct PrimaryAnswer {
     pub text: String,
+    /// The model that answered.
+    pub model: String,
+    pub conversation: Option<PrimaryConversation>,
+}
+
+/// The primary agent as it stopped: its setup, services and whole conversation, so a fix
+/// pass sends the failing checks to the same agent instead of starting a new one.
+pub(crate) struct PrimaryConversation {
+    setup: AgentSetup,
+    services: crate::agent::AgentServices,
+    messages: Vec<ChatMessage>,
+    /// The agent session of the first pass (`<context>-<attempt>`).
+    session: String,
 }
 
 /// Why the primary gave no answer.
@@ -272,12 +285,8 @@ async fn attempt_primary(
         .client(candidate)
         .await
         .map_err(AgentError::Model)?;
-    let outcome = run_agent(
-        &setup,
-        &shared.services(client),
-        vec![ChatMessage::User { content }],
-    )
-    .await?;
+    let services = shared.services(client);
+    let outcome = run_agent(&setup, &services, vec![ChatMessage::User { content }]).await?;
     if outcome.text.trim().is_empty() {
         return Err(AgentError::Model(
             ModelError::new(
@@ -296,7 +305,74 @@ async fn attempt_primary(
         result: None,
         attempt: Some(attempt),
     }));
-    Ok(PrimaryAnswer { text: outcome.text })
+    let conversation = (!setup.tools.is_empty()).then(|| PrimaryConversation {
+        session: format!("{}-{attempt}", worker.context_id),
+        setup,
+        services,
+        messages: outcome.messages,
+    });
+    Ok(PrimaryAnswer {
+        text: outcome.text,
+        model: model_id,
+        conversation,
+    })
+}
+
+/// One fix pass: `prompt` (the failing checks, the review's required changes) goes to the
+/// same primary agent, which goes on with its tools. Its records carry the agent session
+/// `<context>-<attempt>-fix<iteration>`.
+pub(crate) async fn continue_primary(
+    shared: &Arc<RunShared>,
+    answer: &mut PrimaryAnswer,
+    prompt: String,
+    iteration: u32,
+) -> Result<(), PrimaryFailure> {
+    let Some(conversation) = answer.conversation.as_mut() else {
+        return Err(PrimaryFailure::Failed(
+            "the primary model cannot use tools, so it cannot fix the change".into(),
+        ));
+    };
+    let session = format!("{}-fix{iteration}", conversation.session);
+    let mut setup = conversation.setup.clone();
+    setup.origin.agent_session_id = Some(session.clone());
+    let role = setup.agent.role;
+    shared.sink.record(Record::WorkerStart(WorkerStart {
+        phase: WorkerPhase::Primary,
+        worker: role,
+        goal: format!("fix pass {iteration}"),
+        handoff: None,
+        model: Some(setup.model_id.clone()),
+        agent_session_id: Some(session),
+        attempt: setup.origin.attempt,
+    }));
+    shared
+        .sink
+        .status(format!("primary {role} fixing (pass {iteration})"));
+    let mut messages = std::mem::take(&mut conversation.messages);
+    messages.push(ChatMessage::user_text(prompt));
+    match run_agent(&setup, &conversation.services, messages).await {
+        Ok(outcome) => {
+            shared.sink.record(Record::WorkerEnd(WorkerEnd {
+                phase: WorkerPhase::Primary,
+                worker: role,
+                result: None,
+                attempt: setup.origin.attempt,
+            }));
+            if !outcome.text.trim().is_empty() {
+                answer.text = outcome.text;
+            }
+            conversation.messages = outcome.messages;
+            Ok(())
+        }
+        Err(AgentError::Cancelled) => Err(PrimaryFailure::Cancelled),
+        Err(error) => {
+            let text = match &error {
+                AgentError::Model(err) => err.humanized(),
+                other => other.to_string(),
+            };
+            Err(PrimaryFailure::Failed(text))
+        }
+    }
 }
 
 /// The primary worker of a plan.

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use braincode_context::{HandoffPacket, WorkerResult, clip_chars};
-use braincode_protocol::{PatchSummary, Role};
+use braincode_protocol::{CheckStatus, CheckSummary, PatchSummary, Role};
 
 /// Longest worker summary forwarded to another agent.
 const FORWARDED_SUMMARY_CHARS: usize = 4_000;
@@ -185,6 +185,7 @@ pub fn review_prompt(
     patch: Option<&PatchSummary>,
     diff: &str,
     diff_truncated: bool,
+    checks: Option<&CheckSummary>,
     handoff: &HandoffPacket,
 ) -> String {
     let mut out = String::from(
@@ -230,6 +231,7 @@ pub fn review_prompt(
             );
         }
     }
+    write_checks(&mut out, checks);
     let handoff_json = serde_json::to_string_pretty(handoff).unwrap_or_else(|_| "{}".into());
     let _ = writeln!(out, "\n## Handoff\n```json\n{handoff_json}\n```");
     let _ = writeln!(
@@ -238,4 +240,46 @@ pub fn review_prompt(
         handoff.task.id, handoff.task.parent_id
     );
     out
+}
+
+/// The checks section of the reviewer's prompt: what ran, what failed (with the end of its
+/// output), or why nothing ran.
+fn write_checks(out: &mut String, checks: Option<&CheckSummary>) {
+    let _ = writeln!(out, "\n## Checks");
+    let Some(checks) = checks else {
+        let _ = writeln!(
+            out,
+            "No checks ran (nothing changed, or the project has none): a residual risk if code changed."
+        );
+        return;
+    };
+    if let Some(tier) = &checks.risk_tier {
+        let kind = checks.patch_kind.as_deref().unwrap_or("unknown");
+        let _ = writeln!(out, "Patch kind {kind}, risk tier {tier}.");
+    }
+    let reason = checks.reason.as_deref().unwrap_or_default();
+    match checks.status {
+        CheckStatus::Skipped => {
+            let _ = writeln!(
+                out,
+                "Checks were skipped: {reason}. Treat what they would have verified as a residual risk."
+            );
+        }
+        CheckStatus::Passed | CheckStatus::Failed => {
+            for result in &checks.results {
+                let verdict = if result.passed { "passed" } else { "FAILED" };
+                let _ = writeln!(out, "- {} `{}`: {verdict}", result.name, result.command);
+                if !result.passed && !result.output_tail.trim().is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "```\n{}\n```",
+                        crate::run::checks::fix_excerpt(&result.output_tail)
+                    );
+                }
+            }
+            if checks.status == CheckStatus::Failed {
+                let _ = writeln!(out, "Failed checks mean changes are required.");
+            }
+        }
+    }
 }

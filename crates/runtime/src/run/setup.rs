@@ -9,7 +9,7 @@ use braincode_sandbox::{Sandbox, SandboxPolicy};
 use braincode_tools::{ExecLimits, ExecSessions};
 
 use crate::agent::ToolStats;
-use crate::approval::PolicyGate;
+use crate::approval::{PermissionMode, PolicyGate};
 use crate::config::{LoadOptions, RunConfig};
 use crate::fold::LiveState;
 use crate::git::describe_repository;
@@ -48,9 +48,11 @@ pub(crate) fn build_base(
     let policy = loaded.permissions;
     let project_root = request.project_root.clone();
     // Setting a sandbox up probes the OS and walks the project for secrets (tens of ms): only
-    // a run that can start a process pays for it: one offered command tools, or with hooks.
+    // a run that can start a process pays for it: one offered command tools, one that may
+    // edit (its checks run commands), or with hooks.
     let runs_commands = crate::run::primary::tool_mode(request.permission)
         .allows(braincode_tools::ToolPermission::Execute)
+        || (request.permission != PermissionMode::ReadOnly && loaded.checks.config.enabled)
         || !loaded.hooks.is_empty();
     let sandbox = if runs_commands {
         make_sandbox(
@@ -134,6 +136,7 @@ pub(crate) fn build_base(
         stats,
         exec_sessions: Arc::new(ExecSessions::new(ExecLimits::default())),
         tools_config: loaded.tools,
+        checks: loaded.checks,
         hooks: loaded.hooks,
         hook_env,
         support_section: support.support_section(),
@@ -143,9 +146,31 @@ pub(crate) fn build_base(
         sandbox,
         live: identity.live,
         ids: ContextIds::new(identity.run_id),
+        ledger: Some(Arc::new(crate::ledger::PatchLedger::new(
+            request.project_root.clone(),
+            services.home.root(),
+            session_id.as_str(),
+            sink.clone(),
+            services.tape.clone(),
+        ))),
         tape: services.tape.clone(),
         mcp,
     })
+}
+
+/// The OS sandbox a project's commands run in (what a run with these settings uses), or
+/// why there is none.
+pub fn project_sandbox(
+    home: &Home,
+    project_root: &std::path::Path,
+    settings: &braincode_config::Settings,
+) -> Result<Arc<Sandbox>, String> {
+    make_sandbox(
+        home,
+        project_root,
+        settings.sandbox.allow_network,
+        &settings.sandbox.writable_paths,
+    )
 }
 
 /// The OS sandbox this run's commands use, or why there is none.

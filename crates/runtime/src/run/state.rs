@@ -43,6 +43,8 @@ pub(crate) struct RunBase {
     pub stats: Arc<ToolStats>,
     pub exec_sessions: Arc<ExecSessions>,
     pub tools_config: ToolsConfig,
+    /// The checks configuration (tools.json and a trusted project's checks.json).
+    pub checks: crate::config::LoadedChecks,
     pub hooks: Vec<HookCommand>,
     pub hook_env: HookEnvironment,
     /// AGENTS.md, skills and MCP names, for prompts.
@@ -57,6 +59,8 @@ pub(crate) struct RunBase {
     pub ids: ContextIds,
     /// Journaled results served instead of calls (replay, resume).
     pub tape: Option<Arc<Tape>>,
+    /// What the run's writes changed, journaled and kept for `braincode undo`.
+    pub ledger: Option<Arc<crate::ledger::PatchLedger>>,
     /// The run's MCP servers.
     pub mcp: Arc<crate::mcp::McpRuntime>,
 }
@@ -220,6 +224,7 @@ impl RunBase {
             cache: Some(Arc::new(EvidenceCache::new(EvidenceCacheConfig::default()))),
             sink: self.sink.clone(),
             tape: self.tape.clone(),
+            ledger: self.ledger.clone(),
             tool_context: ToolContext {
                 project_root: self.project_root.clone(),
                 cancel: self.cancel.clone(),

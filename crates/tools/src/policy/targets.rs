@@ -91,6 +91,8 @@ const COMMAND_TOOLS: &[&str] = &[
     "execute_command",
     "run_shell_command",
     "run_terminal_cmd",
+    // The checks after a patch: one approval request whose `command` joins every check.
+    "run_check",
 ];
 
 fn bare_name(name: &str) -> String {

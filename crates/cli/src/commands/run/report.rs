@@ -76,6 +76,35 @@ fn patch_line(report: &FinalReport) -> String {
     }
 }
 
+/// Most changed files listed under the `Patch` line.
+const MAX_LISTED_FILES: usize = 20;
+
+/// One line per file the run changed: status, path and, when the ledger counted them, the
+/// lines added and removed.
+fn patch_files(report: &FinalReport) -> Vec<String> {
+    let Some(patch) = report.patch.as_ref().filter(|p| p.has_patch_activity) else {
+        return Vec::new();
+    };
+    let mut lines: Vec<String> = patch
+        .changed_files
+        .iter()
+        .take(MAX_LISTED_FILES)
+        .map(|file| {
+            let mut text = format!("{:>2} {}", file.status.trim(), file.path);
+            if let (Some(added), Some(removed)) = (file.added, file.removed) {
+                let _ = write!(text, " +{added} -{removed}");
+            }
+            text
+        })
+        .collect();
+    if let Some(more) = patch.changed_files.len().checked_sub(MAX_LISTED_FILES)
+        && more > 0
+    {
+        lines.push(format!("… and {more} more"));
+    }
+    lines
+}
+
 fn review_line(report: &FinalReport) -> String {
     if let Some(review) = &report.review {
         return match review.confidence {
@@ -154,13 +183,16 @@ pub fn format_report(report: &FinalReport) -> String {
             .collect();
         line(&mut out, "Workers", &workers.join(" · "));
         line(&mut out, "Patch", &patch_line(report));
+        for file in patch_files(report) {
+            let _ = writeln!(out, "{:<9} {file}", "");
+        }
 
         if let Some(checks) = &report.checks {
-            let mut text = format!("{:?}", checks.status).to_lowercase();
-            if let Some(reason) = &checks.reason {
-                let _ = write!(text, " ({reason})");
-            }
-            line(&mut out, "Checks", &text);
+            line(
+                &mut out,
+                "Checks",
+                &checks_line(checks, report.fix_iterations),
+            );
         }
         line(&mut out, "Review", &review_line(report));
 
@@ -205,6 +237,44 @@ pub fn format_report(report: &FinalReport) -> String {
         let _ = writeln!(out, "\n{}", report.model_summary.trim());
     }
     out
+}
+
+/// `failed: cargo check passed, cargo test failed (exit 101) · backend change, risk medium ·
+/// 1 fix pass`, or a skip with its reason.
+fn checks_line(checks: &braincode_protocol::CheckSummary, fix_passes: Option<u32>) -> String {
+    let status = format!("{:?}", checks.status).to_lowercase();
+    let mut parts = Vec::new();
+    if checks.results.is_empty() {
+        parts.push(match &checks.reason {
+            Some(reason) => format!("{status} ({reason})"),
+            None => status,
+        });
+    } else {
+        let results: Vec<String> = checks
+            .results
+            .iter()
+            .map(|r| {
+                let mut text = format!("{} {}", r.name, if r.passed { "passed" } else { "failed" });
+                if r.timed_out {
+                    text.push_str(" (timed out)");
+                } else if let (false, Some(code)) = (r.passed, r.exit_code) {
+                    let _ = write!(text, " (exit {code})");
+                }
+                text
+            })
+            .collect();
+        parts.push(format!("{status}: {}", results.join(", ")));
+    }
+    if let (Some(kind), Some(tier)) = (&checks.patch_kind, &checks.risk_tier) {
+        parts.push(format!("{kind} change, risk {tier}"));
+    }
+    if let Some(passes) = fix_passes.filter(|n| *n > 0) {
+        parts.push(format!(
+            "{passes} fix pass{}",
+            if passes == 1 { "" } else { "es" }
+        ));
+    }
+    parts.join(" · ")
 }
 
 #[cfg(test)]

@@ -1,0 +1,295 @@
+//! `braincode checks list|run`: the checks a change in this project selects (any language:
+//! Cargo, Python, Node, Go, Make, and `.braincode/checks.json`), and running them the way a
+//! run does — in the OS sandbox, one process group each, with the configured timeout and
+//! output cap.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use braincode_protocol::{CheckStatus, CheckSummary};
+use braincode_runtime::config::{LoadedChecks, load_checks};
+use braincode_runtime::run::checks::{CheckContext, run_specs};
+use braincode_tools::checks::{CheckSpec, Selection};
+use serde_json::json;
+
+/// `braincode checks` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum ChecksCommand {
+    /// List the checks this project has, cheapest first, and what configures them.
+    List(ListArgs),
+    /// Run the checks the current changes select (or every check with --all).
+    Run(RunArgs),
+}
+
+/// `braincode checks list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Project directory (default: the current directory).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+}
+
+/// `braincode checks run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Run every check of the project, not only those the changed files select.
+    #[arg(long)]
+    pub all: bool,
+    /// Run the checks without the OS sandbox (they can then write anywhere and use the
+    /// network).
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Project directory (default: the current directory).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+}
+
+/// Runs the command.
+pub fn execute(cmd: ChecksCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ChecksCommand::List(args) => list(&args),
+        ChecksCommand::Run(args) => run(&args),
+    }
+}
+
+/// The checks configuration a run in `root` would use, its problem said on stderr.
+fn configuration(
+    home: &braincode_config::Home,
+    root: &Path,
+) -> anyhow::Result<(LoadedChecks, braincode_config::Settings)> {
+    let tools = braincode_runtime::config::read_tools_file(home)?.unwrap_or_default();
+    let settings = braincode_runtime::config::load_settings(home)?;
+    let (trust, _) = braincode_config::check_trust(home, root);
+    let loaded = load_checks(root, &tools, trust.is_trusted());
+    if let Some(problem) = &loaded.problem {
+        eprintln!("warning: {problem}");
+    }
+    if !trust.is_trusted()
+        && root
+            .join(braincode_runtime::config::PROJECT_CHECKS_FILE)
+            .exists()
+    {
+        eprintln!(
+            "note: {} is ignored until you trust this project (braincode trust)",
+            braincode_runtime::config::PROJECT_CHECKS_FILE
+        );
+    }
+    Ok((loaded, settings))
+}
+
+fn spec_json(check: &CheckSpec) -> serde_json::Value {
+    json!({
+        "name": check.name,
+        "ecosystem": check.ecosystem.as_str(),
+        "kind": format!("{:?}", check.kind).to_lowercase(),
+        "command": check.display,
+        "dir": check.dir,
+    })
+}
+
+fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let root = super::project_root(args.project.as_deref())?;
+    let home = braincode_config::Home::from_env()?;
+    let (loaded, _) = configuration(&home, &root)?;
+    let discovery = braincode_tools::checks::list(&root, &loaded.config, &loaded.overrides);
+    if args.json {
+        let doc = json!({
+            "enabled": loaded.config.enabled,
+            "checks": discovery.checks.iter().map(spec_json).collect::<Vec<_>>(),
+            "notes": discovery.notes,
+            "timeoutMs": loaded.config.timeout_ms,
+            "maxOutputBytes": loaded.config.max_output_bytes,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !loaded.config.enabled {
+        println!("Checks are disabled (tools.json or .braincode/checks.json: \"enabled\": false).");
+    }
+    if discovery.checks.is_empty() {
+        println!("No checks found in {}.", root.display());
+    }
+    for check in &discovery.checks {
+        let dir = if check.dir.is_empty() {
+            String::new()
+        } else {
+            format!("  (in {})", check.dir)
+        };
+        println!(
+            "{:<18} {:<9} {}{dir}",
+            check.name,
+            format!("{:?}", check.kind).to_lowercase(),
+            check.display
+        );
+    }
+    for note in &discovery.notes {
+        println!("note: {note}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The paths `git status` reports as changed (tracked or not), relative to the root.
+fn changed_paths(root: &Path) -> anyhow::Result<Vec<String>> {
+    let output = braincode_tools::git_safe::git_command(root)
+        .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
+        .output()?;
+    if !output.status.success() {
+        anyhow::bail!(
+            "{} is not a git repository, so there are no changes to select checks by; run `braincode checks run --all`",
+            root.display()
+        );
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut paths = Vec::new();
+    let mut fields = text.split('\0').filter(|f| f.len() > 3);
+    while let Some(field) = fields.next() {
+        if field.starts_with('R') || field.starts_with('C') {
+            fields.next();
+        }
+        paths.push(field[3..].to_string());
+    }
+    Ok(paths)
+}
+
+fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let root = super::project_root(args.project.as_deref())?;
+    let home = braincode_config::Home::from_env()?;
+    let (loaded, settings) = configuration(&home, &root)?;
+    let selection: Selection = if args.all {
+        let discovery = braincode_tools::checks::list(&root, &loaded.config, &loaded.overrides);
+        let mut selection =
+            braincode_tools::checks::select(&root, &[], &loaded.config, &loaded.overrides);
+        selection.skipped = (!loaded.config.enabled).then(|| "checks disabled".to_string());
+        selection.checks = discovery.checks;
+        selection.reason = "every check of the project (--all)".into();
+        selection
+    } else {
+        let changed = changed_paths(&root)?;
+        let changed: Vec<&str> = changed.iter().map(String::as_str).collect();
+        braincode_tools::checks::select(&root, &changed, &loaded.config, &loaded.overrides)
+    };
+    let sandbox = if args.no_sandbox {
+        None
+    } else {
+        match braincode_runtime::run::project_sandbox(&home, &root, &settings) {
+            Ok(sandbox) => Some(sandbox),
+            Err(reason) => anyhow::bail!(
+                "the OS sandbox is not available ({reason}); install bubblewrap, or run the checks unconfined with --no-sandbox"
+            ),
+        }
+    };
+    let mut summary = CheckSummary {
+        status: CheckStatus::Skipped,
+        reason: Some(
+            selection
+                .skipped
+                .clone()
+                .unwrap_or(selection.reason.clone()),
+        ),
+        patch_kind: Some(selection.patch_kind.as_str().to_string()),
+        risk_tier: Some(selection.risk_tier.as_str().to_string()),
+        selected_scripts: selection.checks.iter().map(|c| c.name.clone()).collect(),
+        review_required: selection.review_required,
+        results: Vec::new(),
+    };
+    if selection.skipped.is_none() && !(selection.checks.is_empty() && selection.missing.is_empty())
+    {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let interrupt = cancel.clone();
+        let quiet = args.json;
+        let ran = runtime.block_on(async {
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    interrupt.cancel();
+                }
+            });
+            run_specs(
+                &selection.checks,
+                &CheckContext {
+                    root: &root,
+                    sandbox: sandbox.as_deref(),
+                    cancel: &cancel,
+                    config: &loaded.config,
+                },
+                |check| {
+                    if !quiet {
+                        eprintln!("running {} …", check.display);
+                    }
+                },
+            )
+            .await
+        });
+        let Ok(ran) = ran else {
+            eprintln!("checks cancelled");
+            return Ok(ExitCode::from(130));
+        };
+        for (name, reason) in &selection.missing {
+            summary.results.push(braincode_protocol::CheckResult {
+                name: name.clone(),
+                command: String::new(),
+                passed: false,
+                exit_code: None,
+                timed_out: false,
+                duration_ms: 0,
+                output_tail: reason.clone(),
+            });
+        }
+        summary.results.extend(ran.results);
+        summary.status = if summary.results.iter().all(|r| r.passed) {
+            CheckStatus::Passed
+        } else {
+            CheckStatus::Failed
+        };
+        if !ran.not_run.is_empty() {
+            summary.reason = Some(format!(
+                "{}; not run: {}",
+                selection.reason,
+                ran.not_run.join(", ")
+            ));
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_summary(&summary);
+    }
+    Ok(match summary.status {
+        CheckStatus::Failed => ExitCode::from(1),
+        CheckStatus::Passed | CheckStatus::Skipped => ExitCode::SUCCESS,
+    })
+}
+
+fn print_summary(summary: &CheckSummary) {
+    for result in &summary.results {
+        let seconds = result.duration_ms as f64 / 1_000.0;
+        if result.passed {
+            println!("✓ {} ({seconds:.1}s)", result.name);
+            continue;
+        }
+        let how = match (result.timed_out, result.exit_code) {
+            (true, _) => "timed out".to_string(),
+            (false, Some(code)) => format!("exit {code}"),
+            (false, None) => "did not run".to_string(),
+        };
+        println!("✗ {} ({how}, {seconds:.1}s)", result.name);
+        let lines: Vec<&str> = result.output_tail.lines().collect();
+        for line in &lines[lines.len().saturating_sub(30)..] {
+            println!("    {line}");
+        }
+    }
+    let status = format!("{:?}", summary.status).to_lowercase();
+    match &summary.reason {
+        Some(reason) => println!("checks {status}: {reason}"),
+        None => println!("checks {status}"),
+    }
+}

@@ -1,0 +1,281 @@
+//! The agent proves its work, end to end through the binary: on small real projects built in
+//! temp dirs (a Cargo crate, a Python package with pytest, a Node package with `node --test`),
+//! a scripted primary makes an edit that fails the project's check, sees the check's output,
+//! fixes it, and the run ends approved with the checks and the fix pass in its report. A fix
+//! budget that runs out ends `changes_requested` (exit 3) with a warning. Every run is also
+//! replayed (`replay --check`) by the harness: the replay serves the checks from the journal.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod run_harness;
+
+use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
+use run_harness::{BRAIN_ROLES, braincode, journal, review_reply, worker_reply};
+use serde_json::{Value, json};
+
+/// A home whose `test` brain sends the primary (the one agent offered `edit_file`) through
+/// `edits` in order, the review to an approving reviewer and every other worker to a canned
+/// result. Every role uses model `test/any`, the reviewer `test/review`.
+async fn scripted(home: &TempHome, edits: Vec<Reply>) -> ScriptedServer {
+    let server = ScriptedServer::start(
+        Script::new()
+            .when(Matcher::tool_offered("edit_file"), edits)
+            .always(Matcher::model("review"), review_reply("approved"))
+            .always(Matcher::model("any"), worker_reply("looked at the project")),
+    )
+    .await;
+    let models = ["test/any", "test/review"]
+        .map(|id| braincode_test_support::scripted_model_entry(id, &server.base_url()));
+    home.write_models(&models);
+    let mut roles = serde_json::Map::new();
+    for role in BRAIN_ROLES {
+        let model = if role == "review" {
+            "test/review"
+        } else {
+            "test/any"
+        };
+        roles.insert(
+            role.into(),
+            json!({"modelId": model, "fallbackModelIds": []}),
+        );
+    }
+    home.write_brains(&json!({"brains": [{
+        "id": "test", "extends": "brain", "name": "Test brain",
+        "planner": {"modelId": "test/any", "fallbackModelIds": []},
+        "roles": roles,
+    }]}));
+    home.write_settings(&json!({"version": 1, "mode": "auto", "defaultBrainId": "test"}));
+    server
+}
+
+fn edit(path: &str, old: &str, new: &str) -> Reply {
+    Reply::tool_call(
+        "edit_file",
+        json!({"path": path, "oldString": old, "newString": new}),
+    )
+}
+
+/// `braincode run --json --heuristic <flag> <task>`: exit code and report.
+async fn run(home: &TempHome, repo: &TempRepo, flag: &str, task: &str) -> (i32, Value) {
+    let out = braincode(
+        home,
+        repo.path(),
+        &["run", "--json", "--heuristic", flag, task],
+    )
+    .await;
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    (out.code, report)
+}
+
+fn records<'a>(records: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    records.iter().filter(|r| r["type"] == kind).collect()
+}
+
+/// The scripted fix loop on one project: a bad edit, the failing check, the fix, approval.
+async fn fails_then_fixes(
+    repo: &TempRepo,
+    file: &str,
+    (good, bad): (&str, &str),
+    fixed: &str,
+    flag: &str,
+    check: &str,
+) {
+    let home = TempHome::new();
+    let server = scripted(
+        &home,
+        vec![
+            edit(file, good, bad),
+            Reply::text("Changed it."),
+            edit(file, bad, fixed),
+            Reply::text("Fixed the failing test."),
+        ],
+    )
+    .await;
+    let (code, report) = run(
+        &home,
+        repo,
+        flag,
+        &format!("Refactor the function in {file}"),
+    )
+    .await;
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["status"], "approved", "{report:#}");
+    assert_eq!(report["fixIterations"], 1, "{report:#}");
+    let checks = &report["checks"];
+    assert_eq!(checks["status"], "passed", "{checks:#}");
+    let names: Vec<&str> = checks["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&check), "{names:?}");
+    assert_eq!(report["modelSummary"], "Fixed the failing test.");
+    assert!(repo.read(file).contains(fixed));
+
+    // The fix pass saw the failing output of the check.
+    let fix_request = server
+        .requests()
+        .into_iter()
+        .find(|r| r.last_user_text().contains("Your change is not done yet"))
+        .expect("a fix prompt reached the primary");
+    let prompt = fix_request.last_user_text();
+    assert!(prompt.contains("## Failed checks"), "{prompt}");
+    assert!(prompt.contains(check), "{prompt}");
+
+    // The journal: two check summaries (failed, then passed), one fix iteration.
+    let session = report["sessionId"].as_str().unwrap();
+    let entries = journal(&home, session);
+    let summaries = records(&entries, "check_summary");
+    assert_eq!(summaries.len(), 2, "{summaries:#?}");
+    assert_eq!(summaries[0]["status"], "failed");
+    assert_eq!(summaries[0]["fixIteration"], 0);
+    assert_eq!(summaries[1]["status"], "passed");
+    let fixes = records(&entries, "fix_iteration");
+    assert_eq!(fixes.len(), 1);
+    assert_eq!(fixes[0]["trigger"], "checks_failed");
+}
+
+fn cargo_project() -> TempRepo {
+    let repo = TempRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    );
+    repo.write(".gitignore", "target/\n");
+    repo.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n",
+    );
+    repo.commit("calc");
+    repo
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cargo_crate_fails_its_test_then_the_primary_fixes_it() {
+    let repo = cargo_project();
+    fails_then_fixes(
+        &repo,
+        "src/lib.rs",
+        ("    a + b\n", "    a - b\n"),
+        "    a.wrapping_add(b)\n",
+        "--allow-edits",
+        "cargo test",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_package_fails_pytest_then_the_primary_fixes_it() {
+    let repo = TempRepo::new();
+    repo.write("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n");
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n");
+    repo.write(
+        "tests/test_calc.py",
+        "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n",
+    );
+    repo.write(
+        "conftest.py",
+        "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n",
+    );
+    repo.write(".gitignore", "__pycache__/\n.pytest_cache/\n");
+    repo.commit("calc");
+    fails_then_fixes(
+        &repo,
+        "calc.py",
+        ("    return a + b\n", "    return a * b\n"),
+        "    return sum((a, b))\n",
+        "--yes",
+        "pytest",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_package_fails_node_test_then_the_primary_fixes_it() {
+    let repo = TempRepo::new();
+    repo.write(
+        "package.json",
+        "{\n  \"name\": \"calc\",\n  \"version\": \"1.0.0\",\n  \"scripts\": {\"test\": \"node --test\"}\n}\n",
+    );
+    repo.write(
+        "package-lock.json",
+        "{\"name\": \"calc\", \"lockfileVersion\": 3, \"packages\": {}}\n",
+    );
+    repo.write("calc.js", "exports.add = (a, b) => a + b;\n");
+    repo.write(
+        "test/calc.test.js",
+        "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc.js');\ntest('adds', () => assert.strictEqual(add(2, 3), 5));\n",
+    );
+    repo.commit("calc");
+    fails_then_fixes(
+        &repo,
+        "calc.js",
+        ("(a, b) => a + b", "(a, b) => a - b"),
+        "(a, b) => b + a",
+        "--allow-edits",
+        "npm run test",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_budget_that_runs_out_ends_changes_requested_with_exit_3() {
+    let repo = cargo_project();
+    let home = TempHome::new();
+    let _server = scripted(
+        &home,
+        vec![
+            edit("src/lib.rs", "    a + b\n", "    a - b\n"),
+            Reply::text("Changed it."),
+            edit("src/lib.rs", "    a - b\n", "    a * b\n"),
+            Reply::text("Fixed, I think."),
+        ],
+    )
+    .await;
+    let (code, report) = run(
+        &home,
+        &repo,
+        "--allow-edits",
+        "Refactor the function in src/lib.rs",
+    )
+    .await;
+    assert_eq!(code, 3, "{report:#}");
+    assert_eq!(report["status"], "changes_requested");
+    assert_eq!(report["checks"]["status"], "failed");
+    assert_eq!(report["fixIterations"], 1);
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("fix budget exhausted after 1"),
+        "{warnings}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_docs_only_change_runs_no_check_and_says_why() {
+    let repo = cargo_project();
+    repo.write("README.md", "# calc\n");
+    repo.commit("readme");
+    let home = TempHome::new();
+    let _server = scripted(
+        &home,
+        vec![
+            edit("README.md", "# calc\n", "# calc\n\nAdds numbers.\n"),
+            Reply::text("Documented it."),
+        ],
+    )
+    .await;
+    let (code, report) = run(
+        &home,
+        &repo,
+        "--allow-edits",
+        "Document the crate in README.md",
+    )
+    .await;
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["checks"]["status"], "skipped");
+    assert_eq!(report["checks"]["patchKind"], "docs-only");
+    assert_eq!(report["checks"]["riskTier"], "low");
+    assert!(report["checks"]["results"].as_array().unwrap().is_empty());
+    assert!(!repo.path().join("target").exists(), "no cargo ran");
+}
