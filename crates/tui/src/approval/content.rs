@@ -73,6 +73,7 @@ pub(crate) fn title(request: &ApprovalRequest) -> String {
         }
         tool if is_command_tool(tool) => format!("Allow {tool} to run a command?"),
         "write_stdin" => "Allow typing into a running command?".into(),
+        braincode_runtime::run::CHECK_TOOL => "Run the project's checks on this change?".into(),
         tool => format!("Allow {tool}?"),
     }
 }
@@ -179,6 +180,17 @@ pub(crate) fn facts(request: &ApprovalRequest) -> Vec<Fact> {
             }
             Err(err) => facts.push(parse_error(err.to_string())),
         },
+        braincode_runtime::run::CHECK_TOOL => {
+            let scripts: Vec<&str> = args["scripts"]
+                .as_array()
+                .map(|list| list.iter().filter_map(|s| s.as_str()).collect())
+                .unwrap_or_default();
+            facts.push(fact("checks", clean(&scripts.join(", "))));
+            facts.push(command(args["command"].as_str().unwrap_or_default()));
+            if let Some(kind) = args["patchKind"].as_str() {
+                facts.push(fact("change", clean(kind)));
+            }
+        }
         _ => {}
     }
     let mut policy = policy_lines(&request.policy_summary).into_iter();
@@ -482,6 +494,33 @@ mod tests {
         assert_eq!(lines[MAX_BODY_LINES], "… 605 more lines");
         assert_eq!(title(&request), "Allow mcp__db__query?");
         assert_eq!(facts(&request)[0].value, "the run");
+    }
+
+    #[test]
+    fn checks_say_what_runs_and_why() {
+        let request = ApprovalRequest {
+            call_id: "patch-checks:s:0".into(),
+            tool_name: braincode_runtime::run::CHECK_TOOL.into(),
+            arguments: serde_json::json!({
+                "command": "cargo check --all-targets && cargo test",
+                "scripts": ["cargo check", "cargo test"],
+                "patchKind": "ci-risk",
+            }),
+            policy_summary: String::new(),
+            origin: ToolCallOrigin::default(),
+        };
+        assert_eq!(title(&request), "Run the project's checks on this change?");
+        let facts = facts(&request);
+        let shown: Vec<(&str, &str)> = facts.iter().map(|f| (f.label, f.value.as_str())).collect();
+        assert!(
+            shown.contains(&("checks", "cargo check, cargo test")),
+            "{shown:?}"
+        );
+        assert!(
+            shown.contains(&("command", "$ cargo check --all-targets && cargo test")),
+            "{shown:?}"
+        );
+        assert!(shown.contains(&("change", "ci-risk")), "{shown:?}");
     }
 
     #[test]

@@ -1,0 +1,137 @@
+//! `braincode checks list|run` on real projects in temp dirs: what each ecosystem offers,
+//! what `.braincode/checks.json` changes (only once the project is trusted; a broken file is
+//! named, not fatal), and running the checks the current change selects.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod run_harness;
+
+use braincode_test_support::{TempHome, TempRepo};
+use run_harness::braincode;
+use serde_json::Value;
+
+fn names(list: &Value) -> Vec<String> {
+    list["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn polyglot() -> TempRepo {
+    let repo = TempRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    repo.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n",
+    );
+    repo.write(".gitignore", "target/\n");
+    repo.write(
+        "Makefile",
+        "test:\n\t@echo make-test-ran\n\ncheck:\n\t@true\n",
+    );
+    repo.commit("calc");
+    repo
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_list_shows_each_ecosystem_and_a_trusted_checks_file_edits_it() {
+    let repo = polyglot();
+    let home = TempHome::new();
+    let list = |out: &run_harness::Output| -> Value {
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    };
+    let out = braincode(&home, repo.path(), &["checks", "list", "--json"]).await;
+    let found = names(&list(&out));
+    for expected in ["cargo check", "cargo test", "make check", "make test"] {
+        assert!(found.iter().any(|n| n == expected), "{expected}: {found:?}");
+    }
+    let human = braincode(&home, repo.path(), &["checks", "list"]).await;
+    assert!(human.stdout.contains("cargo test"), "{}", human.stdout);
+
+    // The repository's own checks.json: inert until the project is trusted.
+    repo.write(
+        ".braincode/checks.json",
+        r#"{"disable": ["cargo test"], "timeoutMs": 5000}"#,
+    );
+    let out = braincode(&home, repo.path(), &["checks", "list", "--json"]).await;
+    let untrusted = list(&out);
+    assert!(names(&untrusted).contains(&"cargo test".to_string()));
+    assert!(out.stderr.contains("braincode trust"), "{}", out.stderr);
+
+    let trusted = braincode(&home, repo.path(), &["trust"]).await;
+    assert_eq!(trusted.code, 0, "{}", trusted.stderr);
+    let doc = list(&braincode(&home, repo.path(), &["checks", "list", "--json"]).await);
+    assert!(!names(&doc).contains(&"cargo test".to_string()), "{doc:#}");
+    assert_eq!(doc["timeoutMs"], 5000);
+
+    // A broken file is named with its field; the user's checks still apply.
+    repo.write(".braincode/checks.json", r#"{"strategy": "fast"}"#);
+    braincode(&home, repo.path(), &["trust"]).await;
+    let out = braincode(&home, repo.path(), &["checks", "list", "--json"]).await;
+    let doc = list(&out);
+    assert!(
+        out.stderr.contains(".braincode/checks.json"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("strategy"), "{}", out.stderr);
+    assert!(names(&doc).contains(&"cargo test".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_checks_what_the_change_selects_and_fails_with_the_output() {
+    let repo = polyglot();
+    let home = TempHome::new();
+    // Nothing changed: nothing selected.
+    let out = braincode(&home, repo.path(), &["checks", "run"]).await;
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("checks skipped"), "{}", out.stdout);
+
+    // A Rust edit that breaks the test: the cargo checks run (not make), the test fails.
+    repo.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n",
+    );
+    let out = braincode(&home, repo.path(), &["checks", "run", "--json"]).await;
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let summary: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(summary["status"], "failed");
+    assert_eq!(summary["patchKind"], "backend");
+    let results = summary["results"].as_array().unwrap();
+    let ran: Vec<&str> = results
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(ran, ["cargo check", "cargo test"], "{summary:#}");
+    assert_eq!(results[0]["passed"], true);
+    assert_eq!(results[1]["passed"], false);
+    assert!(
+        results[1]["outputTail"].as_str().unwrap().contains("adds"),
+        "{summary:#}"
+    );
+
+    let human = braincode(&home, repo.path(), &["checks", "run"]).await;
+    assert_eq!(human.code, 1);
+    assert!(
+        human.stdout.contains("✗ cargo test (exit 101"),
+        "{}",
+        human.stdout
+    );
+    assert!(human.stdout.contains("✓ cargo check"), "{}", human.stdout);
+
+    // --all runs every check, make included.
+    let all = braincode(&home, repo.path(), &["checks", "run", "--all", "--json"]).await;
+    let summary: Value = serde_json::from_str(&all.stdout).unwrap();
+    let ran: Vec<&str> = summary["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(ran.contains(&"make test"), "{summary:#}");
+}
