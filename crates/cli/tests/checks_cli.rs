@@ -127,11 +127,10 @@ async fn run_checks_what_the_change_selects_and_fails_with_the_output() {
     // --all runs every check, make included.
     let all = braincode(&home, repo.path(), &["checks", "run", "--all", "--json"]).await;
     let summary: Value = serde_json::from_str(&all.stdout).unwrap();
-    let ran: Vec<&str> = summary["results"]
+    let ran_make = summary["results"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["name"].as_str().unwrap())
-        .collect();
-    assert!(ran.contains(&"make test"), "{summary:#}");
+        .any(|r| r["name"] == "make test");
+    assert!(ran_make, "{summary:#}");
 }

@@ -4,7 +4,12 @@
 //! fixes it, and the run ends approved with the checks and the fix pass in its report. A fix
 //! budget that runs out ends `changes_requested` (exit 3) with a warning. Every run is also
 //! replayed (`replay --check`) by the harness: the replay serves the checks from the journal.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)]
 
 mod run_harness;
 
