@@ -11,6 +11,9 @@ mod replay;
 mod reply;
 mod sandbox;
 mod snapshot;
+mod tokens;
+mod tokens_model;
+mod tokens_repo;
 
 use std::process::ExitCode;
 
@@ -34,6 +37,10 @@ pub enum BenchCommand {
     /// MCP: first model request with a slow server, request bytes of lazy vs all schemas,
     /// tool-call round trip.
     Mcp(mcp::McpBenchArgs),
+    /// Input tokens and request bytes of a multi-worker run: strict isolation vs a shared
+    /// transcript.
+    #[command(long_about = tokens::LONG_ABOUT)]
+    Tokens(tokens::TokensBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -47,6 +54,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Fold(args) => fold::execute(args),
         BenchCommand::Replay(args) => replay::execute(args),
         BenchCommand::Mcp(args) => mcp::execute(args),
+        BenchCommand::Tokens(args) => tokens::execute(args),
     }
 }
 
