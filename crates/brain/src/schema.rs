@@ -355,12 +355,14 @@ impl PartialRouting {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Compaction {
-    /// At `maxInputTokens`.
+    /// At settings.json `context.compactAtPercent` of the window (or of `maxInputTokens`
+    /// when lower).
     #[default]
     Auto,
-    /// Never automatically.
+    /// Never automatically (`off` is accepted too).
+    #[serde(alias = "off")]
     Manual,
-    /// At 70% of `maxInputTokens`.
+    /// At 70% of the `auto` threshold.
     Aggressive,
 }
 
@@ -509,6 +511,15 @@ mod tests {
         assert_eq!(policy.custom_system_prompt(), None);
         policy.system_prompt = Some("  Be terse. ".into());
         assert_eq!(policy.custom_system_prompt(), Some("Be terse."));
+    }
+
+    #[test]
+    fn compaction_off_means_manual() {
+        let parse =
+            |text: &str| serde_json::from_str::<Compaction>(text).map_err(|e| e.to_string());
+        assert_eq!(parse(r#""off""#), Ok(Compaction::Manual));
+        assert_eq!(parse(r#""aggressive""#), Ok(Compaction::Aggressive));
+        assert!(parse(r#""sometimes""#).unwrap_err().contains("sometimes"));
     }
 
     #[test]

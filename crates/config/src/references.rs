@@ -428,6 +428,18 @@ fn expand_session(
         }
         Err(err) => return failed(err.to_string()),
     };
+    // A fresh handoff (no run started after it) is the session's own summary: inlined as it
+    // is. Otherwise the mechanical snapshot of its records.
+    if let Ok((summary, true)) = crate::journal::session_handoff(ctx.home, &id) {
+        return (
+            format!(
+                "Referenced session handoff {} (session {id}; its latest summary):\n{}",
+                token.token,
+                summary.trim_end()
+            ),
+            ReferenceOutcome::Inlined,
+        );
+    }
     match session_snapshot(ctx.home, &id, &SnapshotOptions::default()) {
         Ok(snapshot) => (
             format!(

@@ -87,6 +87,26 @@ pub struct Settings {
     pub models: braincode_protocol::ModelCallSettings,
     /// How MCP servers are started and shown to agents; a server's own entry wins.
     pub mcp: McpSettings,
+    /// When agents' conversations are compacted.
+    pub context: ContextSettings,
+}
+
+/// `settings.json` → `context`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ContextSettings {
+    /// Compact an agent's conversation when its estimated input reaches this share (percent,
+    /// 30..=95) of the model's context window (or of the brain's `maxInputTokens`, when
+    /// smaller). The brain's `context.compaction` turns it off (`manual`).
+    pub compact_at_percent: u8,
+}
+
+impl Default for ContextSettings {
+    fn default() -> Self {
+        Self {
+            compact_at_percent: 80,
+        }
+    }
 }
 
 /// MCP defaults (`settings.json` → `mcp`).
@@ -138,6 +158,7 @@ impl Default for Settings {
             sandbox: SandboxSettings::default(),
             models: braincode_protocol::ModelCallSettings::default(),
             mcp: McpSettings::default(),
+            context: ContextSettings::default(),
         }
     }
 }
@@ -192,6 +213,15 @@ impl Settings {
                     self.mcp.startup_budget_ms
                 ),
                 "use 0 (do not wait) to 120000",
+            ));
+        }
+        if !(30..=95).contains(&self.context.compact_at_percent) {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &root.key("context").key("compactAtPercent"),
+                format!("{}% is outside 30..95", self.context.compact_at_percent),
+                "use a share of the model's window from 30 to 95 (default 80); turn compaction off with the brain's context.compaction: manual",
             ));
         }
         if let Some(field) = self.models.invalid_field() {

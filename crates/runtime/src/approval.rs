@@ -12,6 +12,14 @@
 //! active, any call that runs a command. An *unanalysable* command (the policy could not
 //! follow everything it runs) is never approved by a session approval, and by `--yes`/radical
 //! mode only inside the sandbox.
+//!
+//! Hooks: a `PreToolUse` hook's `ask` sends a call to a person like a protected call (no
+//! mode, flag or session approval decides it). Just before a person would be asked — or a
+//! call blocked because nobody can be — the agent's `PermissionRequest` hooks fire: their
+//! `deny` blocks the call (approver `hook`); their `allow` approves it (approver `hook`) only
+//! where a person could have been asked and the call is not person-only (protected, a
+//! command without the OS sandbox, or sent to a person by a `PreToolUse` hook). A hook never
+//! overrides a policy `deny`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -30,7 +38,7 @@ use braincode_tools::{
 };
 use serde_json::Value;
 
-use crate::agent::{GateOutcome, GateRequest, ToolGate};
+use crate::agent::{GateHooks, GateOutcome, GateRequest, ToolGate};
 use crate::sink::RunSink;
 
 /// How much a run may change, chosen on the command line.
@@ -123,6 +131,18 @@ enum PersonOnly {
     Protected(String),
     /// Commands would run without the OS sandbox: a person (session approvals count).
     Unsandboxed(String),
+    /// A `PreToolUse` hook asked that a person decide this call: a person, for this call.
+    HookAsked(String),
+}
+
+impl PersonOnly {
+    fn reason(&self) -> &str {
+        match self {
+            PersonOnly::Protected(reason)
+            | PersonOnly::Unsandboxed(reason)
+            | PersonOnly::HookAsked(reason) => reason,
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -244,7 +264,12 @@ impl PolicyGate {
             }));
     }
 
-    async fn decide(&self, request: &GateRequest<'_>, history: Option<&str>) -> GateOutcome {
+    async fn decide(
+        &self,
+        request: &GateRequest<'_>,
+        history: Option<&str>,
+        hooks: GateHooks<'_>,
+    ) -> GateOutcome {
         let evaluation = self.policy.evaluate(&PermissionRequest {
             tool_name: &request.tool.name,
             arguments: &request.call.arguments,
@@ -269,7 +294,14 @@ impl PolicyGate {
         if evaluation.review_required {
             self.review_required.store(true, Ordering::SeqCst);
         }
-        let person_only = self.person_only(request, &evaluation);
+        let person_only = self.person_only(request, &evaluation).or_else(|| {
+            hooks.ask.map(|reason| {
+                PersonOnly::HookAsked(format!(
+                    "a PreToolUse hook asked that a person approve {} ({reason}); the TUI will ask",
+                    request.tool.name
+                ))
+            })
+        });
         let needs_approval = requires_approval(request.tool, &request.call.arguments, &evaluation)
             || person_only.is_some()
             || evaluation.is_unanalysable()
@@ -286,8 +318,12 @@ impl PolicyGate {
             }
             return GateOutcome::Allow;
         }
-        let protected = matches!(person_only, Some(PersonOnly::Protected(_)));
-        if !protected && !evaluation.is_unanalysable() && self.session_approved(&request.tool.name)
+        // Approved per call only: never remembered for the session, nor taken from it.
+        let once_only = matches!(
+            person_only,
+            Some(PersonOnly::Protected(_) | PersonOnly::HookAsked(_))
+        );
+        if !once_only && !evaluation.is_unanalysable() && self.session_approved(&request.tool.name)
         {
             self.record(
                 request,
@@ -344,11 +380,48 @@ impl PolicyGate {
                 return GateOutcome::Allow;
             }
         }
+        // Why a person is asked: a protected path, a command without a sandbox or a hook's
+        // request says so first; then what the rules said.
+        let policy_summary = approval_summary(&person_only, &evaluation);
+        if let Some(agent_hooks) = hooks.hooks {
+            let answer = agent_hooks
+                .permission_request(request.origin, request.call, &policy_summary)
+                .await;
+            if let Some(reason) = answer.blocked_reason {
+                self.record(
+                    request,
+                    ApprovalDecision::Blocked,
+                    Approver::Hook,
+                    Some(reason.clone()),
+                    journaled_policy,
+                );
+                return GateOutcome::Refuse(format!(
+                    "blocked by a PermissionRequest hook: {reason}"
+                ));
+            }
+            // A hook answers in a person's place, so only where a person could answer, and
+            // never for what only a person may approve.
+            if answer.decision == Some(braincode_protocol::HookDecision::Allow)
+                && person_only.is_none()
+                && self.handler.is_some()
+            {
+                self.record(
+                    request,
+                    ApprovalDecision::Approved,
+                    Approver::Hook,
+                    Some(
+                        answer
+                            .decision_reason
+                            .unwrap_or_else(|| "approved by a PermissionRequest hook".into()),
+                    ),
+                    journaled_policy,
+                );
+                return GateOutcome::Allow;
+            }
+        }
         let Some(handler) = &self.handler else {
             let reason = match &person_only {
-                Some(PersonOnly::Protected(reason) | PersonOnly::Unsandboxed(reason)) => {
-                    reason.clone()
-                }
+                Some(person) => person.reason().to_string(),
                 None => format!(
                     "{} needs approval and nobody can approve it in this run; rerun with {} to allow it",
                     request.tool.name,
@@ -372,9 +445,7 @@ impl PolicyGate {
             call_id: request.call.id.clone(),
             tool_name: request.tool.name.clone(),
             arguments: request.call.arguments.clone(),
-            // Why a person is asked: a protected path or a command without a sandbox says so
-            // first; then what the rules said.
-            policy_summary: approval_summary(&person_only, &evaluation),
+            policy_summary,
             origin: request.origin.clone(),
         };
         match handler.decide(&ask).await {
@@ -388,15 +459,17 @@ impl PolicyGate {
                 );
                 GateOutcome::Allow
             }
-            ApprovalAnswer::ApproveForSession if protected => {
+            ApprovalAnswer::ApproveForSession if once_only => {
+                let why = if matches!(person_only, Some(PersonOnly::HookAsked(_))) {
+                    "approved once: a call a hook sent to a person is approved per call, never for the session"
+                } else {
+                    "approved once: a protected call is approved per call, never for the session"
+                };
                 self.record(
                     request,
                     ApprovalDecision::Approved,
                     Approver::Human,
-                    Some(
-                        "approved once: a protected call is approved per call, never for the session"
-                            .into(),
-                    ),
+                    Some(why.into()),
                     journaled_policy,
                 );
                 GateOutcome::Allow
@@ -429,13 +502,21 @@ impl PolicyGate {
 #[async_trait]
 impl ToolGate for PolicyGate {
     async fn check(&self, request: GateRequest<'_>) -> GateOutcome {
+        self.check_with_hooks(request, GateHooks::default()).await
+    }
+
+    async fn check_with_hooks(
+        &self,
+        request: GateRequest<'_>,
+        hooks: GateHooks<'_>,
+    ) -> GateOutcome {
         let typed = (request.tool.name == "write_stdin")
             .then(|| WriteStdinArgs::parse(&request.call.arguments).ok())
             .flatten();
         let history = typed
             .as_ref()
             .and_then(|args| self.typed_history(args.session_id));
-        let outcome = self.decide(&request, history.as_deref()).await;
+        let outcome = self.decide(&request, history.as_deref(), hooks).await;
         if outcome == GateOutcome::Allow
             && let Some(args) = &typed
             && let Some(chars) = args.chars.as_deref().filter(|c| !c.is_empty())
@@ -457,8 +538,8 @@ fn is_routine_check(request: &GateRequest<'_>) -> bool {
 /// command without a sandbox), what the rules said, and the sub-commands the policy read.
 fn approval_summary(person_only: &Option<PersonOnly>, evaluation: &PolicyEvaluation) -> String {
     let mut lines = Vec::new();
-    if let Some(PersonOnly::Protected(reason) | PersonOnly::Unsandboxed(reason)) = person_only {
-        lines.push(reason.clone());
+    if let Some(person) = person_only {
+        lines.push(person.reason().to_string());
     }
     lines.push(evaluation.summary());
     for command in &evaluation.commands {

@@ -301,8 +301,14 @@ impl RunState {
             | Record::HookSubagentStart(_)
             | Record::HookSubagentStop(_)
             | Record::HookStop(_)
+            | Record::HookPreToolUse(_)
+            | Record::HookPermissionRequest(_)
+            | Record::HookPostToolUse(_)
+            | Record::HookPreCompact(_)
+            | Record::HookPostCompact(_)
             | Record::PatchBaseline(_)
             | Record::Undo(_)
+            | Record::Compaction(_)
             | Record::Unknown(_) => {}
         }
     }

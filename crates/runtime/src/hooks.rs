@@ -6,21 +6,28 @@
 //! exit 2 = block (reason from stderr/stdout); `{"decision":"block"}` or `{"continue":false}`
 //! on stdout = block. Anything else is a failure; a hook that cannot start or dies on a signal
 //! is a crash — reported as such, never read as a "no". Every handler runs in its own process
-//! group, owned by a [`ProcessGroup`] guard: the whole group is killed on timeout, on
+//! group, owned by a [`ProcessGroup`](braincode_tools::exec::process::ProcessGroup) guard: the whole group is killed on timeout, on
 //! cancellation, when the future running the hook is dropped, and — for what a hook leaves
 //! behind — when the hook exits.
+//!
+//! Tool events (`PreToolUse`, `PermissionRequest`, `PostToolUse`) and compaction events
+//! (`PreCompact`, `PostCompact`) are fired per agent through [`AgentHooks`]. A tool hook can
+//! only make a call stricter — block it, send it to a person, or rewrite its arguments (which
+//! the permission policy then judges) — never approve what the policy or approval would not.
+
+mod agent;
+mod handler;
 
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use braincode_protocol::{HookOutcome, HookRecord, HookRun};
+use braincode_protocol::{HookDecision, HookOutcome, HookRecord, HookRun};
 use regex::Regex;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use braincode_tools::exec::process::ProcessGroup;
+pub use agent::{AgentHooks, TOOL_RESPONSE_CAP};
+use handler::run_handler;
 
 /// Default hook timeout.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -41,7 +48,31 @@ pub enum HookEvent {
     SubagentStop,
     /// The run is about to give its final answer.
     Stop,
+    /// A tool call is about to pass the gate (matcher: the tool name).
+    PreToolUse,
+    /// The gate is about to ask a person about a tool call (matcher: the tool name).
+    PermissionRequest,
+    /// A tool call ran (matcher: the tool name).
+    PostToolUse,
+    /// An agent's conversation is about to be compacted (matcher: `auto` or `manual`).
+    PreCompact,
+    /// An agent's conversation was compacted (matcher: `auto` or `manual`).
+    PostCompact,
 }
+
+/// Every event, in hooks.json order.
+const ALL_EVENTS: [HookEvent; 10] = [
+    HookEvent::SessionStart,
+    HookEvent::UserPromptSubmit,
+    HookEvent::PreToolUse,
+    HookEvent::PermissionRequest,
+    HookEvent::PostToolUse,
+    HookEvent::PreCompact,
+    HookEvent::PostCompact,
+    HookEvent::SubagentStart,
+    HookEvent::SubagentStop,
+    HookEvent::Stop,
+];
 
 impl HookEvent {
     /// The event name used in hooks.json and payloads.
@@ -52,6 +83,11 @@ impl HookEvent {
             HookEvent::SubagentStart => "SubagentStart",
             HookEvent::SubagentStop => "SubagentStop",
             HookEvent::Stop => "Stop",
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PermissionRequest => "PermissionRequest",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PreCompact => "PreCompact",
+            HookEvent::PostCompact => "PostCompact",
         }
     }
 
@@ -64,6 +100,11 @@ impl HookEvent {
             HookEvent::SubagentStart => Record::HookSubagentStart(record),
             HookEvent::SubagentStop => Record::HookSubagentStop(record),
             HookEvent::Stop => Record::HookStop(record),
+            HookEvent::PreToolUse => Record::HookPreToolUse(record),
+            HookEvent::PermissionRequest => Record::HookPermissionRequest(record),
+            HookEvent::PostToolUse => Record::HookPostToolUse(record),
+            HookEvent::PreCompact => Record::HookPreCompact(record),
+            HookEvent::PostCompact => Record::HookPostCompact(record),
         }
     }
 
@@ -78,6 +119,11 @@ impl HookEvent {
     /// Whether the matcher is ignored (the event always matches).
     const fn always_matches(self) -> bool {
         matches!(self, HookEvent::UserPromptSubmit | HookEvent::Stop)
+    }
+
+    /// Whether handlers decide about a tool call (allow, ask, deny, rewrite).
+    const fn decides(self) -> bool {
+        matches!(self, HookEvent::PreToolUse | HookEvent::PermissionRequest)
     }
 }
 
@@ -105,22 +151,14 @@ pub struct HookCommand {
 }
 
 impl HookEvent {
-    /// Parses an event name; events Braincode does not fire yet return `None`.
+    /// Parses an event name (`None` for a name the schema does not know).
     pub fn from_name(name: &str) -> Option<HookEvent> {
-        [
-            HookEvent::SessionStart,
-            HookEvent::UserPromptSubmit,
-            HookEvent::SubagentStart,
-            HookEvent::SubagentStop,
-            HookEvent::Stop,
-        ]
-        .into_iter()
-        .find(|event| event.name() == name)
+        ALL_EVENTS.into_iter().find(|event| event.name() == name)
     }
 }
 
 /// Flattens the hooks.json files that were found into runnable handlers, in file order
-/// (user file first, then project), skipping events Braincode does not fire.
+/// (user file first, then project), skipping events Braincode does not know.
 pub fn resolve_hooks(sources: &[braincode_config::HookSource]) -> Vec<HookCommand> {
     let mut commands = Vec::new();
     for source in sources {
@@ -159,6 +197,13 @@ pub struct HookResult {
     pub blocked_reason: Option<String>,
     /// Per-handler runs (for the journal).
     pub runs: Vec<HookRun>,
+    /// Tool events: `deny` when blocked, else `ask` when any handler asked, else `allow`
+    /// when any allowed.
+    pub decision: Option<HookDecision>,
+    /// Why a handler allowed or asked (`permissionDecisionReason`).
+    pub decision_reason: Option<String>,
+    /// `PreToolUse`: the arguments the call runs with instead (first handler that gave any).
+    pub updated_input: Option<Value>,
 }
 
 impl HookResult {
@@ -173,6 +218,9 @@ impl HookResult {
             additional_context: record.additional_context.clone(),
             blocked_reason: record.blocked_reason.clone(),
             runs: record.records.clone(),
+            decision: record.decision,
+            decision_reason: record.decision_reason.clone(),
+            updated_input: record.updated_input.clone(),
         }
     }
 
@@ -184,6 +232,11 @@ impl HookResult {
             records: self.runs.clone(),
             additional_context: self.additional_context.clone(),
             blocked_reason: self.blocked_reason.clone(),
+            agent_session_id: None,
+            tool_call_id: None,
+            decision: self.decision,
+            decision_reason: self.decision_reason.clone(),
+            updated_input: self.updated_input.clone(),
         }
     }
 
@@ -280,280 +333,39 @@ pub async fn run_hooks(
     let outcomes = futures::future::join_all(runs).await;
 
     let mut result = HookResult::default();
+    let mut asked = None;
+    let mut allowed = None;
     for outcome in outcomes {
         if result.blocked_reason.is_none() && outcome.run.outcome == HookOutcome::Blocked {
             result.blocked_reason = outcome.run.reason.clone();
         }
         result.additional_context.extend(outcome.context);
         result.runs.push(outcome.run);
+        let verdict = outcome.verdict;
+        match verdict.decision {
+            Some(HookDecision::Ask) if asked.is_none() => asked = Some(verdict.reason),
+            Some(HookDecision::Allow) if allowed.is_none() => allowed = Some(verdict.reason),
+            _ => {}
+        }
+        if result.updated_input.is_none() {
+            result.updated_input = verdict.updated_input;
+        }
+    }
+    if event.decides() {
+        // The strictest answer wins: deny, then ask, then allow.
+        (result.decision, result.decision_reason) = if result.blocked_reason.is_some() {
+            (Some(HookDecision::Deny), None)
+        } else if let Some(reason) = asked {
+            (Some(HookDecision::Ask), reason)
+        } else if let Some(reason) = allowed {
+            (Some(HookDecision::Allow), reason)
+        } else {
+            (None, None)
+        };
+    }
+    if result.blocked_reason.is_some() {
+        // A blocked call runs with no arguments at all.
+        result.updated_input = None;
     }
     result
-}
-
-struct HandlerOutcome {
-    run: HookRun,
-    context: Vec<String>,
-}
-
-fn skipped(handler: &HookCommand, reason: &str) -> HandlerOutcome {
-    HandlerOutcome {
-        run: HookRun {
-            source: handler.source.display().to_string(),
-            command: handler.command.clone().unwrap_or_default(),
-            outcome: HookOutcome::Skipped,
-            exit_code: None,
-            duration_ms: 0,
-            reason: Some(reason.to_string()),
-        },
-        context: Vec::new(),
-    }
-}
-
-async fn run_handler(
-    handler: &HookCommand,
-    event: HookEvent,
-    env: &HookEnvironment,
-    payload: &str,
-    cancel: &CancellationToken,
-) -> HandlerOutcome {
-    if !handler.enabled {
-        return skipped(handler, "disabled");
-    }
-    if handler.asynchronous {
-        return skipped(handler, "async command hooks are not supported yet");
-    }
-    if handler.kind != "command" {
-        return skipped(
-            handler,
-            &format!("unsupported hook type {:?}", handler.kind),
-        );
-    }
-    let Some(command) = handler.command.as_deref().filter(|c| !c.trim().is_empty()) else {
-        return skipped(handler, "no command configured");
-    };
-    if !handler.trusted {
-        return skipped(
-            handler,
-            "untrusted (set \"trusted\": true on the handler to run it)",
-        );
-    }
-
-    let started = Instant::now();
-    let run = |outcome, exit_code, reason: Option<String>| HookRun {
-        source: handler.source.display().to_string(),
-        command: command.to_string(),
-        outcome,
-        exit_code,
-        duration_ms: started.elapsed().as_millis() as u64,
-        reason,
-    };
-
-    let mut process = braincode_tools::exec::process::confined_command(
-        env.sandbox.as_deref(),
-        "sh",
-        &["-c", command],
-        &env.cwd,
-    );
-    let mut child = match process
-        .env("BRAINCODE_HOOK_SOURCE", &handler.source)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-    {
-        Ok(child) => child,
-        Err(err) => {
-            return HandlerOutcome {
-                run: run(
-                    HookOutcome::Crashed,
-                    None,
-                    Some(format!("could not start: {err}")),
-                ),
-                context: Vec::new(),
-            };
-        }
-    };
-    // From here on the guard owns the hook's whole process group: if this future is dropped
-    // (the run is cancelled, a signal arrives) the group is killed, not only `sh`.
-    let mut group = ProcessGroup::adopt(child.id());
-    let mut stdin_pipe = child.stdin.take();
-    let write_in = async {
-        if let Some(mut stdin) = stdin_pipe.take() {
-            // A hook that does not read its stdin is fine: ignore broken pipes. Written
-            // alongside the reads, so a hook that never reads cannot stall the timeout.
-            let _ = stdin.write_all(payload.as_bytes()).await;
-        }
-    };
-    let mut stdout_pipe = child.stdout.take();
-    let mut stderr_pipe = child.stderr.take();
-    let read_out = async {
-        let mut buf = Vec::new();
-        if let Some(pipe) = stdout_pipe.as_mut() {
-            let _ = pipe
-                .take(HOOK_OUTPUT_CAP as u64)
-                .read_to_end(&mut buf)
-                .await;
-        }
-        buf
-    };
-    let read_err = async {
-        let mut buf = Vec::new();
-        if let Some(pipe) = stderr_pipe.as_mut() {
-            let _ = pipe
-                .take(HOOK_OUTPUT_CAP as u64)
-                .read_to_end(&mut buf)
-                .await;
-        }
-        buf
-    };
-    let waited = async {
-        let ((), out, err) = tokio::join!(write_in, read_out, read_err);
-        (child.wait().await, out, err)
-    };
-    let finished = tokio::select! {
-        finished = tokio::time::timeout(handler.timeout, waited) => Some(finished),
-        () = cancel.cancelled() => None,
-    };
-    let (status, stdout, stderr) = match finished {
-        Some(Ok(done)) => done,
-        Some(Err(_)) => {
-            if let Some(group) = group.as_mut() {
-                group.terminate().await;
-            }
-            let secs = handler.timeout.as_secs();
-            return HandlerOutcome {
-                run: run(
-                    HookOutcome::TimedOut,
-                    None,
-                    Some(format!("timed out after {secs}s")),
-                ),
-                context: Vec::new(),
-            };
-        }
-        None => {
-            if let Some(group) = group.as_mut() {
-                group.terminate().await;
-            }
-            return HandlerOutcome {
-                run: run(
-                    HookOutcome::Crashed,
-                    None,
-                    Some("cancelled with the run".into()),
-                ),
-                context: Vec::new(),
-            };
-        }
-    };
-    // The hook exited and closed its output; whatever it left running in its group is
-    // stopped when the guard drops at the end of this function.
-    if let Some(group) = group.as_mut() {
-        group.release();
-    }
-    let stdout = String::from_utf8_lossy(&stdout).trim().to_string();
-    let stderr = String::from_utf8_lossy(&stderr).trim().to_string();
-    let status = match status {
-        Ok(status) => status,
-        Err(err) => {
-            return HandlerOutcome {
-                run: run(
-                    HookOutcome::Crashed,
-                    None,
-                    Some(format!("could not wait: {err}")),
-                ),
-                context: Vec::new(),
-            };
-        }
-    };
-    let Some(code) = status.code() else {
-        use std::os::unix::process::ExitStatusExt;
-        let signal = status.signal().unwrap_or(0);
-        return HandlerOutcome {
-            run: run(
-                HookOutcome::Crashed,
-                None,
-                Some(format!("killed by signal {signal}")),
-            ),
-            context: Vec::new(),
-        };
-    };
-    if code == 2 {
-        let reason = first_non_empty(&[&stderr, &stdout])
-            .unwrap_or_else(|| format!("blocked by {} hook", event.name()));
-        return HandlerOutcome {
-            run: run(HookOutcome::Blocked, Some(2), Some(reason)),
-            context: Vec::new(),
-        };
-    }
-    if code != 0 {
-        let detail =
-            first_non_empty(&[&stderr]).unwrap_or_else(|| format!("command exited with {code}"));
-        return HandlerOutcome {
-            run: run(HookOutcome::Failed, Some(code), Some(detail)),
-            context: Vec::new(),
-        };
-    }
-    interpret_stdout(event, &stdout, |outcome, reason| {
-        run(outcome, Some(0), reason)
-    })
-}
-
-fn first_non_empty(candidates: &[&str]) -> Option<String> {
-    candidates
-        .iter()
-        .find(|s| !s.is_empty())
-        .map(|s| braincode_context::clip_chars(s, 2_000))
-}
-
-fn interpret_stdout(
-    event: HookEvent,
-    stdout: &str,
-    run: impl Fn(HookOutcome, Option<String>) -> HookRun,
-) -> HandlerOutcome {
-    if stdout.is_empty() {
-        return HandlerOutcome {
-            run: run(HookOutcome::Completed, None),
-            context: Vec::new(),
-        };
-    }
-    let Ok(Value::Object(json)) = serde_json::from_str::<Value>(stdout) else {
-        let context = if event.plain_stdout_is_context() {
-            vec![braincode_context::clip_chars(stdout, 8_000)]
-        } else {
-            Vec::new()
-        };
-        return HandlerOutcome {
-            run: run(HookOutcome::Completed, None),
-            context,
-        };
-    };
-    let text = |key: &str| json.get(key).and_then(Value::as_str).map(str::to_string);
-    if json.get("decision").and_then(Value::as_str) == Some("block") {
-        let reason = text("reason").unwrap_or_else(|| format!("blocked by {} hook", event.name()));
-        return HandlerOutcome {
-            run: run(HookOutcome::Blocked, Some(reason)),
-            context: Vec::new(),
-        };
-    }
-    if json.get("continue").and_then(Value::as_bool) == Some(false) {
-        let reason =
-            text("stopReason").unwrap_or_else(|| format!("stopped by {} hook", event.name()));
-        return HandlerOutcome {
-            run: run(HookOutcome::Blocked, Some(reason)),
-            context: Vec::new(),
-        };
-    }
-    let mut context = Vec::new();
-    if let Some(specific) = json.get("hookSpecificOutput").and_then(Value::as_object)
-        && specific.get("hookEventName").and_then(Value::as_str) == Some(event.name())
-        && let Some(extra) = specific.get("additionalContext").and_then(Value::as_str)
-        && !extra.trim().is_empty()
-    {
-        context.push(braincode_context::clip_chars(extra.trim(), 8_000));
-    }
-    HandlerOutcome {
-        run: run(HookOutcome::Completed, None),
-        context,
-    }
 }

@@ -348,6 +348,15 @@ fn lane(record: &Record) -> String {
         Record::HookSubagentStart(hook) | Record::HookSubagentStop(hook) => {
             format!("hook {}", hook.matcher.as_deref().unwrap_or_default())
         }
+        Record::HookPreToolUse(hook)
+        | Record::HookPermissionRequest(hook)
+        | Record::HookPostToolUse(hook) => {
+            format!("tool {}", hook.tool_call_id.as_deref().unwrap_or_default())
+        }
+        Record::HookPreCompact(hook) | Record::HookPostCompact(hook) => format!(
+            "agent {}",
+            context(hook.agent_session_id.as_deref().unwrap_or_default())
+        ),
         Record::DynamicDispatch(dispatch) => format!("dispatch {}", dispatch.context_id),
         // Servers settle in the background, at any point of the run.
         Record::McpConnect(_) => "mcp".to_string(),

@@ -21,9 +21,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use braincode_llm::{Completion, ErrorKind, ModelError, ToolCall};
 use braincode_protocol::{
-    CheckSummary, FileChange, HookRecord, JournalEntry, McpConnect, ModelReply,
-    PatchBaselineRecord, PatchSummary, Record, RecordedModelError, RecordedToolCall,
-    ToolApprovalDecision, ToolExecutionSummary, ToolStage,
+    CheckSummary, CompactionRecord, CompactionTrigger, FileChange, Handoff, HookRecord,
+    JournalEntry, McpConnect, ModelReply, PatchBaselineRecord, PatchSummary, Record,
+    RecordedModelError, RecordedToolCall, ToolApprovalDecision, ToolExecutionSummary, ToolStage,
 };
 use serde_json::Value;
 
@@ -31,9 +31,10 @@ use serde_json::Value;
 /// are taped), so a replay reproduces their records.
 pub const ORCHESTRATION_TOOLS: [&str; 1] = ["dispatch_specialist"];
 
-/// Journaled hook results per (event, matcher), in order, each with whether it is the
-/// replayed run's own.
-type HookQueues = HashMap<(String, String), std::collections::VecDeque<(HookRecord, bool)>>;
+/// Journaled hook results per (event, scope, matcher), in order, each with whether it is the
+/// replayed run's own. The scope is empty for run-level events and names the agent session
+/// (and tool call) for agent events, so concurrent agents are each served their own.
+type HookQueues = HashMap<(String, String, String), std::collections::VecDeque<(HookRecord, bool)>>;
 
 /// How the tape is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +93,10 @@ pub struct Tape {
     checks: HashMap<u32, CheckSummary>,
     /// The replayed run's own approvals of its checks, by fix pass.
     check_approvals: HashMap<u32, ToolApprovalDecision>,
+    /// The replayed run's own end-of-run handoff.
+    run_end_handoff: Option<Handoff>,
+    /// Compactions by (agent session, call, trigger), each with whether it is the run's own.
+    compactions: HashMap<(String, u32, CompactionTrigger), (CompactionRecord, bool)>,
     mcp: Vec<McpConnect>,
     resume_of: Option<String>,
     model_replies: AtomicU64,
@@ -124,6 +129,8 @@ impl Tape {
             patches: Vec::new(),
             checks: HashMap::new(),
             check_approvals: HashMap::new(),
+            compactions: HashMap::new(),
+            run_end_handoff: None,
             mcp: Vec::new(),
             resume_of: None,
             model_replies: AtomicU64::new(0),
@@ -193,9 +200,18 @@ impl Tape {
                 | Record::HookUserPromptSubmit(hook)
                 | Record::HookSubagentStart(hook)
                 | Record::HookSubagentStop(hook)
-                | Record::HookStop(hook) => {
+                | Record::HookStop(hook)
+                | Record::HookPreToolUse(hook)
+                | Record::HookPermissionRequest(hook)
+                | Record::HookPostToolUse(hook)
+                | Record::HookPreCompact(hook)
+                | Record::HookPostCompact(hook) => {
+                    let scope = hook_scope(
+                        hook.agent_session_id.as_deref(),
+                        hook.tool_call_id.as_deref(),
+                    );
                     hooks
-                        .entry(hook_key(&hook.event_name, hook.matcher.as_deref()))
+                        .entry(hook_key(&hook.event_name, &scope, hook.matcher.as_deref()))
                         .or_default()
                         .push_back((hook.clone(), own));
                 }
@@ -205,6 +221,19 @@ impl Tape {
                         own_patches += 1;
                         tape.patches.push(patch.patch.clone());
                     }
+                }
+                Record::Handoff(handoff)
+                    if own
+                        && handoff.trigger == Some(braincode_protocol::HandoffTrigger::RunEnd) =>
+                {
+                    tape.run_end_handoff = Some(handoff.clone());
+                }
+                Record::Compaction(compaction) => {
+                    let session = compaction.agent_session_id.clone().unwrap_or_default();
+                    tape.compactions.insert(
+                        (session, compaction.call, compaction.trigger),
+                        (compaction.clone(), own),
+                    );
                 }
                 Record::CheckSummary(checks) if own => {
                     tape.checks
@@ -330,11 +359,24 @@ impl Tape {
 
     /// The next journaled result of a hook event (`matcher` as journaled), if any.
     pub fn hook(&self, event_name: &str, matcher: Option<&str>) -> Option<(HookRecord, bool)> {
+        self.scoped_hook(event_name, "", matcher)
+    }
+
+    /// The next journaled result of an agent's hook event: `scope` is [`hook_scope`] of its
+    /// agent session and tool call.
+    pub fn scoped_hook(
+        &self,
+        event_name: &str,
+        scope: &str,
+        matcher: Option<&str>,
+    ) -> Option<(HookRecord, bool)> {
         let mut hooks = match self.hooks.lock() {
             Ok(hooks) => hooks,
             Err(poisoned) => poisoned.into_inner(),
         };
-        let (record, own) = hooks.get_mut(&hook_key(event_name, matcher))?.pop_front()?;
+        let (record, own) = hooks
+            .get_mut(&hook_key(event_name, scope, matcher))?
+            .pop_front()?;
         if !own {
             self.hook_results.fetch_add(1, Ordering::Relaxed);
         }
@@ -374,6 +416,24 @@ impl Tape {
         self.patches.get(pass as usize)
     }
 
+    /// The replayed run's own end-of-run handoff.
+    pub fn run_end_handoff(&self) -> Option<Handoff> {
+        self.run_end_handoff.clone()
+    }
+
+    /// The compaction journaled before call `call` of `agent_session` for `trigger`, and
+    /// whether it is the replayed run's own.
+    pub fn compaction(
+        &self,
+        agent_session: &str,
+        call: u32,
+        trigger: CompactionTrigger,
+    ) -> Option<(CompactionRecord, bool)> {
+        self.compactions
+            .get(&(agent_session.to_string(), call, trigger))
+            .cloned()
+    }
+
     /// The replayed run's approval decision for the checks of fix pass `pass`.
     pub fn check_approval(&self, pass: u32) -> Option<ToolApprovalDecision> {
         self.check_approvals.get(&pass).cloned()
@@ -394,8 +454,22 @@ impl Tape {
     }
 }
 
-fn hook_key(event_name: &str, matcher: Option<&str>) -> (String, String) {
-    (event_name.to_string(), matcher.unwrap_or("").to_string())
+fn hook_key(event_name: &str, scope: &str, matcher: Option<&str>) -> (String, String, String) {
+    (
+        event_name.to_string(),
+        scope.to_string(),
+        matcher.unwrap_or("").to_string(),
+    )
+}
+
+/// The tape scope of an agent's hook event: its agent session, and the tool call for tool
+/// events (empty for run-level events).
+pub fn hook_scope(agent_session: Option<&str>, tool_call: Option<&str>) -> String {
+    match (agent_session, tool_call) {
+        (None, None) => String::new(),
+        (session, None) => session.unwrap_or_default().to_string(),
+        (session, Some(call)) => format!("{}#{call}", session.unwrap_or_default()),
+    }
 }
 
 fn tool_call(recorded: &RecordedToolCall) -> ToolCall {

@@ -141,6 +141,7 @@ fn harness(
         stream_text: true,
         vision: false,
         resolver: None,
+        compaction: None,
     };
     let services = AgentServices {
         client: model.client(),
@@ -155,6 +156,7 @@ fn harness(
         stats: Arc::new(ToolStats::default()),
         tape: None,
         ledger: None,
+        hooks: None,
     };
     Harness {
         setup,

@@ -21,6 +21,22 @@ pub enum SessionsCommand {
     /// Show one session as a conversation: each request and its full answer (`--snapshot`:
     /// the compact snapshot that `@@id` inlines).
     Show(ShowArgs),
+    /// The session's handoff: the bounded summary later runs continue from (`@@id`). Reuses
+    /// the fresh one, else builds one from the journal (no model call) and appends it.
+    Handoff(HandoffArgs),
+}
+
+/// Arguments of `braincode sessions handoff`.
+#[derive(Debug, clap::Args)]
+pub struct HandoffArgs {
+    /// Session id, or a unique prefix of one.
+    pub id: String,
+    /// What the next run should focus on (always writes a new handoff).
+    #[arg(long)]
+    pub focus: Option<String>,
+    /// Print JSON: `{sessionId, summary, reused}`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `braincode sessions list`.
@@ -67,7 +83,29 @@ pub fn execute(command: SessionsCommand) -> anyhow::Result<ExitCode> {
         SessionsCommand::List(args) => list(&home, args),
         SessionsCommand::Show(args) if args.snapshot => show_snapshot(&home, args),
         SessionsCommand::Show(args) => conversation::show(&home, &args),
+        SessionsCommand::Handoff(args) => handoff(&home, &args),
     }
+}
+
+fn handoff(home: &Home, args: &HandoffArgs) -> anyhow::Result<ExitCode> {
+    let id = resolve_session(home, &args.id)?;
+    let written = braincode_config::journal::write_handoff(home, &id, args.focus.as_deref())?;
+    if args.json {
+        let doc = serde_json::json!({
+            "sessionId": id.as_str(),
+            "summary": written.summary,
+            "reused": written.reused,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        println!("{}", written.summary);
+        if written.reused {
+            eprintln!("(the session's fresh handoff; nothing written)");
+        } else {
+            eprintln!("(handoff written to session {id})");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The project root a directory belongs to: the nearest ancestor with `.git`, else the

@@ -229,6 +229,7 @@ pub(crate) fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<S
                 text.push_str(match trigger {
                     braincode_protocol::HandoffTrigger::Manual => " (manual)",
                     braincode_protocol::HandoffTrigger::Auto => " (auto)",
+                    braincode_protocol::HandoffTrigger::RunEnd => " (end of run)",
                 });
             }
             if let Some(focus) = handoff.focus.as_deref().filter(|s| !s.trim().is_empty()) {
@@ -295,10 +296,16 @@ pub(crate) fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<S
         | Record::HookSubagentStart(_)
         | Record::HookSubagentStop(_)
         | Record::HookStop(_)
+        | Record::HookPreToolUse(_)
+        | Record::HookPermissionRequest(_)
+        | Record::HookPostToolUse(_)
+        | Record::HookPreCompact(_)
+        | Record::HookPostCompact(_)
         | Record::TokenUsage(_)
         | Record::FileChange(_)
         | Record::PatchBaseline(_)
         | Record::Undo(_)
+        | Record::Compaction(_)
         | Record::Unknown(_) => return None,
     };
     Some(SnapshotEntry {

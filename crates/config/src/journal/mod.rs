@@ -12,6 +12,7 @@
 
 mod clip;
 mod distill;
+mod handoff;
 mod latest;
 mod list;
 mod reader;
@@ -31,6 +32,10 @@ pub use clip::{clip_marker, clip_string, clip_text, fit_record, is_clipped};
 /// `…[clipped: N bytes]` marker.
 pub const MAX_RECORD_BYTES: usize = 1024 * 1024;
 
+pub use handoff::{
+    HANDOFF_MAX_CHARS, WrittenHandoff, build_handoff, extend_handoff, fresh_handoff, report_turns,
+    session_handoff, write_handoff,
+};
 pub use latest::latest_session_for_project;
 pub use list::{ListOptions, SessionInfo, list_sessions, resolve_session};
 pub use reader::{

@@ -37,6 +37,9 @@ pub enum Approver {
     ModePolicy,
     /// The runtime's own rules (read-only mode, `--allow-edits`).
     RuntimePolicy,
+    /// A `PermissionRequest` hook answered instead of a person (never for protected calls
+    /// or commands without the OS sandbox: those stay a person's).
+    Hook,
 }
 
 /// Who ran a tool call: role, phase and ids.
@@ -191,6 +194,33 @@ pub struct HookRecord {
     /// First block reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_reason: Option<String>,
+    /// The agent session the event belongs to (tool and compaction events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_session_id: Option<String>,
+    /// The tool call the event is about (tool events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The permission decision the hooks returned (`PreToolUse`, `PermissionRequest`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<HookDecision>,
+    /// Why a hook allowed or asked (shown to the person an `ask` reaches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_reason: Option<String>,
+    /// The arguments a `PreToolUse` hook replaced the call's with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_input: Option<Value>,
+}
+
+/// A permission decision returned by tool hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookDecision {
+    /// Let the call go on (it still passes the permission policy and approval).
+    Allow,
+    /// A person must decide the call.
+    Ask,
+    /// Do not run the call.
+    Deny,
 }
 
 /// `token_usage`: one assistant message's usage.

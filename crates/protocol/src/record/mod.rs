@@ -10,6 +10,7 @@
 //! from it, so a type cannot be added to one and forgotten in another.
 
 mod audit;
+mod compaction;
 mod ledger;
 mod mcp;
 mod payloads;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use audit::*;
+pub use compaction::*;
 pub use ledger::*;
 pub use mcp::*;
 pub use payloads::*;
@@ -134,6 +136,16 @@ records! {
     "hook_subagent_stop" => HookSubagentStop(HookRecord),
     /// Stop hooks.
     "hook_stop" => HookStop(HookRecord),
+    /// PreToolUse hooks (one tool call).
+    "hook_pre_tool_use" => HookPreToolUse(HookRecord),
+    /// PermissionRequest hooks (a call about to ask a person).
+    "hook_permission_request" => HookPermissionRequest(HookRecord),
+    /// PostToolUse hooks (one tool call that ran).
+    "hook_post_tool_use" => HookPostToolUse(HookRecord),
+    /// PreCompact hooks (an agent's conversation is about to be compacted).
+    "hook_pre_compact" => HookPreCompact(HookRecord),
+    /// PostCompact hooks (an agent's conversation was compacted).
+    "hook_post_compact" => HookPostCompact(HookRecord),
     /// One assistant message's token usage.
     "token_usage" => TokenUsage(TokenUsage),
     /// A file a write changed (the patch ledger).
@@ -142,6 +154,8 @@ records! {
     "patch_baseline" => PatchBaseline(PatchBaselineRecord),
     /// A run's changes were taken back.
     "undo" => Undo(UndoRecord),
+    /// An agent's conversation was compacted.
+    "compaction" => Compaction(CompactionRecord),
 }
 
 impl Record {

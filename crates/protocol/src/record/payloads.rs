@@ -298,6 +298,9 @@ pub enum HandoffTrigger {
     Manual,
     /// The context-size guard fired.
     Auto,
+    /// A run ended: the session's summary so far.
+    #[serde(rename = "run_end")]
+    RunEnd,
 }
 
 /// `handoff`: a summary later runs can continue from.

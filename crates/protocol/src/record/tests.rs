@@ -82,7 +82,13 @@ fn sample(ty: &str) -> Option<Value> {
         | "hook_user_prompt_submit"
         | "hook_subagent_start"
         | "hook_subagent_stop"
-        | "hook_stop" => hook,
+        | "hook_stop"
+        | "hook_pre_compact"
+        | "hook_post_compact" => hook,
+        "hook_pre_tool_use" | "hook_permission_request" | "hook_post_tool_use" => json!({
+            "eventName": "PreToolUse", "matcher": "write_file", "records": [],
+            "additionalContext": [], "agentSessionId": "t1-1", "toolCallId": "c1",
+            "decision": "ask", "updatedInput": {"path": "a.rs"}}),
         "token_usage" => json!({"usage": {"input": 1, "output": 2, "cacheRead": 0,
                                           "cacheWrite": 0, "total": 3}}),
         "file_change" => json!({"path": "a.rs", "toolCallId": "c1", "toolName": "edit_file",
@@ -91,6 +97,11 @@ fn sample(ty: &str) -> Option<Value> {
         "patch_baseline" => json!({"entries": [{"path": "a.rs", "status": " M",
                                                 "hash": "12"}]}),
         "undo" => json!({"runId": "r1", "files": [{"path": "a.rs", "action": "restored"}]}),
+        "compaction" => {
+            json!({"agentSessionId": "a-1", "call": 3, "trigger": "auto", "applied": true,
+            "tokensBefore": 10, "tokensAfter": 4, "turnsSummarized": 2, "linesDropped": 0,
+            "summary": "- read_file(a.rs) → 10 chars"})
+        }
         _ => return None,
     };
     let Value::Object(mut map) = body else {
@@ -136,10 +147,16 @@ fn has_sample(record: &Record) -> bool {
         | Record::HookSubagentStart(_)
         | Record::HookSubagentStop(_)
         | Record::HookStop(_)
+        | Record::HookPreToolUse(_)
+        | Record::HookPermissionRequest(_)
+        | Record::HookPostToolUse(_)
+        | Record::HookPreCompact(_)
+        | Record::HookPostCompact(_)
         | Record::TokenUsage(_)
         | Record::FileChange(_)
         | Record::PatchBaseline(_)
-        | Record::Undo(_) => true,
+        | Record::Undo(_)
+        | Record::Compaction(_) => true,
         Record::Unknown(_) => false,
     }
 }

@@ -1,20 +1,22 @@
-//! Tool execution of the agent loop: batching (parallel reads, serial writes), the gate,
-//! events and journal records per call, the evidence cache, and isolation of each tool on its
-//! own task with a time limit.
+//! Tool execution of the agent loop: batching (parallel reads, serial writes), the tool hooks
+//! (`PreToolUse` before the gate, `PostToolUse` after the call), the gate, events and journal
+//! records per call, the evidence cache, and isolation of each tool on its own task with a
+//! time limit.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use braincode_llm::ToolCall;
-use braincode_protocol::{Record, RunEvent, ToolExecutionSummary, ToolStage};
+use braincode_protocol::{HookDecision, Record, RunEvent, ToolExecutionSummary, ToolStage};
 use braincode_tools::{
     CacheLookup, SharedTool, ToolContext, ToolOutput, ToolPermission, summarize_json,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{AgentError, AgentServices, AgentSetup, GateOutcome, GateRequest};
+use super::{AgentError, AgentServices, AgentSetup, GateHooks, GateOutcome, GateRequest};
+use crate::hooks::{HookEvent, HookResult};
 use crate::ledger::CallOrigin;
 use crate::tape::{ORCHESTRATION_TOOLS, TapedTool, journaled_output};
 use braincode_config::journal::clip_text;
@@ -56,6 +58,8 @@ pub(super) async fn execute_calls(
     }
     let tools = &all_tools;
     let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+    // What `PreToolUse` hooks added to each call's answer.
+    let mut contexts: Vec<Vec<String>> = vec![Vec::new(); calls.len()];
     let mut index = 0;
     while index < calls.len() {
         // A batch is either one run of consecutive read calls (run in parallel) or a single
@@ -78,20 +82,21 @@ pub(super) async fn execute_calls(
         let mut runnable = Vec::new();
         for (offset, call) in calls[index..end].iter().enumerate() {
             let slot = index + offset;
-            let prepared = match problems.get(call.name.as_str()) {
-                Some(problem) => Prepared::Done(ToolOutput::error(*problem)),
+            let (prepared, context) = match problems.get(call.name.as_str()) {
+                Some(problem) => (Prepared::Done(ToolOutput::error(*problem)), Vec::new()),
                 None => prepare_call(setup, services, tools, call).await,
             };
+            contexts[slot] = context;
             match prepared {
                 Prepared::Done(output) => outputs[slot] = Some(output),
-                Prepared::Run(tool) => runnable.push((slot, call, tool)),
-                Prepared::Taped(taped) => {
-                    outputs[slot] = Some(serve_taped(setup, services, call, *taped));
+                Prepared::Run { tool, call } => runnable.push((slot, call, tool)),
+                Prepared::Taped { taped, call } => {
+                    outputs[slot] = Some(serve_taped(setup, services, &call, *taped).await);
                 }
             }
         }
         let runs = runnable.into_iter().map(|(slot, call, tool)| async move {
-            (slot, run_one(setup, services, tool, call).await)
+            (slot, run_one(setup, services, tool, &call).await)
         });
         let finished = tokio::select! {
             biased;
@@ -108,8 +113,49 @@ pub(super) async fn execute_calls(
     }
     Ok(outputs
         .into_iter()
-        .map(|o| o.unwrap_or_else(|| ToolOutput::error("internal error: the call was not run")))
+        .zip(contexts)
+        .map(|(output, context)| {
+            let mut output =
+                output.unwrap_or_else(|| ToolOutput::error("internal error: the call was not run"));
+            append_hook_notes(&mut output, None, &context);
+            output
+        })
         .collect())
+}
+
+/// Adds what hooks said about a call to the answer the model sees: a `PostToolUse` block
+/// reason as feedback, and additional context.
+fn append_hook_notes(output: &mut ToolOutput, feedback: Option<&str>, context: &[String]) {
+    if let Some(reason) = feedback {
+        output.content.push_str("\n\nHook feedback: ");
+        output.content.push_str(reason);
+    }
+    if !context.is_empty() {
+        output.content.push_str("\n\nHook additional context:");
+        for line in context {
+            output.content.push_str("\n- ");
+            output.content.push_str(line);
+        }
+    }
+}
+
+/// `call` with the arguments a `PreToolUse` hook replaced its own with (`Err`: the
+/// replacement is not a JSON object, so the call cannot run).
+fn rewritten(call: &ToolCall, pre: &HookResult) -> Result<ToolCall, String> {
+    match &pre.updated_input {
+        None => Ok(call.clone()),
+        Some(input @ Value::Object(_)) => Ok(ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            raw_arguments: input.to_string(),
+            arguments: input.clone(),
+            argument_error: None,
+        }),
+        Some(_) => Err(format!(
+            "{} was not run: a PreToolUse hook replaced its arguments with something that is not a JSON object",
+            call.name
+        )),
+    }
 }
 
 /// `mcp_call {"name", "arguments"}` as the call of the tool it names (same call id), when the
@@ -148,23 +194,34 @@ fn unwrap_call(setup: &AgentSetup, call: &ToolCall) -> ToolCall {
 
 enum Prepared<'a> {
     Done(ToolOutput),
-    Run(&'a SharedTool),
+    /// Run `tool` with `call` (its arguments as hooks left them).
+    Run {
+        tool: &'a SharedTool,
+        call: ToolCall,
+    },
     /// The journal has this call's result (replay, resume).
-    Taped(Box<TapedTool>),
+    Taped {
+        taped: Box<TapedTool>,
+        call: ToolCall,
+    },
 }
 
 /// The most of a tool's output an end record carries (what a resume hands back to the model).
 const JOURNALED_OUTPUT_BYTES: usize = braincode_config::journal::MAX_RECORD_BYTES / 2;
 
+/// Decides what becomes of one call: an answer at once (unknown tool, bad arguments, a hook
+/// or the gate said no), a run, or the journal's result. Also returns what `PreToolUse`
+/// hooks added for the model.
 async fn prepare_call<'a>(
     setup: &AgentSetup,
     services: &AgentServices,
     tools: &BTreeMap<&str, &'a SharedTool>,
     call: &ToolCall,
-) -> Prepared<'a> {
+) -> (Prepared<'a>, Vec<String>) {
+    let done = |output| (Prepared::Done(output), Vec::new());
     let Some(tool) = tools.get(call.name.as_str()).copied() else {
         let available: Vec<&str> = tools.keys().copied().collect();
-        return Prepared::Done(ToolOutput::error(format!(
+        return done(ToolOutput::error(format!(
             "unknown tool {:?}; available tools: {}",
             call.name,
             if available.is_empty() {
@@ -175,17 +232,44 @@ async fn prepare_call<'a>(
         )));
     };
     if let Some(problem) = &call.argument_error {
-        return Prepared::Done(ToolOutput::error(format!(
+        return done(ToolOutput::error(format!(
             "invalid arguments for {}: {problem}. Send the arguments as one JSON object matching the tool's schema.",
             call.name
         )));
     }
-    if let Some(tape) = services.tape.as_deref() {
-        let session = setup.origin.agent_session_id.as_deref().unwrap_or_default();
-        if let Some(taped) = tape.tool(session, &call.id, &call.name) {
-            return Prepared::Taped(Box::new(taped));
-        }
+    let hooks = services.hooks.as_deref();
+    let origin = &setup.origin;
+    let tape = services.tape.as_deref();
+    let session = origin.agent_session_id.as_deref().unwrap_or_default();
+    // A call the journal has already ran: its hooks are served with it, never run again.
+    if let Some(taped) = tape.and_then(|tape| tape.tool(session, &call.id, &call.name)) {
+        let pre = hooks.map_or_else(HookResult::default, |h| {
+            h.journaled(HookEvent::PreToolUse, origin, call)
+        });
+        let call = rewritten(call, &pre).unwrap_or_else(|_| call.clone());
+        let taped = Box::new(taped);
+        return (Prepared::Taped { taped, call }, pre.additional_context);
+    }
+    let pre = match hooks {
+        Some(hooks) => hooks.pre_tool_use(origin, call).await,
+        None => HookResult::default(),
+    };
+    if let Some(reason) = &pre.blocked_reason {
+        return done(ToolOutput::error(format!(
+            "{} was not run: a PreToolUse hook blocked it: {reason}",
+            call.name
+        )));
+    }
+    let call = match rewritten(call, &pre) {
+        Ok(call) => call,
+        Err(message) => return done(ToolOutput::error(message)),
+    };
+    let context = pre.additional_context.clone();
+    if let Some(tape) = tape {
         if let Some((refusal, own)) = tape.refusal(session, &call.id) {
+            if let Some(hooks) = hooks {
+                hooks.journaled(HookEvent::PermissionRequest, origin, &call);
+            }
             let reason = refusal
                 .reason
                 .clone()
@@ -193,26 +277,33 @@ async fn prepare_call<'a>(
             if own {
                 services.sink.record(Record::ToolApprovalDecision(refusal));
             }
-            return Prepared::Done(ToolOutput::error(format!(
-                "{} was not run: {reason}",
-                call.name
-            )));
+            let output = ToolOutput::error(format!("{} was not run: {reason}", call.name));
+            return (Prepared::Done(output), context);
         }
         if tape.is_strict() && !ORCHESTRATION_TOOLS.contains(&call.name.as_str()) {
-            return Prepared::Done(ToolOutput::error(format!(
+            let output = ToolOutput::error(format!(
                 "replay: the journal has no result for {} call {}",
                 call.name, call.id
-            )));
+            ));
+            return (Prepared::Done(output), context);
         }
     }
+    // The gate judges the arguments as hooks left them; a hook's `ask` goes to a person, its
+    // `allow` changes nothing.
+    let ask = (pre.decision == Some(HookDecision::Ask))
+        .then(|| pre.decision_reason.as_deref().unwrap_or("no reason given"));
     let request = GateRequest {
-        call,
+        call: &call,
         tool: tool.definition(),
-        origin: &setup.origin,
+        origin,
     };
-    match services.gate.check(request).await {
-        GateOutcome::Allow => Prepared::Run(tool),
-        GateOutcome::Refuse(message) => Prepared::Done(ToolOutput::error(message)),
+    let outcome = services
+        .gate
+        .check_with_hooks(request, GateHooks { hooks, ask })
+        .await;
+    match outcome {
+        GateOutcome::Allow => (Prepared::Run { tool, call }, context),
+        GateOutcome::Refuse(message) => (Prepared::Done(ToolOutput::error(message)), context),
     }
 }
 
@@ -300,12 +391,24 @@ async fn run_one(
         is_error: output.is_error,
         duration_ms,
     });
+    let mut output = output;
+    if let Some(hooks) = services.hooks.as_deref() {
+        let post = hooks
+            .post_tool_use(&setup.origin, call, &output.content, output.is_error)
+            .await;
+        append_hook_notes(
+            &mut output,
+            post.blocked_reason.as_deref(),
+            &post.additional_context,
+        );
+    }
     output
 }
 
-/// A call the journal already has: a replay emits its records again (approval, start, end)
-/// with the same events; a resume only hands the output back.
-fn serve_taped(
+/// A call the journal already has: a replay emits its records again (hooks, approval, start,
+/// end) with the same events; a resume only hands the output back (with what its
+/// `PostToolUse` hooks said).
+async fn serve_taped(
     setup: &AgentSetup,
     services: &AgentServices,
     call: &ToolCall,
@@ -315,6 +418,10 @@ fn serve_taped(
         return ToolOutput::error("internal error: a taped call has no end");
     };
     let (content, is_error) = journaled_output(&end);
+    let hooks = services.hooks.as_deref();
+    if let Some(hooks) = hooks {
+        hooks.journaled(HookEvent::PermissionRequest, &setup.origin, call);
+    }
     if taped.own {
         if let Some(approval) = taped.approval {
             services.sink.record(Record::ToolApprovalDecision(approval));
@@ -342,11 +449,20 @@ fn serve_taped(
             duration_ms,
         });
     }
-    ToolOutput {
+    let mut output = ToolOutput {
         content,
         is_error,
         ..ToolOutput::ok(String::new())
+    };
+    if let Some(hooks) = hooks {
+        let post = hooks.journaled(HookEvent::PostToolUse, &setup.origin, call);
+        append_hook_notes(
+            &mut output,
+            post.blocked_reason.as_deref(),
+            &post.additional_context,
+        );
     }
+    output
 }
 
 /// Runs a tool on its own task, so a panic or a hang becomes an error output instead of

@@ -24,11 +24,37 @@ pub enum GateOutcome {
     Refuse(String),
 }
 
+/// What an agent's hooks bring to the gate's check of one call.
+#[derive(Clone, Copy, Default)]
+pub struct GateHooks<'a> {
+    /// The hooks to fire (`PermissionRequest`) before a person is asked.
+    pub hooks: Option<&'a crate::hooks::AgentHooks>,
+    /// A `PreToolUse` hook asked that a person decide this call: why.
+    pub ask: Option<&'a str>,
+}
+
 /// Decides whether a tool call may run, and journals why.
 #[async_trait]
 pub trait ToolGate: Send + Sync {
     /// Checks one call. Implementations record `tool_approval_decision` where relevant.
     async fn check(&self, request: GateRequest<'_>) -> GateOutcome;
+
+    /// Checks one call with what the agent's hooks add. A gate that never asks a person
+    /// cannot honour a hook's `ask`, so it refuses such a call (a hook only makes a call
+    /// stricter); otherwise it checks as [`check`](Self::check) does.
+    async fn check_with_hooks(
+        &self,
+        request: GateRequest<'_>,
+        hooks: GateHooks<'_>,
+    ) -> GateOutcome {
+        if let Some(reason) = hooks.ask {
+            return GateOutcome::Refuse(format!(
+                "blocked: a PreToolUse hook asked that a person approve {} ({reason}) and nobody can approve it here",
+                request.tool.name
+            ));
+        }
+        self.check(request).await
+    }
 }
 
 /// A gate that lets everything through (tests, trusted internal agents).

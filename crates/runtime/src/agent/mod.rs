@@ -6,6 +6,8 @@
 //! failure, a refusal, a timeout or even a panicking tool becomes the tool's error output, so
 //! the model can adapt. Only cancellation and model failures end the loop early.
 
+pub mod compact;
+mod compacting;
 mod execute;
 mod gate;
 mod model_call;
@@ -19,7 +21,7 @@ use braincode_llm::{ChatMessage, ChatRequest, ModelClient, ModelError, ResponseS
 use braincode_protocol::{AgentRef, ThinkingLevel, ToolCallOrigin, Usage};
 use braincode_tools::{EvidenceCache, SharedTool, ToolContext};
 
-pub use gate::{GateOutcome, GateRequest, OpenGate, ToolGate};
+pub use gate::{GateHooks, GateOutcome, GateRequest, OpenGate, ToolGate};
 pub use stats::ToolStats;
 
 use crate::sink::RunSink;
@@ -69,6 +71,8 @@ pub struct AgentSetup {
     /// Tools the agent may call by name without being offered them up front (MCP tools found
     /// with `mcp_search`); also unwraps [`MCP_CALL_TOOL`] calls.
     pub resolver: Option<Arc<dyn ToolResolver>>,
+    /// When to compact the conversation (`None`: never, the byte guard still applies).
+    pub compaction: Option<compact::CompactionPolicy>,
 }
 
 /// The tool that calls another tool by name: `{"name": …, "arguments": {…}}`. The loop
@@ -103,6 +107,8 @@ pub struct AgentServices {
     /// The run's patch ledger: what Write tools change is journaled and kept for undo
     /// (`None`: not recorded, as in agent tests).
     pub ledger: Option<Arc<crate::ledger::PatchLedger>>,
+    /// The run's tool and compaction hooks (`None`: none fire, as in agent tests).
+    pub hooks: Option<Arc<crate::hooks::AgentHooks>>,
 }
 
 /// How an agent finished.
@@ -159,11 +165,14 @@ impl AgentError {
 const MAX_TOOL_IMAGES: usize = 4;
 const MAX_TOOL_IMAGE_BYTES: usize = 5 * 1024 * 1024;
 
+/// The text leading the message that carries the images of one turn's tool results.
+pub(crate) const TOOL_IMAGES_TEXT: &str = "Images returned by the tool calls above:";
+
 /// The images tools returned in one turn, as a user message after the tool results (every
 /// wire API takes images there; not all take them inside a tool result).
 fn image_message(images: Vec<braincode_tools::ToolImage>) -> Option<ChatMessage> {
     let mut content = vec![braincode_llm::ContentPart::Text {
-        text: "Images returned by the tool calls above:".into(),
+        text: TOOL_IMAGES_TEXT.into(),
     }];
     content.extend(
         images
@@ -210,6 +219,8 @@ pub async fn run_agent(
 
     let mut outcome = AgentOutcome::default();
     let mut turn: u32 = 0;
+    // Compacted turns live in a summary block after the role's system prompt.
+    let mut compacting = compacting::Compacting::default();
     loop {
         if cancel.is_cancelled() {
             return Err(AgentError::Cancelled);
@@ -223,8 +234,11 @@ pub async fn run_agent(
             ));
         }
         let offer_tools = !out_of_turns && !tool_specs.is_empty();
+        compacting
+            .before_call(setup, services, &mut messages, outcome.model_calls)
+            .await;
         let request = ChatRequest {
-            system: Some(setup.system_prompt.clone()),
+            system: Some(compacting.system(setup)),
             messages: messages.clone(),
             tools: if offer_tools {
                 tool_specs.clone()
@@ -243,14 +257,31 @@ pub async fn run_agent(
         };
         guard_request_size(&request)?;
 
-        let completion = next_completion(
+        let completion = match next_completion(
             setup,
             services,
             request,
             (outcome.model_calls, messages.len()),
             &cancel,
         )
-        .await?;
+        .await
+        {
+            Err(AgentError::Model(error))
+                if error.kind == braincode_llm::ErrorKind::ContextTooLong =>
+            {
+                // The provider counts differently from the estimate: compact harder, once,
+                // and ask again (the failed call keeps its own index in the journal).
+                outcome.model_calls += 1;
+                if compacting
+                    .after_overflow(setup, services, &mut messages, outcome.model_calls)
+                    .await
+                {
+                    continue;
+                }
+                return Err(AgentError::Model(error));
+            }
+            other => other?,
+        };
         outcome.model_calls += 1;
         if let Some(usage) = completion.usage {
             outcome.usage.add(&usage);

@@ -4,10 +4,11 @@
 
 use std::time::Instant;
 
-use braincode_config::journal::{MAX_RECORD_BYTES, clip_text};
+use braincode_config::journal::{MAX_RECORD_BYTES, clip_text, extend_handoff, report_turns};
 use braincode_protocol::{
-    CheckStatus, ExecutionPlanReview, FinalReport, FinalReportRecord, FinalStatus, JournalEntry,
-    PlanReview, Record, ReviewVerdict, RunEnd, RunError as RunErrorRecord, ToolCallCount,
+    CheckStatus, ExecutionPlanReview, FinalReport, FinalReportRecord, FinalStatus, Handoff,
+    HandoffTrigger, JournalEntry, PlanReview, Record, ReviewVerdict, RunEnd,
+    RunError as RunErrorRecord, ToolCallCount,
 };
 
 use crate::agent::{AgentError, ToolStats};
@@ -104,9 +105,18 @@ pub(crate) fn plan_review_for_report(review: &ExecutionPlanReview) -> PlanReview
     }
 }
 
+/// The `handoff` record a run ends with.
+pub(crate) enum HandoffPlan {
+    /// The session's handoff so far (empty for a new session), to extend with this run.
+    Extend(String),
+    /// A replay: the replayed run's own (none when it wrote none).
+    Replayed(Option<Handoff>),
+}
+
 /// Decides the status, writes the closing warnings and records, and emits the one final
 /// answer. The report is the fold of the run's records; the caller gets it with the whole
 /// prompt and answer (the journal has them clipped to fit a line).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn finish(
     sink: &RunSink,
     live: &LiveState,
@@ -115,6 +125,7 @@ pub(crate) fn finish(
     started: Instant,
     full_task: &str,
     cancel_reason: Option<&str>,
+    handoff: HandoffPlan,
 ) -> FinalReport {
     let (status, answer, error) = match outcome {
         Ok(answer) => {
@@ -192,6 +203,21 @@ pub(crate) fn finish(
         final_report: Box::new(report.clone()),
         attempt: None,
     }));
+    // The session's summary so far, for later runs (`@@id`, `--session`): written before the
+    // terminal record, after which nothing is appended.
+    let handoff = match handoff {
+        HandoffPlan::Extend(previous) => Some(Handoff {
+            summary: extend_handoff(&previous, &report.task, &report_turns(&report)),
+            focus: None,
+            trigger: Some(HandoffTrigger::RunEnd),
+            estimated_bytes: None,
+            limit_bytes: None,
+        }),
+        HandoffPlan::Replayed(handoff) => handoff,
+    };
+    if let Some(handoff) = handoff {
+        sink.record(Record::Handoff(handoff));
+    }
     sink.record_terminal(terminal);
     // The user gets the whole prompt and answer.
     report.task = full_task.to_string();
@@ -284,6 +310,7 @@ mod tests {
             Instant::now(),
             "task",
             None,
+            HandoffPlan::Extend(String::new()),
         )
     }
 
@@ -355,6 +382,7 @@ mod tests {
             Instant::now(),
             "task",
             None,
+            HandoffPlan::Extend(String::new()),
         );
         assert_eq!(report.status, FinalStatus::NeedsClarification);
         assert_eq!(report.warnings, ["execution paused for clarification"]);
@@ -385,6 +413,7 @@ mod tests {
                 Instant::now(),
                 "task",
                 Some("SIGTERM received"),
+                HandoffPlan::Extend(String::new()),
             );
             assert_eq!(report.status, status, "{error:?}");
             let entries = journal.entries();

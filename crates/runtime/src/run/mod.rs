@@ -150,7 +150,12 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
         .tape
         .as_deref()
         .map_or_else(new_run_id, |tape| tape.run_id().to_string());
-    let history = History::probe(&services.home, &request, &session_id, services.continues);
+    let mut history = History::probe(&services.home, &request, &session_id, services.continues);
+    // The run's end extends the session's handoff; a replay says what the run said.
+    let handoff = match services.tape.as_deref().filter(|tape| tape.is_strict()) {
+        Some(tape) => finish::HandoffPlan::Replayed(tape.run_end_handoff()),
+        None => finish::HandoffPlan::Extend(std::mem::take(&mut history.handoff)),
+    };
     let mut early_warnings = Vec::new();
     let journal: Option<Box<dyn JournalAppend>> = match &services.journal {
         JournalTarget::Session => match JournalWriter::open(&services.home, &session_id) {
@@ -240,6 +245,7 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
         started,
         &request.prompt,
         cancel_reason,
+        handoff,
     )
 }
 

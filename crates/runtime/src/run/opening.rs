@@ -58,6 +58,8 @@ pub(super) struct History {
     /// The continuity block to lead the request with (none for a new session, or when the
     /// prompt references this session with `@@` itself).
     pub(super) block: Option<String>,
+    /// The session's handoff so far (empty for a new session): this run's end extends it.
+    pub(super) handoff: String,
 }
 
 impl History {
@@ -74,7 +76,18 @@ impl History {
         } else {
             None
         };
-        History { continuing, block }
+        let handoff = if continuing {
+            braincode_config::journal::read_journal(&home.session_path(session_id))
+                .map(|read| braincode_config::journal::build_handoff(&read.entries))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        History {
+            continuing,
+            block,
+            handoff,
+        }
     }
 }
 

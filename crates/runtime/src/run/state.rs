@@ -18,6 +18,7 @@ use braincode_protocol::{
 use braincode_tools::{EvidenceCache, EvidenceCacheConfig, ExecSessions, ToolContext, ToolsConfig};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::compact::CompactionPolicy;
 use crate::agent::{AgentServices, AgentSetup, DEFAULT_TOOL_TIMEOUT, ToolStats};
 use crate::approval::{PermissionMode, PolicyGate};
 use crate::fold::LiveState;
@@ -225,6 +226,13 @@ impl RunBase {
             sink: self.sink.clone(),
             tape: self.tape.clone(),
             ledger: self.ledger.clone(),
+            hooks: Some(Arc::new(crate::hooks::AgentHooks::new(
+                &self.hooks,
+                &self.hook_env,
+                self.tape.clone(),
+                &self.sink,
+                &self.cancel,
+            ))),
             tool_context: ToolContext {
                 project_root: self.project_root.clone(),
                 cancel: self.cancel.clone(),
@@ -267,7 +275,26 @@ impl RunBase {
             stream_text: false,
             vision: candidate.definition.supports_vision,
             resolver: None,
+            compaction: self.compaction_policy(u64::from(candidate.definition.context_window)),
         }
+    }
+
+    /// When an agent on a model with `window` tokens of context compacts: at
+    /// `settings.context.compactAtPercent` of the window (capped by the brain's
+    /// `maxInputTokens`), 70% of that in `aggressive` mode, never in `manual`.
+    pub fn compaction_policy(&self, window: u64) -> Option<CompactionPolicy> {
+        let percent = f64::from(self.settings.context.compact_at_percent) / 100.0;
+        let context = &self.brain.context;
+        let share = match context.compaction {
+            braincode_brain::Compaction::Manual => return None,
+            braincode_brain::Compaction::Auto => percent,
+            braincode_brain::Compaction::Aggressive => percent * 0.7,
+        };
+        Some(CompactionPolicy::for_window(
+            window,
+            context.max_input_tokens,
+            share,
+        ))
     }
 
     /// Base origin fields for records.

@@ -113,10 +113,16 @@ impl EventSubscriber for Progress {
                 | Record::HookSubagentStart(_)
                 | Record::HookSubagentStop(_)
                 | Record::HookStop(_)
+                | Record::HookPreToolUse(_)
+                | Record::HookPermissionRequest(_)
+                | Record::HookPostToolUse(_)
+                | Record::HookPreCompact(_)
+                | Record::HookPostCompact(_)
                 | Record::TokenUsage(_)
                 | Record::FileChange(_)
                 | Record::PatchBaseline(_)
                 | Record::Undo(_)
+                | Record::Compaction(_)
                 | Record::Unknown(_) => None,
             },
             _ => None,
