@@ -56,8 +56,8 @@ pub use references::{
     ReferenceOutcome, ReferenceToken, ResolvedReference, expand_references, tokenize_references,
 };
 pub use settings::{
-    ConfigServer, ContextSettings, DEFAULT_BRAIN_ID_FALLBACK, Features, McpSettings,
-    ReferenceSettings, SandboxSettings, Settings, load_settings, save_settings,
+    ConfigServer, ContextSettings, DEFAULT_BRAIN_ID_FALLBACK, Features, HandoffSummarizer,
+    McpSettings, ReferenceSettings, SandboxSettings, Settings, load_settings, save_settings,
 };
 pub use support::{
     AGENTS_MD_MAX_BYTES, SKILL_MAX_BYTES, Skill, SupportBundle, SupportFile, discover_skills,

@@ -99,12 +99,32 @@ pub struct ContextSettings {
     /// 30..=95) of the model's context window (or of the brain's `maxInputTokens`, when
     /// smaller). The brain's `context.compaction` turns it off (`manual`).
     pub compact_at_percent: u8,
+    /// Who writes an on-demand handoff (`/handoff`, `braincode sessions handoff`):
+    /// `heuristic` (default: no model call) or `model` (the brain's `summarize` role, falling
+    /// back to the heuristic on failure or timeout). A run's own closing handoff is always
+    /// heuristic.
+    pub handoff_summarizer: HandoffSummarizer,
+    /// How long the model summarizer may take (1,000..=300,000 ms).
+    pub handoff_timeout_ms: u64,
+}
+
+/// `settings.json` → `context.handoffSummarizer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HandoffSummarizer {
+    /// The bounded summary built from the journal, without a model.
+    #[default]
+    Heuristic,
+    /// The brain's `summarize` role, with the heuristic as fallback.
+    Model,
 }
 
 impl Default for ContextSettings {
     fn default() -> Self {
         Self {
             compact_at_percent: 80,
+            handoff_summarizer: HandoffSummarizer::Heuristic,
+            handoff_timeout_ms: 20_000,
         }
     }
 }
@@ -222,6 +242,18 @@ impl Settings {
                 &root.key("context").key("compactAtPercent"),
                 format!("{}% is outside 30..95", self.context.compact_at_percent),
                 "use a share of the model's window from 30 to 95 (default 80); turn compaction off with the brain's context.compaction: manual",
+            ));
+        }
+        if !(1_000..=300_000).contains(&self.context.handoff_timeout_ms) {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &root.key("context").key("handoffTimeoutMs"),
+                format!(
+                    "{} ms is outside 1,000..300,000",
+                    self.context.handoff_timeout_ms
+                ),
+                "use 1000 to 300000 (default 20000)",
             ));
         }
         if let Some(field) = self.models.invalid_field() {

@@ -6,6 +6,7 @@ pub mod approval;
 pub mod config;
 pub mod fold;
 pub mod git;
+pub mod handoff;
 pub mod hooks;
 pub mod ledger;
 pub mod mcp;

@@ -418,6 +418,8 @@ mod tests {
                 trigger: None,
                 estimated_bytes: None,
                 limit_bytes: None,
+                summarizer: None,
+                summarizer_fallback: None,
             }));
         }
         let warnings = std::iter::from_fn(|| rx.try_recv().ok())
@@ -434,6 +436,8 @@ mod tests {
             trigger: None,
             estimated_bytes: None,
             limit_bytes: None,
+            summarizer: None,
+            summarizer_fallback: None,
         })
     }
 

@@ -22,7 +22,8 @@ pub enum SessionsCommand {
     /// the compact snapshot that `@@id` inlines).
     Show(ShowArgs),
     /// The session's handoff: the bounded summary later runs continue from (`@@id`). Reuses
-    /// the fresh one, else builds one from the journal (no model call) and appends it.
+    /// the fresh one, else writes one (from the journal, no model call, unless settings.json
+    /// `context.handoffSummarizer` is `model` or `--summarizer model` is given).
     Handoff(HandoffArgs),
 }
 
@@ -34,9 +35,27 @@ pub struct HandoffArgs {
     /// What the next run should focus on (always writes a new handoff).
     #[arg(long)]
     pub focus: Option<String>,
-    /// Print JSON: `{sessionId, summary, reused}`.
+    /// Who writes a new handoff: `heuristic` (no model call) or `model` (the brain's
+    /// `summarize` role, falling back to the heuristic). Default: settings.json
+    /// `context.handoffSummarizer`.
+    #[arg(long, value_parser = parse_summarizer)]
+    pub summarizer: Option<braincode_config::HandoffSummarizer>,
+    /// The brain whose `summarize` role writes it (default: the default brain).
+    #[arg(long)]
+    pub brain: Option<String>,
+    /// Print JSON: `{sessionId, summary, reused, summarizer, fallback}`.
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_summarizer(text: &str) -> Result<braincode_config::HandoffSummarizer, String> {
+    match text {
+        "heuristic" => Ok(braincode_config::HandoffSummarizer::Heuristic),
+        "model" => Ok(braincode_config::HandoffSummarizer::Model),
+        other => Err(format!(
+            "{other:?} is not a summarizer: use heuristic or model"
+        )),
+    }
 }
 
 /// Arguments of `braincode sessions list`.
@@ -89,20 +108,32 @@ pub fn execute(command: SessionsCommand) -> anyhow::Result<ExitCode> {
 
 fn handoff(home: &Home, args: &HandoffArgs) -> anyhow::Result<ExitCode> {
     let id = resolve_session(home, &args.id)?;
-    let written = braincode_config::journal::write_handoff(home, &id, args.focus.as_deref())?;
+    let options = braincode_runtime::handoff::HandoffOptions {
+        focus: args.focus.clone(),
+        summarizer: args.summarizer,
+        brain_id: args.brain.clone(),
+    };
+    let made = super::tokio_runtime()?.block_on(braincode_runtime::handoff::make_handoff(
+        home, &id, &options,
+    ))?;
     if args.json {
         let doc = serde_json::json!({
             "sessionId": id.as_str(),
-            "summary": written.summary,
-            "reused": written.reused,
+            "summary": made.summary,
+            "reused": made.reused,
+            "summarizer": made.summarizer,
+            "fallback": made.fallback,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        println!("{}", written.summary);
-        if written.reused {
+        println!("{}", made.summary);
+        if let Some(reason) = &made.fallback {
+            eprintln!("! {reason}: the heuristic summary was written instead");
+        }
+        if made.reused {
             eprintln!("(the session's fresh handoff; nothing written)");
         } else {
-            eprintln!("(handoff written to session {id})");
+            eprintln!("(handoff by {} written to session {id})", made.summarizer);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -196,37 +196,112 @@ pub struct WrittenHandoff {
     pub reused: bool,
 }
 
-/// Makes the session's handoff on request (`/handoff`, `braincode sessions handoff`): reuses
-/// the fresh one when there is one and no `focus` is asked, else builds one and appends it as
-/// a manual `handoff` record.
+/// An on-demand handoff before it is written ([`draft_handoff`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandoffDraft {
+    /// The session's fresh handoff, to reuse as it is.
+    Fresh(String),
+    /// A new one: the heuristic summary, and the session's turns for a model summarizer.
+    New {
+        /// The bounded summary built from the journal.
+        heuristic: String,
+        /// The session's turns, newest kept ([`session_transcript`]).
+        transcript: String,
+    },
+}
+
+/// The handoff `/handoff` or `braincode sessions handoff` would write: the fresh one when
+/// there is one and no `focus` is asked, else a new one built from the journal.
+pub fn draft_handoff(
+    home: &Home,
+    id: &SessionId,
+    focus: Option<&str>,
+) -> Result<HandoffDraft, JournalError> {
+    let read = read_journal(&home.session_path(id))?;
+    if focus.is_none()
+        && let Some(fresh) = fresh_handoff(&read.entries)
+    {
+        return Ok(HandoffDraft::Fresh(fresh.to_string()));
+    }
+    Ok(HandoffDraft::New {
+        heuristic: build_handoff(&read.entries),
+        transcript: session_transcript(&read.entries, TRANSCRIPT_MAX_CHARS),
+    })
+}
+
+/// Most of a session's turns a model summarizer is shown, in characters.
+pub const TRANSCRIPT_MAX_CHARS: usize = 24_000;
+/// Most of one turn a model summarizer is shown, in characters.
+const TRANSCRIPT_TURN_MAX_CHARS: usize = 2_000;
+
+/// Every run's turns (request, answer, changes, checks, review) as `role: text` lines, each
+/// turn clipped; the newest turns kept when the whole exceeds `max_chars`.
+pub fn session_transcript(entries: &[JournalEntry], max_chars: usize) -> String {
+    let mut turns = Vec::new();
+    for entry in entries {
+        if let Record::FinalReport(report) = &entry.record {
+            turns.extend(report_turns(&report.final_report));
+        }
+    }
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for turn in turns.iter().rev() {
+        let text = braincode_context::clip_chars(turn.text.trim(), TRANSCRIPT_TURN_MAX_CHARS);
+        let line = format!("{}: {text}", turn.role);
+        let len = line.chars().count() + 1;
+        if used + len > max_chars {
+            break;
+        }
+        used += len;
+        kept.push(line);
+    }
+    kept.reverse();
+    kept.join("\n")
+}
+
+/// Appends a manual `handoff` record with `summary` (and who wrote it) to the session.
+pub fn append_handoff(
+    home: &Home,
+    id: &SessionId,
+    summary: &str,
+    focus: Option<&str>,
+    summarizer: &str,
+    summarizer_fallback: Option<String>,
+) -> Result<(), JournalError> {
+    let mut writer = super::JournalWriter::open(home, id)?;
+    writer.append(&Record::Handoff(braincode_protocol::Handoff {
+        summary: summary.to_string(),
+        focus: focus.map(|f| braincode_context::clip_chars(f, 400)),
+        trigger: Some(HandoffTrigger::Manual),
+        estimated_bytes: None,
+        limit_bytes: None,
+        summarizer: Some(summarizer.to_string()),
+        summarizer_fallback,
+    }))?;
+    Ok(())
+}
+
+/// Makes the session's handoff on request with the heuristic summarizer: reuses the fresh
+/// one when there is one and no `focus` is asked, else builds one and appends it as a
+/// `handoff` record.
 pub fn write_handoff(
     home: &Home,
     id: &SessionId,
     focus: Option<&str>,
 ) -> Result<WrittenHandoff, JournalError> {
-    let read = read_journal(&home.session_path(id))?;
-    let focus = focus.map(str::trim).filter(|f| !f.is_empty());
-    if focus.is_none()
-        && let Some(fresh) = fresh_handoff(&read.entries)
-    {
-        return Ok(WrittenHandoff {
-            summary: fresh.to_string(),
+    match draft_handoff(home, id, focus)? {
+        HandoffDraft::Fresh(summary) => Ok(WrittenHandoff {
+            summary,
             reused: true,
-        });
+        }),
+        HandoffDraft::New { heuristic, .. } => {
+            append_handoff(home, id, &heuristic, focus, "heuristic", None)?;
+            Ok(WrittenHandoff {
+                summary: heuristic,
+                reused: false,
+            })
+        }
     }
-    let summary = build_handoff(&read.entries);
-    let mut writer = super::JournalWriter::open(home, id)?;
-    writer.append(&Record::Handoff(braincode_protocol::Handoff {
-        summary: summary.clone(),
-        focus: focus.map(|f| braincode_context::clip_chars(f, 400)),
-        trigger: Some(HandoffTrigger::Manual),
-        estimated_bytes: None,
-        limit_bytes: None,
-    }))?;
-    Ok(WrittenHandoff {
-        summary,
-        reused: false,
-    })
 }
 
 #[cfg(test)]

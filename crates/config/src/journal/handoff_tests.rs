@@ -55,6 +55,8 @@ fn handoff(summary: &str) -> JournalEntry {
             trigger: Some(HandoffTrigger::RunEnd),
             estimated_bytes: None,
             limit_bytes: None,
+            summarizer: None,
+            summarizer_fallback: None,
         }),
     )
 }
@@ -127,6 +129,8 @@ fn the_context_guard_notice_is_not_a_summary() {
             trigger: Some(HandoffTrigger::Auto),
             estimated_bytes: Some(1),
             limit_bytes: Some(1),
+            summarizer: None,
+            summarizer_fallback: None,
         }),
     ));
     assert_eq!(fresh_handoff(&entries), None);

@@ -33,8 +33,9 @@ pub use clip::{clip_marker, clip_string, clip_text, fit_record, is_clipped};
 pub const MAX_RECORD_BYTES: usize = 1024 * 1024;
 
 pub use handoff::{
-    HANDOFF_MAX_CHARS, WrittenHandoff, build_handoff, extend_handoff, fresh_handoff, report_turns,
-    session_handoff, write_handoff,
+    HANDOFF_MAX_CHARS, HandoffDraft, TRANSCRIPT_MAX_CHARS, WrittenHandoff, append_handoff,
+    build_handoff, draft_handoff, extend_handoff, fresh_handoff, report_turns, session_handoff,
+    session_transcript, write_handoff,
 };
 pub use latest::latest_session_for_project;
 pub use list::{ListOptions, SessionInfo, list_sessions, resolve_session};

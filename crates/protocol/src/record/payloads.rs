@@ -321,6 +321,13 @@ pub struct Handoff {
     /// The guard's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_bytes: Option<u64>,
+    /// What wrote the summary: `heuristic`, or `model:<id>` (the brain's `summarize` role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarizer: Option<String>,
+    /// Why the model summarizer was asked for but the heuristic summary was written
+    /// (timeout, no usable model, an empty or failed reply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarizer_fallback: Option<String>,
 }
 
 /// Stage of a dynamic dispatch.

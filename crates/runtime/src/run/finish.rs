@@ -212,6 +212,8 @@ pub(crate) fn finish(
             trigger: Some(HandoffTrigger::RunEnd),
             estimated_bytes: None,
             limit_bytes: None,
+            summarizer: None,
+            summarizer_fallback: None,
         }),
         HandoffPlan::Replayed(handoff) => handoff,
     };

@@ -154,6 +154,8 @@ pub(crate) async fn run_primary(
                     trigger: Some(HandoffTrigger::Auto),
                     estimated_bytes: Some(*estimated as u64),
                     limit_bytes: Some(*limit as u64),
+                    summarizer: None,
+                    summarizer_fallback: None,
                 }));
             }
             let kind = match error {

@@ -28,6 +28,7 @@ use crate::slash::{self, SlashCommand};
 use crate::terminal::TerminalGuard;
 use crate::view;
 
+mod handoff;
 mod listings;
 pub mod mcp;
 mod panels;
@@ -461,32 +462,6 @@ impl Session {
                 )]);
             }
         }
-    }
-
-    /// `/handoff [focus]`: the session's bounded summary (the fresh one, or one built from
-    /// the journal and appended), shown, for `@@<id>` in a later session.
-    fn handoff(&mut self, focus: Option<&str>) {
-        if self.running.is_some() {
-            self.note("a request is running: /handoff once it has answered");
-            return;
-        }
-        let id = self.session_id.clone();
-        self.info = Some(
-            match braincode_config::journal::write_handoff(&self.options.home, &id, focus) {
-                Ok(written) => {
-                    let mut lines = vec![if written.reused {
-                        format!("handoff of session {id} (fresh; @@{id} inlines it):")
-                    } else {
-                        format!("handoff written to session {id} (@@{id} inlines it):")
-                    }];
-                    lines.extend(written.summary.lines().map(str::to_string));
-                    lines
-                }
-                Err(err) => vec![format!(
-                    "no handoff for session {id}: {err} (a session has a journal once a request ran)"
-                )],
-            },
-        );
     }
 
     /// `/plan <task>`: the plan, without running anything (in the background).
