@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use braincode_protocol::{ModelApi, ModelDefinition, Role, ThinkingLevel};
+use braincode_protocol::{ModelApi, ModelDefinition, ModelPricing, Role, ThinkingLevel};
 
 use crate::schema::{
     BrainPreset, ModelPolicy, PartialContextPolicy, PartialModelPolicy, PartialRouting,
@@ -60,6 +60,8 @@ pub fn default_models() -> Vec<ModelDefinition> {
     local.default_thinking_level = Some(ThinkingLevel::Off);
     // Pinned: llama.cpp's greedy output depends on the thread count.
     local.threads = Some(2);
+    // In-process: no bill.
+    local.pricing = Some(ModelPricing::default());
 
     let mut openai = model(
         OPENAI_MODEL_ID,
@@ -71,6 +73,13 @@ pub fn default_models() -> Vec<ModelDefinition> {
     openai.base_url = Some("https://api.openai.com/v1".into());
     openai.context_window = 272_000;
     openai.default_thinking_level = Some(ThinkingLevel::Xhigh);
+    // OpenAI's list prices, US dollars per million tokens (cached input at a tenth).
+    openai.pricing = Some(ModelPricing {
+        input: 5.0,
+        output: 30.0,
+        cache_read: Some(0.5),
+        cache_write: None,
+    });
 
     let mut anthropic = model(
         ANTHROPIC_MODEL_ID,
@@ -83,6 +92,13 @@ pub fn default_models() -> Vec<ModelDefinition> {
     anthropic.context_window = 200_000;
     anthropic.supports_vision = true;
     anthropic.default_thinking_level = Some(ThinkingLevel::Medium);
+    // Anthropic's list prices, US dollars per million tokens (5-minute cache writes).
+    anthropic.pricing = Some(ModelPricing {
+        input: 3.0,
+        output: 15.0,
+        cache_read: Some(0.3),
+        cache_write: Some(3.75),
+    });
 
     vec![local, openai, anthropic]
 }

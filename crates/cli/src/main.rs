@@ -66,6 +66,8 @@ enum Command {
     Trust(commands::trust::TrustArgs),
     /// Put back the files a run changed.
     Undo(commands::undo::UndoArgs),
+    /// Tokens and cost across sessions, by day, role, model, project or session.
+    Usage(commands::usage::UsageArgs),
     /// Measure Braincode's own speed.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
@@ -114,6 +116,7 @@ fn main() -> ExitCode {
         Command::Checks(cmd) => commands::checks::execute(cmd),
         Command::Trust(args) => commands::trust::execute(args),
         Command::Undo(args) => commands::undo::execute(args),
+        Command::Usage(args) => commands::usage::execute(&args),
         Command::Bench(cmd) => commands::bench::execute(cmd),
     };
     match result {

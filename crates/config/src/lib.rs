@@ -22,6 +22,7 @@ mod settings;
 mod support;
 mod text;
 pub mod trust;
+pub mod usage;
 
 pub use auth::{
     ApiKey, AuthStatus, AuthStore, CredentialKind, KeySource, ProviderAuth, ResolvedKey,

@@ -62,6 +62,15 @@ fn validate(doc: &ModelsDocument, path: &Path, text: Option<&str>) -> Result<(),
                 "use a positive number, or remove the field for the default",
             ));
         }
+        if let Some(field) = model.pricing.and_then(|p| p.invalid_field()) {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &models.index(i).key("pricing").key(field),
+                "a price must be a number of US dollars per million tokens, 0 or more",
+                "write e.g. \"pricing\": {\"input\": 3, \"output\": 15, \"cacheRead\": 0.3}",
+            ));
+        }
         if model.context_window == 0 {
             return Err(json_io::invalid_field(
                 path,
@@ -92,9 +101,15 @@ pub fn merge_models(
     user: Vec<ModelDefinition>,
 ) -> Vec<ModelDefinition> {
     let mut merged = builtin;
-    for model in user {
+    for mut model in user {
         match merged.iter_mut().find(|m| m.id == model.id) {
-            Some(existing) => *existing = model,
+            Some(existing) => {
+                // An entry that restates a built-in model keeps its built-in prices.
+                if model.pricing.is_none() && model.model_id == existing.model_id {
+                    model.pricing = existing.pricing;
+                }
+                *existing = model;
+            }
             None => merged.push(model),
         }
     }

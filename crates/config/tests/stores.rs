@@ -415,3 +415,43 @@ fn call_limits_of_zero_are_located_errors() {
         .to_string();
     assert!(err.contains("models[0].maxReplyBytes"), "{err}");
 }
+
+#[test]
+fn prices_are_validated_and_built_in_prices_survive_a_restated_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    fs::create_dir_all(home.root()).unwrap();
+    fs::write(
+        home.models_path(),
+        r#"{"models": [{"id": "a/b", "provider": "a", "modelId": "b", "pricing": {"input": -1, "output": 2}}]}"#,
+    )
+    .unwrap();
+    let err = braincode_config::load_models(&home)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("models[0].pricing.input"), "{err}");
+    fs::write(
+        home.models_path(),
+        r#"{"models": [{"id": "a/b", "provider": "a", "modelId": "b", "pricing": {"input": 1, "ouput": 2}}]}"#,
+    )
+    .unwrap();
+    let err = braincode_config::load_models(&home)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("ouput"), "{err}");
+
+    // Restating the built-in Anthropic model (say, to change its timeouts) keeps its prices.
+    fs::write(
+        home.models_path(),
+        r#"{"models": [{"id": "anthropic/claude-sonnet-4-6", "provider": "anthropic",
+            "modelId": "claude-sonnet-4-6", "maxRetries": 5}]}"#,
+    )
+    .unwrap();
+    let models = braincode_config::load_models(&home).unwrap();
+    let sonnet = models
+        .iter()
+        .find(|m| m.id == "anthropic/claude-sonnet-4-6")
+        .unwrap();
+    assert_eq!(sonnet.max_retries, Some(5));
+    assert_eq!(sonnet.pricing.map(|p| p.output), Some(15.0));
+}

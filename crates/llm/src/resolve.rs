@@ -18,7 +18,7 @@ pub struct Requirements {
 }
 
 /// A usable model with its credential.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq)]
 pub struct Candidate {
     /// The catalogue entry.
     pub definition: ModelDefinition,
@@ -45,7 +45,7 @@ pub struct SkippedCandidate {
 }
 
 /// The outcome of resolving a chain.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CandidateSelection {
     /// Usable models, in chain order (the runtime falls back along this list on error).
     pub usable: Vec<Candidate>,

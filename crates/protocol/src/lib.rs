@@ -21,7 +21,9 @@ pub use ids::{ContextId, IdError, SessionId};
 pub use message::{
     AgentMessage, ContextRef, ContextRefKind, MessageKind, TaskProgress, TaskStatus,
 };
-pub use model::{ModelApi, ModelCallSettings, ModelDefinition, ModelTimeouts, ThinkingLevel};
+pub use model::{
+    ModelApi, ModelCallSettings, ModelDefinition, ModelPricing, ModelTimeouts, ThinkingLevel,
+};
 pub use packets::{
     AgentLayer, AgentTaskContext, BrainLayer, BrainTaskContext, ContextLayer, HandoffPacket,
     WorkerResult,

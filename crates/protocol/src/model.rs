@@ -114,7 +114,7 @@ impl ModelApi {
 }
 
 /// One entry of the model catalogue (`models.json`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelDefinition {
     /// Catalogue id, conventionally `<provider>/<model>` (what brains refer to).
@@ -171,6 +171,50 @@ pub struct ModelDefinition {
     /// `settings.json → models.maxReplyBytes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_reply_bytes: Option<u64>,
+    /// Prices in US dollars per million tokens (`braincode usage`, the report's cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pricing: Option<ModelPricing>,
+}
+
+/// A model's prices, in US dollars per million tokens. Cache prices default to the input
+/// price when unset.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelPricing {
+    /// Prompt tokens not served from cache.
+    pub input: f64,
+    /// Generated tokens (reasoning included).
+    pub output: f64,
+    /// Prompt tokens served from the provider's cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<f64>,
+    /// Prompt tokens written to the provider's cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
+}
+
+impl ModelPricing {
+    /// The cost of `usage` in US dollars.
+    pub fn cost(&self, usage: &crate::Usage) -> f64 {
+        let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        per(usage.input, self.input)
+            + per(usage.output, self.output)
+            + per(usage.cache_read, self.cache_read.unwrap_or(self.input))
+            + per(usage.cache_write, self.cache_write.unwrap_or(self.input))
+    }
+
+    /// The first price that is negative or not a number, by its JSON name.
+    pub fn invalid_field(&self) -> Option<&'static str> {
+        let bad = |price: f64| !price.is_finite() || price < 0.0;
+        [
+            ("input", Some(self.input)),
+            ("output", Some(self.output)),
+            ("cacheRead", self.cache_read),
+            ("cacheWrite", self.cache_write),
+        ]
+        .into_iter()
+        .find_map(|(name, price)| price.filter(|p| bad(*p)).map(|_| name))
+    }
 }
 
 /// Network time limits of model calls, in milliseconds. An unset field falls back to the next
@@ -286,6 +330,7 @@ impl Default for ModelDefinition {
             timeouts: ModelTimeouts::default(),
             max_retries: None,
             max_reply_bytes: None,
+            pricing: None,
         }
     }
 }

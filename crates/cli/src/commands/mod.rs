@@ -15,6 +15,7 @@ pub mod sessions;
 pub mod trust;
 pub mod tui;
 pub mod undo;
+pub mod usage;
 
 /// Routes `tracing` output to stderr, filtered by `BRAINCODE_LOG` (default: warnings only,
 /// and nothing from the MCP SDK: Braincode reports every MCP failure itself, with its cause).

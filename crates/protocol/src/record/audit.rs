@@ -224,7 +224,7 @@ pub enum HookDecision {
 }
 
 /// `token_usage`: one assistant message's usage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenUsage {
     /// Role.

@@ -14,6 +14,7 @@ mod snapshot;
 mod tokens;
 mod tokens_model;
 mod tokens_repo;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -41,6 +42,8 @@ pub enum BenchCommand {
     /// transcript.
     #[command(long_about = tokens::LONG_ABOUT)]
     Tokens(tokens::TokensBenchArgs),
+    /// `braincode usage` over many large journals (default 1,000 sessions, 1 GB).
+    Usage(usage::UsageBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -55,6 +58,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Replay(args) => replay::execute(args),
         BenchCommand::Mcp(args) => mcp::execute(args),
         BenchCommand::Tokens(args) => tokens::execute(args),
+        BenchCommand::Usage(args) => usage::execute(&args),
     }
 }
 

@@ -1,0 +1,272 @@
+//! Token usage and cost across sessions, from the journals' `token_usage` records
+//! (`braincode usage`).
+//!
+//! Journals can total gigabytes, so they are not parsed whole: each file is read once, the
+//! bytes are searched for `token_usage` with a SIMD substring search, and only the lines that
+//! contain it are parsed (then checked to be that record, not an answer quoting the word). A
+//! file last modified before `--since` is skipped unread: journals are append-only. A line
+//! that does not parse is counted and skipped, never fatal.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use braincode_protocol::{ModelPricing, Usage};
+use memchr::memmem;
+use serde::{Deserialize, Serialize};
+
+use crate::Home;
+
+/// How rows are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UsageGroup {
+    /// By UTC day of the call.
+    #[default]
+    Day,
+    /// By the role that made the call.
+    Role,
+    /// By catalogue model id.
+    Model,
+    /// By project root (of the session's first run).
+    Project,
+    /// By session id.
+    Session,
+}
+
+impl UsageGroup {
+    /// Parses `day`, `role`, `model`, `project` or `session`.
+    pub fn parse(text: &str) -> Option<UsageGroup> {
+        match text {
+            "day" => Some(UsageGroup::Day),
+            "role" => Some(UsageGroup::Role),
+            "model" => Some(UsageGroup::Model),
+            "project" => Some(UsageGroup::Project),
+            "session" => Some(UsageGroup::Session),
+            _ => None,
+        }
+    }
+}
+
+/// One row: the calls of one group.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRow {
+    /// The group (a day, role, model id, project root or session id).
+    pub key: String,
+    /// Model calls (`token_usage` records).
+    pub calls: u64,
+    /// Tokens.
+    pub usage: Usage,
+    /// Cost in US dollars of the calls whose model has a price.
+    pub cost_usd: f64,
+    /// Tokens of calls whose model has no price (not in `cost_usd`).
+    pub unpriced_tokens: u64,
+}
+
+impl UsageRow {
+    fn add(&mut self, usage: &Usage, price: Option<&ModelPricing>) {
+        self.calls += 1;
+        self.usage.add(usage);
+        match price {
+            Some(price) => self.cost_usd += price.cost(usage),
+            None => {
+                let parts = usage.input + usage.output + usage.cache_read + usage.cache_write;
+                self.unpriced_tokens += usage.total.max(parts);
+            }
+        }
+    }
+}
+
+/// Usage across the journals.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageSummary {
+    /// Rows, sorted by key.
+    pub rows: Vec<UsageRow>,
+    /// Every row together.
+    pub total: UsageRow,
+    /// Sessions with at least one counted call.
+    pub sessions: u64,
+    /// Journal files read.
+    pub files_read: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Lines that mention `token_usage` but could not be read as the record.
+    pub unreadable_lines: u64,
+    /// Model ids that were used but have no price.
+    pub unpriced_models: Vec<String>,
+}
+
+/// What to count.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UsageQuery {
+    /// Only calls at or after this time (Unix ms).
+    pub since_ms: Option<i64>,
+    /// How rows are grouped.
+    pub by: UsageGroup,
+}
+
+/// The line fields usage needs (the rest of the record is not decoded).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageLine {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    timestamp: i64,
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    model_id: Option<String>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+/// The project root of a session (its first run's `projectSupport.root`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StartLine {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    project_support: Option<ProjectRoot>,
+}
+
+#[derive(Deserialize)]
+struct ProjectRoot {
+    #[serde(default)]
+    root: Option<String>,
+}
+
+/// Sums the `token_usage` records of every journal under `home`, priced with `prices`
+/// (catalogue id → prices).
+pub fn summarize_usage(
+    home: &Home,
+    query: &UsageQuery,
+    prices: &HashMap<String, ModelPricing>,
+) -> std::io::Result<UsageSummary> {
+    summarize_dir(&home.sessions_dir(), query, prices)
+}
+
+/// [`summarize_usage`] over the journals of one directory.
+pub fn summarize_dir(
+    dir: &Path,
+    query: &UsageQuery,
+    prices: &HashMap<String, ModelPricing>,
+) -> std::io::Result<UsageSummary> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(UsageSummary::default());
+        }
+        Err(err) => return Err(err),
+    };
+    let since = query.since_ms.unwrap_or(i64::MIN);
+    let mut rows: BTreeMap<String, UsageRow> = BTreeMap::new();
+    let mut summary = UsageSummary::default();
+    let mut unpriced: BTreeMap<String, ()> = BTreeMap::new();
+    let finder = memmem::Finder::new(b"token_usage");
+    for entry in entries {
+        let entry = entry?;
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        if query.since_ms.is_some() && modified_ms(&entry).is_some_and(|m| m < since) {
+            continue;
+        }
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            // A journal removed while reading is not an error of the others.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(err),
+        };
+        summary.files_read += 1;
+        summary.bytes_read += bytes.len() as u64;
+        let session = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let project = if query.by == UsageGroup::Project {
+            project_of(&bytes)
+        } else {
+            None
+        };
+        let mut counted = false;
+        let mut next_line = 0;
+        for hit in finder.find_iter(&bytes) {
+            if hit < next_line {
+                continue; // the same line again
+            }
+            let start = memchr::memrchr(b'\n', &bytes[..hit]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |i| hit + i);
+            next_line = end + 1;
+            let Ok(line) = serde_json::from_slice::<UsageLine>(&bytes[start..end]) else {
+                summary.unreadable_lines += 1;
+                continue;
+            };
+            if line.kind != "token_usage" || line.timestamp < since {
+                continue;
+            }
+            let Some(usage) = line.usage else {
+                summary.unreadable_lines += 1;
+                continue;
+            };
+            let model = line.model_id.unwrap_or_else(|| "(unknown model)".into());
+            let price = prices.get(&model);
+            if price.is_none() {
+                unpriced.insert(model.clone(), ());
+            }
+            let key = match query.by {
+                UsageGroup::Day => day_of(line.timestamp),
+                UsageGroup::Role => line.role.unwrap_or_else(|| "(no role)".into()),
+                UsageGroup::Model => model,
+                UsageGroup::Project => project.clone().unwrap_or_else(|| "(unknown)".into()),
+                UsageGroup::Session => session.clone(),
+            };
+            rows.entry(key.clone())
+                .or_insert_with(|| UsageRow {
+                    key,
+                    ..UsageRow::default()
+                })
+                .add(&usage, price);
+            summary.total.add(&usage, price);
+            counted = true;
+        }
+        if counted {
+            summary.sessions += 1;
+        }
+    }
+    summary.total.key = "total".into();
+    summary.rows = rows.into_values().collect();
+    summary.unpriced_models = unpriced.into_keys().collect();
+    Ok(summary)
+}
+
+fn modified_ms(entry: &std::fs::DirEntry) -> Option<i64> {
+    let modified = entry.metadata().ok()?.modified().ok()?;
+    let since_epoch = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(since_epoch.as_millis()).ok()
+}
+
+/// The project root of the first `run_start` line.
+fn project_of(bytes: &[u8]) -> Option<String> {
+    let hit = memmem::find(bytes, b"run_start")?;
+    let start = memchr::memrchr(b'\n', &bytes[..hit]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |i| hit + i);
+    let line: StartLine = serde_json::from_slice(&bytes[start..end]).ok()?;
+    (line.kind == "run_start")
+        .then_some(line.project_support?.root)
+        .flatten()
+}
+
+/// `YYYY-MM-DD` (UTC) of a Unix-ms time.
+fn day_of(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map_or_else(|| "(bad time)".into(), |t| t.format("%Y-%m-%d").to_string())
+}
+
+#[cfg(test)]
+#[path = "usage_tests.rs"]
+mod tests;

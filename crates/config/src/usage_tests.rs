@@ -1,0 +1,119 @@
+use super::*;
+use braincode_protocol::{JournalEntry, Record, Role, TokenUsage};
+use std::io::Write;
+
+fn usage_line(at: i64, role: Role, model: &str, usage: Usage) -> String {
+    let record = Record::TokenUsage(TokenUsage {
+        role: Some(role),
+        model_id: Some(model.to_string()),
+        usage,
+        ..TokenUsage::default()
+    });
+    serde_json::to_string(&JournalEntry::new(at, record)).unwrap()
+}
+
+fn write(dir: &Path, name: &str, lines: &[String]) {
+    let mut file = std::fs::File::create(dir.join(name)).unwrap();
+    for line in lines {
+        writeln!(file, "{line}").unwrap();
+    }
+}
+
+fn prices() -> HashMap<String, ModelPricing> {
+    HashMap::from([(
+        "p/big".to_string(),
+        ModelPricing {
+            input: 3.0,
+            output: 15.0,
+            cache_read: Some(0.3),
+            cache_write: None,
+        },
+    )])
+}
+
+const DAY: i64 = 86_400_000;
+const T0: i64 = 1_796_000_000_000;
+
+#[test]
+fn totals_are_the_sum_of_the_records_grouped_and_priced() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.jsonl",
+        &[
+            usage_line(
+                T0,
+                Role::Backend,
+                "p/big",
+                Usage::new(1_000_000, 100_000, 0, 0),
+            ),
+            // A model answer that quotes the record's name is not a record.
+            r#"{"timestamp":1796000000001,"type":"model_reply","text":"the token_usage record"}"#
+                .into(),
+            usage_line(
+                T0 + DAY,
+                Role::Review,
+                "p/big",
+                Usage::new(0, 0, 1_000_000, 0),
+            ),
+        ],
+    );
+    write(
+        dir.path(),
+        "b.jsonl",
+        &[
+            usage_line(T0, Role::Backend, "p/unknown", Usage::new(10, 5, 0, 0)),
+            // Torn last line of a crashed run: counted as unreadable, never fatal.
+            r#"{"timestamp":1796000000002,"type":"token_usage","usage":{"inp"#.into(),
+        ],
+    );
+    write(dir.path(), "notes.txt", &["token_usage".into()]);
+
+    let by_role = summarize_dir(
+        dir.path(),
+        &UsageQuery {
+            since_ms: None,
+            by: UsageGroup::Role,
+        },
+        &prices(),
+    )
+    .unwrap();
+    assert_eq!(by_role.files_read, 2);
+    assert_eq!(by_role.sessions, 2);
+    assert_eq!(by_role.unreadable_lines, 1);
+    assert_eq!(by_role.total.calls, 3);
+    assert_eq!(by_role.total.usage.input, 1_000_010);
+    assert_eq!(by_role.total.usage.cache_read, 1_000_000);
+    // 1M input × $3 + 0.1M output × $15 + 1M cache reads × $0.30.
+    assert!(
+        (by_role.total.cost_usd - 4.8).abs() < 1e-9,
+        "{}",
+        by_role.total.cost_usd
+    );
+    assert_eq!(by_role.total.unpriced_tokens, 15);
+    assert_eq!(by_role.unpriced_models, ["p/unknown"]);
+    let keys: Vec<&str> = by_role.rows.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(keys, ["backend", "review"]);
+    assert_eq!(by_role.rows[0].calls, 2);
+
+    let by_day = summarize_dir(
+        dir.path(),
+        &UsageQuery {
+            since_ms: Some(T0 + DAY / 2),
+            by: UsageGroup::Day,
+        },
+        &prices(),
+    )
+    .unwrap();
+    assert_eq!(by_day.total.calls, 1, "{by_day:#?}");
+    assert_eq!(by_day.rows.len(), 1);
+    assert_eq!(by_day.rows[0].key, day_of(T0 + DAY));
+}
+
+#[test]
+fn a_missing_sessions_directory_is_no_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary =
+        summarize_dir(&dir.path().join("nope"), &UsageQuery::default(), &prices()).unwrap();
+    assert_eq!(summary.total.calls, 0);
+}
