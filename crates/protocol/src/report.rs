@@ -389,6 +389,8 @@ pub enum FinalStatus {
     Failed,
     /// The run was cancelled (Ctrl-C, Esc, HTTP cancel).
     Aborted,
+    /// The run reached its token or cost budget and stopped (`--max-tokens`, `--max-cost`).
+    BudgetExceeded,
 }
 
 impl FinalStatus {
@@ -403,6 +405,7 @@ impl FinalStatus {
             FinalStatus::NeedsClarification => "needs_clarification",
             FinalStatus::Failed => "failed",
             FinalStatus::Aborted => "aborted",
+            FinalStatus::BudgetExceeded => "budget_exceeded",
         }
     }
 
@@ -415,6 +418,7 @@ impl FinalStatus {
             FinalStatus::Blocked => 4,
             FinalStatus::NeedsClarification => 5,
             FinalStatus::Aborted => 130,
+            FinalStatus::BudgetExceeded => 7,
         }
     }
 }

@@ -156,6 +156,11 @@ impl JournaledRun {
                 .and_then(PermissionMode::from_name)
                 .unwrap_or(PermissionMode::ReadOnly),
             allow_network: false,
+            // The budget the run had: a budget-stopped run stops at the same record again.
+            budget: crate::run::RunBudget {
+                max_tokens: start.max_tokens,
+                max_cost_usd: start.max_cost_usd,
+            },
             routing: start
                 .routing_choice
                 .as_deref()

@@ -15,6 +15,7 @@ fn start(prompt: &str) -> JournalEntry {
             permission: None,
             routing_choice: None,
             resume_of: None,
+            ..RunStart::default()
         }),
     )
 }

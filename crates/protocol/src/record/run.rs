@@ -72,6 +72,12 @@ pub struct RunStart {
     /// Run id of the interrupted run this run resumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_of: Option<String>,
+    /// Most tokens the run may use (`--max-tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Most US dollars the run may spend (`--max-cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
 }
 
 /// `run_end`: the run finished and answered.

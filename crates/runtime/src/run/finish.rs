@@ -141,6 +141,17 @@ pub(crate) fn finish(
             });
             (status, answer.text, None)
         }
+        Err(RunError::Cancelled)
+            if cancel_reason.is_some_and(|r| r.starts_with(super::BUDGET_REACHED)) =>
+        {
+            let reason = cancel_reason.unwrap_or_default();
+            sink.warning(format!("{reason}: the run stopped"));
+            (
+                FinalStatus::BudgetExceeded,
+                live.with(|state| budget_answer(state, reason)),
+                None,
+            )
+        }
         Err(RunError::Cancelled) => {
             let error = match cancel_reason {
                 Some(reason) => format!("the run was cancelled ({reason})"),
@@ -229,6 +240,51 @@ pub(crate) fn finish(
     sink.emit_final(report)
 }
 
+/// The one answer of a run stopped at its budget: why, and what was done before it stopped
+/// (the workers that finished, with their summaries' first line; the files changed).
+fn budget_answer(state: &crate::fold::RunState, reason: &str) -> String {
+    let mut text = format!("The run stopped: {reason}.");
+    let finished: Vec<String> = state
+        .workers()
+        .iter()
+        .filter(|w| w.outcome.is_some() && !w.running)
+        .map(|w| {
+            let outcome = w.outcome.as_deref().unwrap_or_default();
+            let said = w
+                .result
+                .as_ref()
+                .map_or(w.goal.as_str(), |r| r.summary.as_str());
+            let said = braincode_context::clip_chars(said.lines().next().unwrap_or(""), 200);
+            format!("- {} ({outcome}): {said}", w.role)
+        })
+        .collect();
+    if finished.is_empty() {
+        text.push_str("\nNo worker had finished.");
+    } else {
+        text.push_str("\nDone before it stopped:\n");
+        text.push_str(&finished.join("\n"));
+    }
+    let not_done: Vec<&str> = state
+        .todos()
+        .iter()
+        .filter(|t| !matches!(t.status, braincode_protocol::TaskStatus::Completed))
+        .map(|t| t.title.as_str())
+        .collect();
+    if !not_done.is_empty() {
+        text.push_str(&format!("\nNot done: {}.", not_done.join("; ")));
+    }
+    if let Some(patch) = state.patch().filter(|p| p.has_patch_activity) {
+        let files: Vec<&str> = patch
+            .changed_files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect();
+        text.push_str(&format!("\nFiles changed: {}.", files.join(", ")));
+    }
+    text.push_str("\nRaise --max-tokens or --max-cost, or narrow the task, and run it again.");
+    text
+}
+
 /// Warnings decided at the end, from the records so far.
 fn closing_warnings(live: &LiveState, status: FinalStatus, journal_failed: bool) -> Vec<String> {
     live.with(|state| {
@@ -288,6 +344,7 @@ mod tests {
             permission: None,
             routing_choice: None,
             resume_of: None,
+            ..RunStart::default()
         }));
     }
 

@@ -14,7 +14,9 @@
 //! (`run_end`, or `run_error` — also when the configuration cannot be loaded), after which the
 //! sink refuses records. Each primary attempt is a `worker_start` of phase `primary`.
 
+mod budget;
 pub mod checks;
+pub use budget::{BUDGET_REACHED, RunBudget};
 pub use checks::CHECK_TOOL;
 pub use setup::project_sandbox;
 mod dispatch;
@@ -76,6 +78,8 @@ pub struct RunRequest {
     pub allow_network: bool,
     /// How to plan.
     pub routing: RoutingChoice,
+    /// Token and cost limits (`--max-tokens`, `--max-cost`).
+    pub budget: RunBudget,
 }
 
 /// Where the run's records go.
@@ -173,6 +177,24 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     let live = Arc::new(LiveState::new(session_id.to_string()));
     let mut subscribers: Vec<Arc<dyn EventSubscriber>> = vec![live.clone()];
     subscribers.extend(services.subscribers.iter().cloned());
+    // A replay or resume runs with the run's own budget (from its `run_start`), so a run that
+    // stopped at its budget stops at the same record again.
+    let budget_watch = (!request.budget.is_unlimited()).then(|| {
+        let prices = crate::config::load_models(&services.home)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|m| Some((m.id, m.pricing?)))
+            .collect();
+        Arc::new(budget::BudgetWatch::new(
+            request.budget,
+            prices,
+            services.cancel.clone(),
+            services.cancel_reason.clone(),
+        ))
+    });
+    if let Some(watch) = &budget_watch {
+        subscribers.push(watch.clone());
+    }
     let sink = RunSink::new(session_id.to_string(), journal, subscribers);
     let stats = Arc::new(ToolStats::default());
 
@@ -235,6 +257,11 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     }
     if let Some(mcp) = mcp {
         mcp.shutdown().await;
+    }
+    if let Some(watch) = &budget_watch {
+        for warning in watch.take_warnings() {
+            sink.warning(warning);
+        }
     }
     let cancel_reason = services.cancel_reason.get().map(String::as_str);
     finish::finish(

@@ -117,5 +117,7 @@ pub(super) fn opening_record(
         permission: Some(request.permission.as_str().to_string()),
         routing_choice: Some(request.routing.as_str().to_string()),
         resume_of: tape.and_then(Tape::resume_of).map(str::to_string),
+        max_tokens: request.budget.max_tokens,
+        max_cost_usd: request.budget.max_cost_usd,
     })
 }

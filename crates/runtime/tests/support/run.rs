@@ -273,6 +273,7 @@ impl TestRun {
             permission: self.permission,
             allow_network: false,
             routing: self.routing,
+            budget: braincode_runtime::run::RunBudget::default(),
         };
         // `run`'s future is not `Send` (the CLI blocks on it): it gets a thread and a runtime
         // of its own, as in the binary, and the test's runtime stays free to watch it.

@@ -337,6 +337,7 @@ impl Session {
             permission: self.permission,
             allow_network: self.options.allow_network,
             routing: RoutingChoice::Auto,
+            budget: braincode_runtime::run::RunBudget::default(),
         }
     }
 

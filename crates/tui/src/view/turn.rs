@@ -170,7 +170,9 @@ fn report_rows(report: &FinalReport, width: usize, lines: &mut Vec<Line<'static>
     let style = match report.status {
         FinalStatus::Approved | FinalStatus::Answered | FinalStatus::ReadOnly => theme::OK,
         FinalStatus::Failed | FinalStatus::Aborted => theme::ERROR,
-        FinalStatus::ChangesRequested | FinalStatus::Blocked => theme::WARN,
+        FinalStatus::ChangesRequested | FinalStatus::Blocked | FinalStatus::BudgetExceeded => {
+            theme::WARN
+        }
         FinalStatus::NeedsClarification => theme::BUSY,
     };
     if let Some(clarification) = &report.clarification {

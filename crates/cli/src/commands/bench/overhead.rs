@@ -241,6 +241,7 @@ pub(super) fn request(repo: &Path) -> RunRequest {
         permission: PermissionMode::ReadOnly,
         allow_network: false,
         routing: RoutingChoice::Auto,
+        budget: braincode_runtime::run::RunBudget::default(),
     }
 }
 

@@ -96,6 +96,7 @@ pub struct RunArgs {
         conflicts_with_all = [
             "session", "continue_latest", "prompt_file", "dry_run", "heuristic", "brain", "mode",
             "read_only", "allow_edits", "yes", "project", "trust", "allow_network",
+            "max_tokens", "max_cost",
         ]
     )]
     pub resume: Option<String>,
@@ -109,6 +110,23 @@ pub struct RunArgs {
     /// Let commands reach the network (they run without it otherwise).
     #[arg(long)]
     pub allow_network: bool,
+    /// Stop the run once its model calls used this many tokens (input, output and cache,
+    /// every agent): workers are cancelled and the answer says what was done (exit 7).
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: Option<u64>,
+    /// Stop the run once it cost this many US dollars, priced with models.json `pricing`
+    /// (exit 7, like --max-tokens).
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_cost: Option<f64>,
+}
+
+fn parse_usd(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!(
+            "{text:?} is not an amount: give US dollars above 0, such as 0.50"
+        )),
+    }
 }
 
 impl RunArgs {
@@ -222,6 +240,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             RoutingChoice::HeuristicOnly
         } else {
             RoutingChoice::Auto
+        },
+        budget: braincode_runtime::run::RunBudget {
+            max_tokens: args.max_tokens,
+            max_cost_usd: args.max_cost,
         },
     };
     let runtime = super::tokio_runtime()?;

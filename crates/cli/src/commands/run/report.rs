@@ -31,7 +31,10 @@ fn was_planned(report: &FinalReport) -> bool {
 /// primary's answer): then a missing patch says nothing about git.
 fn stopped_before_patch(report: &FinalReport) -> bool {
     match report.status {
-        FinalStatus::Failed | FinalStatus::Aborted | FinalStatus::NeedsClarification => true,
+        FinalStatus::Failed
+        | FinalStatus::Aborted
+        | FinalStatus::NeedsClarification
+        | FinalStatus::BudgetExceeded => true,
         FinalStatus::Blocked => report.review.is_none(),
         _ => false,
     }

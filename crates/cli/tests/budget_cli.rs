@@ -1,0 +1,143 @@
+//! Hard budgets through the binary: a run whose model keeps working stops once its calls
+//! used `--max-tokens` tokens or cost `--max-cost` dollars — no model is asked again, the one
+//! answer says why and what was done, the status is `budget_exceeded` (exit 7) — and a replay
+//! stops at the same record.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod run_harness;
+
+use braincode_protocol::{ModelPricing, Usage};
+use braincode_test_support::{
+    Matcher, Reply, Script, ScriptedServer, TempHome, scripted_model_entry,
+};
+use run_harness::{BRAIN_ROLES, braincode, journal, replay_check, repo};
+use serde_json::{Value, json};
+
+/// A home whose every role runs `test/any`, priced at $3 / $15 per million tokens.
+fn priced_home(server: &ScriptedServer) -> TempHome {
+    let home = TempHome::new();
+    let mut model = scripted_model_entry("test/any", &server.base_url());
+    model.pricing = Some(ModelPricing {
+        input: 3.0,
+        output: 15.0,
+        cache_read: None,
+        cache_write: None,
+    });
+    home.write_models(&[model]);
+    let roles: serde_json::Map<String, Value> = BRAIN_ROLES
+        .iter()
+        .map(|r| {
+            (
+                (*r).to_string(),
+                json!({"modelId": "test/any", "fallbackModelIds": []}),
+            )
+        })
+        .collect();
+    home.write_brains(&json!({"brains": [{
+        "id": "test", "extends": "brain", "name": "Test brain",
+        "planner": {"modelId": "test/any", "fallbackModelIds": []},
+        "roles": roles, "routing": {"maxParallelAgents": 1}
+    }]}));
+    home.write_settings(&json!({"version": 1, "mode": "auto", "defaultBrainId": "test"}));
+    home
+}
+
+/// A model that never stops reading, each call reporting `input` prompt tokens.
+async fn endless_reader(input: u64) -> ScriptedServer {
+    ScriptedServer::start(
+        Script::new().always(
+            Matcher::model("any"),
+            Reply::tool_call("read_file", json!({"path": "src/token.rs"}))
+                .with_usage(Usage::new(input, 100, 0, 0)),
+        ),
+    )
+    .await
+}
+
+fn token_records(records: &[Value]) -> u64 {
+    records
+        .iter()
+        .filter(|r| r["type"] == "token_usage")
+        .map(|r| r["usage"]["total"].as_u64().unwrap())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_budget_stops_the_run_with_one_answer_and_replays_identically() {
+    let server = endless_reader(900).await;
+    let home = priced_home(&server);
+    let repo = repo();
+    let out = braincode(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--json",
+            "--heuristic",
+            "--max-tokens",
+            "2500",
+            "what does the token check in src/token.rs do",
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 7, "{}\n{}", out.stderr, out.stdout);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["status"], "budget_exceeded");
+    let answer = report["modelSummary"].as_str().unwrap();
+    assert!(answer.contains("budget reached"), "{answer}");
+    assert!(answer.contains("the limit is 2500"), "{answer}");
+
+    // The call that crossed the limit was the last one any model got.
+    let session = report["sessionId"].as_str().unwrap();
+    let records = journal(&home, session);
+    let used = token_records(&records);
+    assert!(used >= 2500, "{used}");
+    assert!(
+        used < 2500 + 1000,
+        "calls went on after the limit: {used} tokens"
+    );
+    assert_eq!(server.chat_requests().len(), 3, "{used}");
+    let start = records.iter().find(|r| r["type"] == "run_start").unwrap();
+    assert_eq!(start["maxTokens"], 2500);
+    let end = records.last().unwrap();
+    assert_eq!(end["type"], "run_end");
+    assert_eq!(end["status"], "budget_exceeded");
+
+    // A replay stops at the same record, with no model and no budget flag.
+    let before = server.requests().len();
+    replay_check(&home, repo.path(), session, &[]).await;
+    assert_eq!(server.requests().len(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cost_budget_counts_dollars_from_the_catalogue_prices() {
+    // Each call: 100,000 × $3 + 100 × $15 per million = $0.3015.
+    let server = endless_reader(100_000).await;
+    let home = priced_home(&server);
+    let repo = repo();
+    let out = braincode(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--heuristic",
+            "--max-cost",
+            "$0.50",
+            "what does the token check in src/token.rs do",
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 7, "{}\n{}", out.stderr, out.stdout);
+    assert!(
+        out.stdout.contains("$0.6030 spent, the limit is $0.5000"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(server.chat_requests().len(), 2);
+
+    let bad = braincode(&home, repo.path(), &["run", "--max-cost", "free", "hi"]).await;
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("not an amount"), "{}", bad.stderr);
+    let bad = braincode(&home, repo.path(), &["run", "--max-tokens", "0", "hi"]).await;
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+}

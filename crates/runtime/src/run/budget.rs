@@ -1,0 +1,126 @@
+//! Hard budgets (`--max-tokens`, `--max-cost`): a subscriber that adds up every `token_usage`
+//! record of the run (every agent: router, workers, primary, reviewer) and, once a limit is
+//! reached, cancels the run with a budget reason. The run then stops like a cancelled one —
+//! workers cancelled, nothing further asked of any model — and ends `budget_exceeded` with one
+//! answer that says what was done.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use braincode_protocol::{ModelPricing, Record, RunEvent};
+use tokio_util::sync::CancellationToken;
+
+use crate::sink::EventSubscriber;
+
+/// How a budget's cancel reason begins (what tells it from a Ctrl-C).
+pub const BUDGET_REACHED: &str = "budget reached";
+
+/// A run's limits.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RunBudget {
+    /// Most tokens (input, output and cache, every call of the run).
+    pub max_tokens: Option<u64>,
+    /// Most cost in US dollars (calls of models without a price count as free and are named
+    /// in a warning).
+    pub max_cost_usd: Option<f64>,
+}
+
+impl RunBudget {
+    /// Whether no limit is set.
+    pub fn is_unlimited(&self) -> bool {
+        self.max_tokens.is_none() && self.max_cost_usd.is_none()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Spent {
+    tokens: u64,
+    cost_usd: f64,
+    unpriced: Vec<String>,
+}
+
+/// Watches a run's `token_usage` records against its [`RunBudget`].
+pub(crate) struct BudgetWatch {
+    budget: RunBudget,
+    prices: HashMap<String, ModelPricing>,
+    spent: Mutex<Spent>,
+    cancel: CancellationToken,
+    reason: Arc<OnceLock<String>>,
+    /// Warnings to journal (a subscriber must not record from inside the sink).
+    warnings: Mutex<Vec<String>>,
+}
+
+impl BudgetWatch {
+    pub fn new(
+        budget: RunBudget,
+        prices: HashMap<String, ModelPricing>,
+        cancel: CancellationToken,
+        reason: Arc<OnceLock<String>>,
+    ) -> Self {
+        Self {
+            budget,
+            prices,
+            spent: Mutex::new(Spent::default()),
+            cancel,
+            reason,
+            warnings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Warnings gathered so far (models without a price under `--max-cost`), once each.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.warnings))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+impl EventSubscriber for BudgetWatch {
+    fn on_event(&self, event: &RunEvent) {
+        let RunEvent::Record { entry, .. } = event else {
+            return;
+        };
+        let Record::TokenUsage(usage) = &entry.record else {
+            return;
+        };
+        let model = usage.model_id.clone().unwrap_or_default();
+        let counts = &usage.usage;
+        let tokens = counts
+            .total
+            .max(counts.input + counts.output + counts.cache_read + counts.cache_write);
+        let mut spent = lock(&self.spent);
+        spent.tokens += tokens;
+        match self.prices.get(&model) {
+            Some(price) => spent.cost_usd += price.cost(counts),
+            None if self.budget.max_cost_usd.is_some() && !spent.unpriced.contains(&model) => {
+                spent.unpriced.push(model.clone());
+                lock(&self.warnings).push(format!(
+                    "--max-cost: {model} has no price in models.json, so its calls are not counted against the budget"
+                ));
+            }
+            None => {}
+        }
+        let over = match (self.budget.max_tokens, self.budget.max_cost_usd) {
+            (Some(max), _) if spent.tokens >= max => Some(format!(
+                "{BUDGET_REACHED}: {} tokens used, the limit is {max}",
+                spent.tokens
+            )),
+            (_, Some(max)) if spent.cost_usd >= max => Some(format!(
+                "{BUDGET_REACHED}: ${:.4} spent, the limit is ${max:.4}",
+                spent.cost_usd
+            )),
+            _ => None,
+        };
+        drop(spent);
+        if let Some(reason) = over
+            && self.reason.set(reason).is_ok()
+        {
+            self.cancel.cancel();
+        }
+    }
+}
