@@ -76,6 +76,27 @@ async fn usage_totals_equal_the_journals_and_are_priced_per_model() {
         }
     }
     assert_eq!(expected.len(), 2, "{expected:?}");
+    // Each call's record carries its cost when its model has a price, and the run's report
+    // adds them up.
+    let first = journal(&home, &sessions[0]);
+    let priced_costs: Vec<u64> = first
+        .iter()
+        .filter(|r| r["type"] == "token_usage")
+        .map(|r| r["costMicroUsd"].as_u64().unwrap())
+        .collect();
+    assert!(
+        priced_costs.iter().all(|c| *c == 13_800),
+        "{priced_costs:?}"
+    );
+    let report = first.iter().find(|r| r["type"] == "final_report").unwrap();
+    let tokens = &report["finalReport"]["metrics"]["tokens"];
+    assert_eq!(tokens["costMicroUsd"], 13_800 * priced_costs.len() as u64);
+    let free = journal(&home, &sessions[2]);
+    assert!(
+        free.iter()
+            .filter(|r| r["type"] == "token_usage")
+            .all(|r| r["costMicroUsd"].is_null())
+    );
 
     let out = braincode(&home, repo.path(), &["usage", "--by", "model", "--json"]).await;
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -354,6 +354,12 @@ pub struct TokenMetrics {
     /// Number of model calls that reported usage.
     #[serde(default)]
     pub calls: u64,
+    /// What the calls cost, in millionths of a US dollar (calls of unpriced models count 0).
+    #[serde(default)]
+    pub cost_micro_usd: u64,
+    /// Calls of models without a price (not in `costMicroUsd`).
+    #[serde(default)]
+    pub unpriced_calls: u64,
 }
 
 /// Run metrics.

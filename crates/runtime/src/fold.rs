@@ -430,6 +430,11 @@ impl RunState {
         self.tokens.total()
     }
 
+    /// What the run's calls cost so far in US dollars (`None`: no call had a price).
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.tokens.cost_usd()
+    }
+
     /// The workers seen so far, plan order first.
     pub fn workers(&self) -> &[WorkerState] {
         &self.workers

@@ -65,6 +65,20 @@ pub fn final_status(inputs: StatusInputs<'_>) -> FinalStatus {
     FinalStatus::Answered
 }
 
+/// The cost of a run's calls in US dollars, when at least one of them had a price.
+pub fn cost_usd(tokens: &TokenMetrics) -> Option<f64> {
+    (tokens.calls > tokens.unpriced_calls).then(|| tokens.cost_micro_usd as f64 / 1_000_000.0)
+}
+
+/// A cost for people: cents when it is at least one, else four decimals.
+pub fn fmt_cost(usd: f64) -> String {
+    if usd >= 0.01 {
+        format!("${usd:.2}")
+    } else {
+        format!("${usd:.4}")
+    }
+}
+
 /// Token totals of a run, added up one `token_usage` record at a time.
 #[derive(Debug, Clone, Default)]
 pub struct TokenTally {
@@ -77,6 +91,10 @@ impl TokenTally {
         let metrics = &mut self.metrics;
         metrics.calls += 1;
         metrics.total.add(&usage.usage);
+        match usage.cost_micro_usd {
+            Some(cost) => metrics.cost_micro_usd += cost,
+            None => metrics.unpriced_calls += 1,
+        }
         let phase = usage.phase.map_or("unknown", |p| p.as_str());
         metrics
             .by_phase
@@ -100,6 +118,11 @@ impl TokenTally {
     /// The sum over every call so far.
     pub fn total(&self) -> braincode_protocol::Usage {
         self.metrics.total
+    }
+
+    /// What the calls cost in US dollars, when at least one of them had a price.
+    pub fn cost_usd(&self) -> Option<f64> {
+        cost_usd(&self.metrics)
     }
 
     /// The totals so far.

@@ -130,6 +130,7 @@ fn harness(
         },
         model_id: "scripted".into(),
         provider: "test".into(),
+        pricing: None,
         system_prompt: "You are a test agent.".into(),
         tools,
         max_turns: 8,

@@ -259,4 +259,8 @@ pub struct TokenUsage {
     pub attempt: Option<u32>,
     /// Counts.
     pub usage: Usage,
+    /// What the call cost, in millionths of a US dollar, at the catalogue's prices when it
+    /// was made (absent: the model has no price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<u64>,
 }

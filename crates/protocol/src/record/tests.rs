@@ -221,6 +221,7 @@ fn entries_round_trip_with_timestamp_and_type_first() {
             turn_id: Some("t:0:0".into()),
             attempt: Some(1),
             usage: Usage::new(1, 2, 3, 4),
+            cost_micro_usd: Some(42),
         }),
         Record::Warning(Warning {
             message: "w".into(),

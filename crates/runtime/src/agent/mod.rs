@@ -48,6 +48,8 @@ pub struct AgentSetup {
     pub model_id: String,
     /// Provider of the model.
     pub provider: String,
+    /// The model's prices (the `token_usage` records' cost), when the catalogue has them.
+    pub pricing: Option<braincode_protocol::ModelPricing>,
     /// System prompt.
     pub system_prompt: String,
     /// Tools offered (already filtered by mode and by the model's tool support).

@@ -264,6 +264,7 @@ impl RunBase {
             },
             model_id,
             provider: candidate.definition.provider.clone(),
+            pricing: candidate.definition.pricing,
             system_prompt: role_system_prompt(who.role, &self.brain),
             tools: Vec::new(),
             max_turns: 0,

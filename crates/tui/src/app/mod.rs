@@ -338,7 +338,18 @@ impl App {
                 .iter()
                 .map(|t| t.state().tokens_total().total)
                 .sum(),
-            cost: self.cost,
+            cost: {
+                let priced: Vec<f64> = self
+                    .turns
+                    .iter()
+                    .filter_map(|t| t.state().cost_usd())
+                    .collect();
+                if priced.is_empty() {
+                    self.cost
+                } else {
+                    Some(priced.iter().sum())
+                }
+            },
             session_id: self.config.session_id.clone(),
             sandbox: self.config.sandbox.clone(),
             running: self.is_running(),

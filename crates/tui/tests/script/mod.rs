@@ -215,6 +215,7 @@ impl Script {
             turn_id: None,
             attempt: Some(1),
             usage: Usage::new(input, total - input, 0, 0),
+            cost_micro_usd: None,
         }))
     }
 

@@ -88,6 +88,7 @@ impl RunBuilder {
             turn_id: Some(format!("{session}:{turn}:0")),
             attempt: Some(1),
             usage,
+            cost_micro_usd: None,
         }));
     }
 

@@ -212,6 +212,9 @@ pub fn format_report(report: &FinalReport) -> String {
             if !phases.is_empty() {
                 let _ = write!(usage, " ({})", phases.join(" · "));
             }
+            if let Some(cost) = braincode_runtime::report::cost_usd(tokens) {
+                let _ = write!(usage, " · {}", braincode_runtime::report::fmt_cost(cost));
+            }
             let _ = write!(usage, " · {} tool call(s)", metrics.tool_calls.total);
             if metrics.tool_calls.failed > 0 {
                 let _ = write!(usage, ", {} failed", metrics.tool_calls.failed);
