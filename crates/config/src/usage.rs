@@ -5,7 +5,8 @@
 //! bytes are searched for `token_usage` with a SIMD substring search, and only the lines that
 //! contain it are parsed (then checked to be that record, not an answer quoting the word). A
 //! file last modified before `--since` is skipped unread: journals are append-only. A line
-//! that does not parse is counted and skipped, never fatal.
+//! that does not parse is counted and skipped, never fatal. A call is costed as its record
+//! says (the price when it was made); an older record without a cost at today's price.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -63,13 +64,22 @@ pub struct UsageRow {
     pub unpriced_tokens: u64,
 }
 
+/// What one call cost: as journaled when the call was made, else at today's price.
+#[derive(Clone, Copy)]
+enum CallCost<'a> {
+    Recorded(u64),
+    Priced(&'a ModelPricing),
+    Unknown,
+}
+
 impl UsageRow {
-    fn add(&mut self, usage: &Usage, price: Option<&ModelPricing>) {
+    fn add(&mut self, usage: &Usage, cost: CallCost<'_>) {
         self.calls += 1;
         self.usage.add(usage);
-        match price {
-            Some(price) => self.cost_usd += price.cost(usage),
-            None => {
+        match cost {
+            CallCost::Recorded(micro) => self.cost_usd += micro as f64 / 1_000_000.0,
+            CallCost::Priced(price) => self.cost_usd += price.cost(usage),
+            CallCost::Unknown => {
                 let parts = usage.input + usage.output + usage.cache_read + usage.cache_write;
                 self.unpriced_tokens += usage.total.max(parts);
             }
@@ -120,6 +130,8 @@ struct UsageLine {
     model_id: Option<String>,
     #[serde(default)]
     usage: Option<Usage>,
+    #[serde(default)]
+    cost_micro_usd: Option<u64>,
 }
 
 /// The project root of a session (its first run's `projectSupport.root`).
@@ -214,10 +226,14 @@ pub fn summarize_dir(
                 continue;
             };
             let model = line.model_id.unwrap_or_else(|| "(unknown model)".into());
-            let price = prices.get(&model);
-            if price.is_none() {
-                unpriced.insert(model.clone(), ());
-            }
+            let price = match (line.cost_micro_usd, prices.get(&model)) {
+                (Some(micro), _) => CallCost::Recorded(micro),
+                (None, Some(price)) => CallCost::Priced(price),
+                (None, None) => {
+                    unpriced.insert(model.clone(), ());
+                    CallCost::Unknown
+                }
+            };
             let key = match query.by {
                 UsageGroup::Day => day_of(line.timestamp),
                 UsageGroup::Role => line.role.unwrap_or_else(|| "(no role)".into()),

@@ -117,3 +117,25 @@ fn a_missing_sessions_directory_is_no_usage() {
         summarize_dir(&dir.path().join("nope"), &UsageQuery::default(), &prices()).unwrap();
     assert_eq!(summary.total.calls, 0);
 }
+
+#[test]
+fn a_recorded_cost_wins_over_todays_price() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut line: serde_json::Value = serde_json::from_str(&usage_line(
+        T0,
+        Role::Backend,
+        "p/big",
+        Usage::new(1_000_000, 0, 0, 0),
+    ))
+    .unwrap();
+    // Made when the model cost $1 per million input tokens.
+    line["costMicroUsd"] = serde_json::json!(1_000_000);
+    write(dir.path(), "a.jsonl", &[line.to_string()]);
+    let summary = summarize_dir(dir.path(), &UsageQuery::default(), &prices()).unwrap();
+    assert!(
+        (summary.total.cost_usd - 1.0).abs() < 1e-9,
+        "{}",
+        summary.total.cost_usd
+    );
+    assert!(summary.unpriced_models.is_empty());
+}
