@@ -54,6 +54,18 @@ async fn endless_reader(input: u64) -> ScriptedServer {
     .await
 }
 
+/// `braincode run --heuristic <flags…>` with a question that keeps the model reading.
+async fn ask(
+    home: &TempHome,
+    repo: &braincode_test_support::TempRepo,
+    flags: &[&str],
+) -> run_harness::Output {
+    let mut args = vec!["run", "--heuristic"];
+    args.extend_from_slice(flags);
+    args.push("what does the token check in src/token.rs do");
+    braincode(home, repo.path(), &args).await
+}
+
 fn token_records(records: &[Value]) -> u64 {
     records
         .iter()
@@ -67,19 +79,7 @@ async fn a_token_budget_stops_the_run_with_one_answer_and_replays_identically() 
     let server = endless_reader(900).await;
     let home = priced_home(&server);
     let repo = repo();
-    let out = braincode(
-        &home,
-        repo.path(),
-        &[
-            "run",
-            "--json",
-            "--heuristic",
-            "--max-tokens",
-            "2500",
-            "what does the token check in src/token.rs do",
-        ],
-    )
-    .await;
+    let out = ask(&home, &repo, &["--json", "--max-tokens", "2500"]).await;
     assert_eq!(out.code, 7, "{}\n{}", out.stderr, out.stdout);
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(report["status"], "budget_exceeded");
@@ -115,18 +115,7 @@ async fn a_cost_budget_counts_dollars_from_the_catalogue_prices() {
     let server = endless_reader(100_000).await;
     let home = priced_home(&server);
     let repo = repo();
-    let out = braincode(
-        &home,
-        repo.path(),
-        &[
-            "run",
-            "--heuristic",
-            "--max-cost",
-            "$0.50",
-            "what does the token check in src/token.rs do",
-        ],
-    )
-    .await;
+    let out = ask(&home, &repo, &["--max-cost", "$0.50"]).await;
     assert_eq!(out.code, 7, "{}\n{}", out.stderr, out.stdout);
     assert!(
         out.stdout.contains("$0.6030 spent, the limit is $0.5000"),

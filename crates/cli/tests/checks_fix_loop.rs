@@ -353,34 +353,56 @@ fn hostile_node_project(outside: &std::path::Path, port: u16) -> TempRepo {
     repo
 }
 
+/// A `--allow-edits` run on a hostile Node project whose primary makes one harmless edit, so
+/// the project's own (hostile) test script is the check that would run.
+struct HostileRefactor {
+    report: Value,
+    repo: TempRepo,
+    outside: tempfile::TempDir,
+    hit: braincode_test_support::HitServer,
+}
+
+impl HostileRefactor {
+    async fn run(env: &[(&str, &str)]) -> HostileRefactor {
+        let hit = braincode_test_support::HitServer::start();
+        let outside = tempfile::tempdir().unwrap();
+        let repo = hostile_node_project(outside.path(), hit.port());
+        let home = TempHome::new();
+        let _server = scripted(
+            &home,
+            vec![
+                edit("calc.js", "a + b", "b + a"),
+                Reply::text("Swapped the operands."),
+            ],
+        )
+        .await;
+        let out = run_harness::braincode_env(
+            &home,
+            repo.path(),
+            &[
+                "run",
+                "--json",
+                "--heuristic",
+                "--allow-edits",
+                "Refactor the function in calc.js",
+            ],
+            env,
+        )
+        .await;
+        let report = serde_json::from_str(&out.stdout).unwrap();
+        HostileRefactor {
+            report,
+            repo,
+            outside,
+            hit,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checks_of_a_hostile_repository_run_confined_after_an_allowed_edit() {
-    let hit = braincode_test_support::HitServer::start();
-    let outside = tempfile::tempdir().unwrap();
-    let repo = hostile_node_project(outside.path(), hit.port());
-    let home = TempHome::new();
-    let _server = scripted(
-        &home,
-        vec![
-            edit("calc.js", "a + b", "b + a"),
-            Reply::text("Swapped the operands."),
-        ],
-    )
-    .await;
-    let out = run_harness::braincode_env(
-        &home,
-        repo.path(),
-        &[
-            "run",
-            "--json",
-            "--heuristic",
-            "--allow-edits",
-            "Refactor the function in calc.js",
-        ],
-        &[("MY_SERVICE_TOKEN", "sekrit-value-123")],
-    )
-    .await;
-    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let attack = HostileRefactor::run(&[("MY_SERVICE_TOKEN", "sekrit-value-123")]).await;
+    let (report, repo, outside, hit) = (&attack.report, &attack.repo, &attack.outside, &attack.hit);
     // The check ran (it left its file in the project)…
     assert_eq!(report["checks"]["status"], "passed", "{report:#}");
     let env = repo.read("ran.txt");
@@ -398,32 +420,8 @@ async fn checks_of_a_hostile_repository_run_confined_after_an_allowed_edit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_sandbox_checks_wait_for_a_person_and_nothing_runs() {
-    let hit = braincode_test_support::HitServer::start();
-    let outside = tempfile::tempdir().unwrap();
-    let repo = hostile_node_project(outside.path(), hit.port());
-    let home = TempHome::new();
-    let _server = scripted(
-        &home,
-        vec![
-            edit("calc.js", "a + b", "b + a"),
-            Reply::text("Swapped the operands."),
-        ],
-    )
-    .await;
-    let out = run_harness::braincode_env(
-        &home,
-        repo.path(),
-        &[
-            "run",
-            "--json",
-            "--heuristic",
-            "--allow-edits",
-            "Refactor the function in calc.js",
-        ],
-        &[("BRAINCODE_SANDBOX", "off")],
-    )
-    .await;
-    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let attack = HostileRefactor::run(&[("BRAINCODE_SANDBOX", "off")]).await;
+    let (report, repo, outside, hit) = (&attack.report, &attack.repo, &attack.outside, &attack.hit);
     assert_eq!(report["checks"]["status"], "skipped", "{report:#}");
     assert!(
         report["checks"]["reason"]
@@ -440,6 +438,7 @@ async fn without_a_sandbox_checks_wait_for_a_person_and_nothing_runs() {
         !repo.path().join("ran.txt").exists(),
         "the test script ran unconfined"
     );
+    assert!(!outside.path().join("pwned").exists());
     assert_eq!(hit.hits(), 0);
 }
 
