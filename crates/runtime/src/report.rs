@@ -65,9 +65,11 @@ pub fn final_status(inputs: StatusInputs<'_>) -> FinalStatus {
     FinalStatus::Answered
 }
 
-/// The cost of a run's calls in US dollars, when at least one of them had a price.
+/// The cost of a run's calls in US dollars, when at least one of them had a price and they
+/// cost anything (the embedded model's calls are free: no "$0.0000" on every line).
 pub fn cost_usd(tokens: &TokenMetrics) -> Option<f64> {
-    (tokens.calls > tokens.unpriced_calls).then(|| tokens.cost_micro_usd as f64 / 1_000_000.0)
+    (tokens.calls > tokens.unpriced_calls && tokens.cost_micro_usd > 0)
+        .then(|| tokens.cost_micro_usd as f64 / 1_000_000.0)
 }
 
 /// A cost for people: cents when it is at least one, else four decimals.
@@ -120,7 +122,7 @@ impl TokenTally {
         self.metrics.total
     }
 
-    /// What the calls cost in US dollars, when at least one of them had a price.
+    /// What the calls cost in US dollars (`None`: nothing priced, or free).
     pub fn cost_usd(&self) -> Option<f64> {
         cost_usd(&self.metrics)
     }
