@@ -8,7 +8,7 @@
 //! that does not parse is counted and skipped, never fatal. A call is costed as its record
 //! says (the price when it was made); an older record without a cost at today's price.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use braincode_protocol::{ModelPricing, Usage};
@@ -176,7 +176,7 @@ pub fn summarize_dir(
     let since = query.since_ms.unwrap_or(i64::MIN);
     let mut rows: BTreeMap<String, UsageRow> = BTreeMap::new();
     let mut summary = UsageSummary::default();
-    let mut unpriced: BTreeMap<String, ()> = BTreeMap::new();
+    let mut unpriced: BTreeSet<String> = BTreeSet::new();
     let finder = memmem::Finder::new(b"token_usage");
     for entry in entries {
         let entry = entry?;
@@ -230,7 +230,7 @@ pub fn summarize_dir(
                 (Some(micro), _) => CallCost::Recorded(micro),
                 (None, Some(price)) => CallCost::Priced(price),
                 (None, None) => {
-                    unpriced.insert(model.clone(), ());
+                    unpriced.insert(model.clone());
                     CallCost::Unknown
                 }
             };
@@ -256,7 +256,7 @@ pub fn summarize_dir(
     }
     summary.total.key = "total".into();
     summary.rows = rows.into_values().collect();
-    summary.unpriced_models = unpriced.into_keys().collect();
+    summary.unpriced_models = unpriced.into_iter().collect();
     Ok(summary)
 }
 

@@ -95,7 +95,15 @@ pub async fn make_handoff(
                 transcript: &transcript,
                 focus,
             };
-            match model_summary(home, options.brain_id.as_deref(), &asked, timeout).await {
+            match model_summary(
+                home,
+                &settings,
+                options.brain_id.as_deref(),
+                &asked,
+                timeout,
+            )
+            .await
+            {
                 Ok((summary, model)) => (summary, format!("model:{model}"), None),
                 Err(reason) => (heuristic, "heuristic".to_string(), Some(reason)),
             }
@@ -127,13 +135,13 @@ Keep the user's standing instructions word for word. No preamble, no closing rem
 /// bounded, and that model's id; else why none did.
 async fn model_summary(
     home: &Home,
+    settings: &braincode_config::Settings,
     brain_id: Option<&str>,
     asked: &Summarize<'_>,
     timeout: Duration,
 ) -> Result<(String, String), String> {
-    let settings = crate::config::load_settings(home).map_err(|e| e.to_string())?;
     let presets = crate::config::load_brain_presets(home).map_err(|e| e.to_string())?;
-    let (_, brain) = crate::config::select_brain(home, &presets, &settings, brain_id)
+    let (_, brain) = crate::config::select_brain(home, &presets, settings, brain_id)
         .map_err(|e| e.to_string())?;
     let catalog = crate::config::load_models(home).map_err(|e| e.to_string())?;
     let factory = ModelFactory::new(home.clone(), catalog, ClientOptions::default(), None);
