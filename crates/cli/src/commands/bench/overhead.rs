@@ -169,6 +169,38 @@ impl<M: ModelClient + 'static> ClientOverride for SameClient<M> {
     }
 }
 
+/// `git add . && git commit` in a bench repository (after `git init` when `init`), with a
+/// throwaway identity.
+pub(super) fn git_commit_all(repo: &Path, init: bool, message: &str) -> anyhow::Result<()> {
+    let commit = [
+        "-c",
+        "user.email=b@b",
+        "-c",
+        "user.name=b",
+        "commit",
+        "-qm",
+        message,
+    ];
+    let steps: Vec<&[&str]> = if init {
+        vec![&["init", "-q"], &["add", "."], &commit]
+    } else {
+        vec![&["add", "."], &commit]
+    };
+    for args in steps {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "git {args:?} failed in {}: {}",
+            repo.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
 /// A temp home whose `bench` brain sends every role to `bench/instant` at `base_url`, and a
 /// small git repository to run in.
 pub(super) fn fixture(base_url: &str) -> anyhow::Result<(tempfile::TempDir, PathBuf, PathBuf)> {
@@ -183,28 +215,7 @@ pub(super) fn fixture(base_url: &str) -> anyhow::Result<(tempfile::TempDir, Path
         repo.join("src/token.rs"),
         "pub fn valid(t: &str) -> bool { !t.is_empty() }\n",
     )?;
-    for args in [
-        &["init", "-q"][..],
-        &["add", "."],
-        &[
-            "-c",
-            "user.email=b@b",
-            "-c",
-            "user.name=b",
-            "commit",
-            "-qm",
-            "init",
-        ],
-    ] {
-        let status = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .output()?;
-        anyhow::ensure!(
-            status.status.success(),
-            "git {args:?} failed in the bench fixture"
-        );
-    }
+    git_commit_all(&repo, true, "init")?;
     let model = json!({
         "id": "bench/instant", "provider": "bench", "modelId": "instant", "api": "openai-completions",
         "baseUrl": base_url, "contextWindow": 128000, "supportsTools": true

@@ -141,26 +141,6 @@ pub(super) fn populate(repo: &Path) -> anyhow::Result<(usize, usize)> {
         repo.join("Cargo.toml"),
         "[package]\nname = \"session-service\"\nversion = \"0.4.2\"\nedition = \"2021\"\n\n[dependencies]\nsqlx = { version = \"0.7\", features = [\"postgres\", \"runtime-tokio\"] }\nthiserror = \"1\"\ntracing = \"0.1\"\nserde = { version = \"1\", features = [\"derive\"] }\nbase64 = \"0.13\"\n",
     )?;
-    for args in [
-        &["add", "."][..],
-        &[
-            "-c",
-            "user.email=b@b",
-            "-c",
-            "user.name=b",
-            "commit",
-            "-qm",
-            "session service",
-        ],
-    ] {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(repo)
-            .output()?;
-        anyhow::ensure!(
-            out.status.success(),
-            "git {args:?} failed in the bench repository"
-        );
-    }
+    super::overhead::git_commit_all(repo, false, "session service")?;
     Ok((FILES.len() + 1, bytes))
 }
