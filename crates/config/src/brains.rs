@@ -57,16 +57,23 @@ pub fn read_brains_file(home: &Home) -> Result<Option<BrainsDocument>, ConfigErr
 /// The built-in presets with the user's presets merged over them by id (same id replaces in
 /// place, new ids append). A malformed file is an error with its line, column and field.
 pub fn load_brains(home: &Home) -> Result<Vec<BrainPreset>, ConfigError> {
+    let user = read_brains_file(home)?
+        .map(|doc| doc.brains)
+        .unwrap_or_default();
+    Ok(merge_brains(user))
+}
+
+/// The built-in presets with `user` merged over them by id (same id replaces in place, new
+/// ids append): what [`load_brains`] returns for a file holding `user`.
+pub fn merge_brains(user: Vec<BrainPreset>) -> Vec<BrainPreset> {
     let mut presets = braincode_brain::default_brains();
-    if let Some(doc) = read_brains_file(home)? {
-        for preset in doc.brains {
-            match presets.iter_mut().find(|p| p.id == preset.id) {
-                Some(existing) => *existing = preset,
-                None => presets.push(preset),
-            }
+    for preset in user {
+        match presets.iter_mut().find(|p| p.id == preset.id) {
+            Some(existing) => *existing = preset,
+            None => presets.push(preset),
         }
     }
-    Ok(presets)
+    presets
 }
 
 /// Validates and writes `brains.json` atomically (mode 0644).

@@ -283,6 +283,53 @@ fn day_of(ms: i64) -> String {
         .map_or_else(|| "(bad time)".into(), |t| t.format("%Y-%m-%d").to_string())
 }
 
+/// A `--since` value as epoch milliseconds: a date (`2026-11-30`, UTC midnight), RFC 3339, or
+/// a span back from `now_ms` (`30m`, `12h`, `7d`, `2w`).
+pub fn parse_since(text: &str, now_ms: i64) -> Result<i64, String> {
+    let text = text.trim();
+    if let Some((digits, unit)) = text
+        .char_indices()
+        .last()
+        .map(|(i, c)| (&text[..i], c))
+        .filter(|(digits, _)| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+    {
+        let unit_ms: i64 = match unit {
+            'm' => 60_000,
+            'h' => 3_600_000,
+            'd' => 86_400_000,
+            'w' => 7 * 86_400_000,
+            _ => 0,
+        };
+        if unit_ms > 0 {
+            let count: i64 = digits
+                .parse()
+                .map_err(|_| format!("{text:?} is too large"))?;
+            return Ok(now_ms.saturating_sub(count.saturating_mul(unit_ms)));
+        }
+    }
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(date
+            .and_hms_opt(0, 0, 0)
+            .map_or(0, |t| t.and_utc().timestamp_millis()));
+    }
+    if let Ok(time) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(time.timestamp_millis());
+    }
+    Err(format!(
+        "{text:?} is not a time: use a date (2026-11-30), RFC 3339 (2026-11-30T08:00:00Z) or a span (30m, 12h, 7d, 2w)"
+    ))
+}
+
+/// Each catalogue model's price by id (models without one are left out).
+pub fn catalog_prices(
+    catalog: &[braincode_protocol::ModelDefinition],
+) -> HashMap<String, ModelPricing> {
+    catalog
+        .iter()
+        .filter_map(|m| Some((m.id.clone(), m.pricing?)))
+        .collect()
+}
+
 #[cfg(test)]
 #[path = "usage_tests.rs"]
 mod tests;

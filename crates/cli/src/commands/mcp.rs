@@ -7,12 +7,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use braincode_config::{Home, load_mcp_servers};
+use braincode_config::Home;
 use braincode_mcp::ToolInfo;
-use braincode_runtime::mcp::check::{
-    CHECK_BUDGET, CheckContext, McpCheckStatus, McpServerCheck, check_servers, configured_servers,
-    writable_roots,
-};
+use braincode_runtime::mcp::check::{CHECK_BUDGET, McpCheckStatus, McpServerCheck, McpSetup};
 use braincode_runtime::mcp::{PlannedServer, exposed_name};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -83,12 +80,8 @@ pub struct Loaded {
     pub home: Home,
     /// The project root.
     pub project_root: PathBuf,
-    /// Every configured server, planned (an untrusted project's are skipped).
-    pub planned: Vec<PlannedServer>,
-    /// Problems reading the MCP files.
-    pub warnings: Vec<String>,
-    /// Extra writable roots of the sandbox stdio servers run in.
-    pub writable: Vec<PathBuf>,
+    /// The planned servers, the problems reading their files and the sandbox's roots.
+    pub setup: McpSetup,
 }
 
 impl Loaded {
@@ -104,32 +97,25 @@ impl Loaded {
         project_root: PathBuf,
         settings: &braincode_config::Settings,
     ) -> Self {
-        let (servers, mut warnings) = load_mcp_servers(&home, &project_root);
-        let (planned, warned) = configured_servers(&home, &project_root, &servers, &settings.mcp);
-        warnings.extend(warned);
+        let setup = McpSetup::read(&home, &project_root, settings);
         Self {
-            writable: writable_roots(&settings.sandbox.writable_paths),
             home,
             project_root,
-            planned,
-            warnings,
+            setup,
         }
     }
 
-    /// Checks `planned` live (each within `budget`).
     pub fn check(
         &self,
         planned: &[PlannedServer],
         budget: Duration,
     ) -> anyhow::Result<Vec<McpServerCheck>> {
         let runtime = super::tokio_runtime()?;
-        let context = CheckContext {
-            home: &self.home,
-            project_root: &self.project_root,
-            writable: self.writable.clone(),
-            budget,
-        };
-        let rows = runtime.block_on(check_servers(context, planned));
+        let rows =
+            runtime.block_on(
+                self.setup
+                    .check(&self.home, &self.project_root, planned, budget),
+            );
         runtime.shutdown_timeout(Duration::from_millis(500));
         Ok(rows)
     }
@@ -144,9 +130,14 @@ fn load(project: Option<&Path>) -> anyhow::Result<Loaded> {
 fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let loaded = load(args.project.as_deref())?;
     let rows = if args.no_connect {
-        loaded.planned.iter().map(McpServerCheck::of).collect()
+        loaded
+            .setup
+            .planned
+            .iter()
+            .map(McpServerCheck::of)
+            .collect()
     } else {
-        loaded.check(&loaded.planned, CHECK_BUDGET)?
+        loaded.check(&loaded.setup.planned, CHECK_BUDGET)?
     };
     let failed = rows.iter().any(|r| r.status == McpCheckStatus::Failed);
     if args.json {
@@ -154,11 +145,11 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
             "project": loaded.project_root.display().to_string(),
             "connected": !args.no_connect,
             "servers": rows,
-            "warnings": loaded.warnings,
+            "warnings": loaded.setup.warnings,
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        for warning in &loaded.warnings {
+        for warning in &loaded.setup.warnings {
             eprintln!("warning: {warning}");
         }
         print_list(&rows, args.no_connect);
@@ -227,12 +218,17 @@ fn print_server(row: &McpServerCheck) {
 /// The one server named `name` (a startable one first, when a name is used twice), or the
 /// exit code of a usage error (2) after saying which names there are.
 fn find<'a>(loaded: &'a Loaded, name: &str) -> Result<&'a PlannedServer, ExitCode> {
-    let mut matching = loaded.planned.iter().filter(|p| p.name() == name);
+    let mut matching = loaded.setup.planned.iter().filter(|p| p.name() == name);
     let first = matching.clone().next();
     match matching.find(|p| p.startable()).or(first) {
         Some(server) => Ok(server),
         None => {
-            let names: Vec<&str> = loaded.planned.iter().map(PlannedServer::name).collect();
+            let names: Vec<&str> = loaded
+                .setup
+                .planned
+                .iter()
+                .map(PlannedServer::name)
+                .collect();
             if names.is_empty() {
                 eprintln!(
                     "error: no MCP server named {name:?}: no servers are configured \

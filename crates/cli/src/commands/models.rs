@@ -3,12 +3,12 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use braincode_config::{Home, KeySource};
-use braincode_llm::{
-    ClientOptions, ConnectionTestResult, DiscoveredModel, ErrorKind, WireClient, is_keyless,
-    test_connection,
-};
+use braincode_config::Home;
+use braincode_llm::{ConnectionTestResult, is_keyless};
 use braincode_protocol::{ModelApi, ModelDefinition, ThinkingLevel};
+use braincode_runtime::model_check::{
+    ModelTest, credential_status, credential_usable, suggested_entry, test_model,
+};
 use serde_json::{Value, json};
 
 use super::models_pull;
@@ -76,27 +76,6 @@ fn home_and_catalog() -> anyhow::Result<(Home, Vec<ModelDefinition>)> {
     Ok((home, models))
 }
 
-/// How a model gets its credential, without the secret.
-fn credential_status(home: &Home, model: &ModelDefinition) -> String {
-    if model.is_local() {
-        return "embedded".to_string();
-    }
-    let found = braincode_config::resolve_api_key_with_source(
-        home,
-        &model.provider,
-        model.api_key_env.as_deref(),
-    );
-    match found {
-        Ok(Some(resolved)) => match resolved.source {
-            KeySource::AuthFile => "auth.json".to_string(),
-            KeySource::Env(name) => format!("env {name}"),
-        },
-        Ok(None) if is_keyless(model) => "not needed (local endpoint)".to_string(),
-        Ok(None) => "missing".to_string(),
-        Err(err) => format!("unreadable auth.json: {err}"),
-    }
-}
-
 fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let (home, models) = home_and_catalog()?;
     let rows: Vec<(ModelDefinition, String)> = models
@@ -118,7 +97,7 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
                     "defaultThinkingLevel": m.default_thinking_level.map(ThinkingLevel::as_str),
                     "local": m.is_local(), "keyless": is_keyless(m),
                     "credential": credential,
-                    "usable": credential != "missing" && !credential.starts_with("unreadable"),
+                    "usable": credential_usable(credential),
                 })
             })
             .collect();
@@ -214,48 +193,21 @@ fn test(args: &TestArgs) -> anyhow::Result<ExitCode> {
             home.models_path().display()
         );
     };
-    if model.is_local() {
-        let message = format!(
-            "{} is the embedded model: it runs in-process, not over the network. Check it with `braincode bench local`; fetch its weights with `braincode models pull`.",
-            model.id
-        );
-        if args.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &json!({"id": model.id, "embedded": true, "message": message})
-                )?
-            );
-        } else {
-            println!("{message}");
+    let result = match super::tokio_runtime()?.block_on(test_model(&home, model)) {
+        ModelTest::Embedded(message) => {
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &json!({"id": model.id, "embedded": true, "message": message})
+                    )?
+                );
+            } else {
+                println!("{message}");
+            }
+            return Ok(ExitCode::SUCCESS);
         }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let key =
-        braincode_config::resolve_api_key(&home, &model.provider, model.api_key_env.as_deref())
-            .map(|k| k.expose().to_string());
-    let result = if key.is_none() && !is_keyless(model) {
-        ConnectionTestResult::failed(
-            ErrorKind::MissingApiKey,
-            format!(
-                "no API key for provider '{}' (auth.json, {}{})",
-                model.provider,
-                model
-                    .api_key_env
-                    .as_deref()
-                    .map(|v| format!("${v}, "))
-                    .unwrap_or_default(),
-                format_args!("${}", braincode_config::provider_env_var(&model.provider))
-            ),
-        )
-    } else {
-        match WireClient::new(model, key, ClientOptions::for_connection_test()) {
-            Err(err) => ConnectionTestResult::failed(err.kind, err.message),
-            Ok(client) => super::tokio_runtime()?.block_on(test_connection(
-                &client,
-                braincode_llm::CONNECTION_TEST_TIMEOUT,
-            )),
-        }
+        ModelTest::Tested(result) => result,
     };
     print_test_result(&model.id, &result, args.json)?;
     Ok(if result.ok {
@@ -275,22 +227,6 @@ fn parse_api(text: &str) -> anyhow::Result<ModelApi> {
         }
         other => Ok(other),
     }
-}
-
-/// The models.json entry suggested for a discovered model.
-fn suggested_entry(
-    provider: &str,
-    base_url: &str,
-    api: ModelApi,
-    model: &DiscoveredModel,
-) -> Value {
-    let thinking = match api {
-        ModelApi::AnthropicMessages => "medium",
-        _ => "off",
-    };
-    json!({"id": format!("{provider}/{}", model.id), "provider": provider, "modelId": model.id,
-        "api": api.as_str(), "baseUrl": base_url, "contextWindow": model.context_window_guess,
-        "supportsVision": false, "defaultThinkingLevel": thinking})
 }
 
 fn discover(args: &DiscoverArgs) -> anyhow::Result<ExitCode> {

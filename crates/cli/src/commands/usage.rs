@@ -2,7 +2,6 @@
 //! cost across sessions, from the journals' `token_usage` records, priced with the
 //! catalogue's `pricing` (models.json, with built-in prices for the built-in models).
 
-use std::collections::HashMap;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -37,49 +36,14 @@ fn parse_group(text: &str) -> Result<UsageGroup, String> {
 
 /// `--since` as Unix ms.
 fn parse_since(text: &str) -> Result<i64, String> {
-    let text = text.trim();
-    let now = chrono::Utc::now().timestamp_millis();
-    if let Some((digits, unit)) = text
-        .char_indices()
-        .last()
-        .map(|(i, c)| (&text[..i], c))
-        .filter(|(digits, _)| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-    {
-        let unit_ms: i64 = match unit {
-            'm' => 60_000,
-            'h' => 3_600_000,
-            'd' => 86_400_000,
-            'w' => 7 * 86_400_000,
-            _ => 0,
-        };
-        if unit_ms > 0 {
-            let count: i64 = digits
-                .parse()
-                .map_err(|_| format!("{text:?} is too large"))?;
-            return Ok(now.saturating_sub(count.saturating_mul(unit_ms)));
-        }
-    }
-    if let Ok(date) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
-        return Ok(date
-            .and_hms_opt(0, 0, 0)
-            .map_or(0, |t| t.and_utc().timestamp_millis()));
-    }
-    if let Ok(time) = chrono::DateTime::parse_from_rfc3339(text) {
-        return Ok(time.timestamp_millis());
-    }
-    Err(format!(
-        "{text:?} is not a time: use a date (2026-11-30), RFC 3339 (2026-11-30T08:00:00Z) or a span (30m, 12h, 7d, 2w)"
-    ))
+    braincode_config::usage::parse_since(text, chrono::Utc::now().timestamp_millis())
 }
 
 /// Runs `braincode usage`.
 pub fn execute(args: &UsageArgs) -> anyhow::Result<ExitCode> {
     let home = Home::from_env()?;
     let catalog = load_models(&home).context("the model catalogue (for prices)")?;
-    let prices: HashMap<_, _> = catalog
-        .iter()
-        .filter_map(|m| Some((m.id.clone(), m.pricing?)))
-        .collect();
+    let prices = braincode_config::usage::catalog_prices(&catalog);
     let query = UsageQuery {
         since_ms: args.since,
         by: args.by,

@@ -294,6 +294,50 @@ pub fn writable_roots(raw: &[String]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The MCP servers of a project as a run would plan them, with the problems found reading
+/// their files and the sandbox's extra writable roots: what `braincode mcp` and the control
+/// panel list and check.
+#[derive(Debug, Clone)]
+pub struct McpSetup {
+    /// Every configured server (an untrusted project's too, never startable).
+    pub planned: Vec<PlannedServer>,
+    /// What reading the files found.
+    pub warnings: Vec<String>,
+    /// Extra writable roots of the sandbox.
+    pub writable: Vec<PathBuf>,
+}
+
+impl McpSetup {
+    /// Reads the user's and the project's MCP files under `settings`.
+    pub fn read(home: &Home, project_root: &Path, settings: &braincode_config::Settings) -> Self {
+        let (servers, mut warnings) = braincode_config::load_mcp_servers(home, project_root);
+        let (planned, warned) = configured_servers(home, project_root, &servers, &settings.mcp);
+        warnings.extend(warned);
+        Self {
+            planned,
+            warnings,
+            writable: writable_roots(&settings.sandbox.writable_paths),
+        }
+    }
+
+    /// Checks `planned` (some or all of [`McpSetup::planned`]) live, each within `budget`.
+    pub async fn check(
+        &self,
+        home: &Home,
+        project_root: &Path,
+        planned: &[PlannedServer],
+        budget: Duration,
+    ) -> Vec<McpServerCheck> {
+        let context = CheckContext {
+            home,
+            project_root,
+            writable: self.writable.clone(),
+            budget,
+        };
+        check_servers(context, planned).await
+    }
+}
+
 /// What a live check needs besides the servers.
 pub struct CheckContext<'a> {
     /// The Braincode home.

@@ -29,20 +29,20 @@ pub(super) fn check_mcp(
         project.to_path_buf(),
         settings.unwrap_or(&default),
     );
-    if !loaded.warnings.is_empty() {
+    if !loaded.setup.warnings.is_empty() {
         checks.warn(
             "mcp",
-            loaded.warnings.join("; "),
+            loaded.setup.warnings.join("; "),
             "fix the JSON of the named file (it is skipped until then)",
         );
     }
-    let planned = &loaded.planned;
+    let planned = &loaded.setup.planned;
     let startable = planned.iter().filter(|p| p.startable()).count();
     let untrusted = planned
         .iter()
         .filter(|p| p.skip.as_deref() == Some(UNTRUSTED_REASON))
         .count();
-    if loaded.warnings.is_empty() {
+    if loaded.setup.warnings.is_empty() {
         checks.ok(
             "mcp",
             format!(
