@@ -66,6 +66,10 @@ enum Command {
     Trust(commands::trust::TrustArgs),
     /// Put back the files a run changed.
     Undo(commands::undo::UndoArgs),
+    /// The control panel in the browser: models, brains, routing, permissions, MCP, hooks,
+    /// sessions (live) and usage, on 127.0.0.1 behind a one-time token.
+    #[command(alias = "serve")]
+    Config(commands::config::ConfigArgs),
     /// Tokens and cost across sessions, by day, role, model, project or session.
     Usage(commands::usage::UsageArgs),
     /// Measure Braincode's own speed.
@@ -117,6 +121,7 @@ fn main() -> ExitCode {
         Command::Trust(args) => commands::trust::execute(args),
         Command::Undo(args) => commands::undo::execute(args),
         Command::Usage(args) => commands::usage::execute(&args),
+        Command::Config(args) => commands::config::execute(args),
         Command::Bench(cmd) => commands::bench::execute(cmd),
     };
     match result {

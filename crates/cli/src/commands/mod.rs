@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod bench;
 pub mod checks;
+pub mod config;
 pub mod doctor;
 pub mod mcp;
 pub mod models;

@@ -1,0 +1,97 @@
+//! `braincode config` (alias `serve`): the local control panel in the browser. It listens on
+//! 127.0.0.1 only and prints an address carrying a one-time token; without the token every
+//! request is refused.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::{ExitCode, Stdio};
+
+use anyhow::Context;
+use braincode_config::Home;
+use braincode_server::{ServeOptions, start};
+
+/// Options of `braincode config`.
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    /// Port on 127.0.0.1 (default: any free one).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// The project whose permissions, MCP servers, hooks and routing the panel shows
+    /// (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print the address without opening a browser.
+    #[arg(long)]
+    pub no_open: bool,
+}
+
+/// Runs the command: serves until Ctrl-C or SIGTERM.
+pub fn execute(args: ConfigArgs) -> anyhow::Result<ExitCode> {
+    let home = Home::from_env().context("cannot locate the Braincode home")?;
+    let project_root = super::project_root(args.project.as_deref())?;
+    let runtime = super::tokio_runtime()?;
+    runtime.block_on(async {
+        let panel = start(ServeOptions {
+            home,
+            project_root,
+            port: args.port,
+            token: None,
+        })
+        .await?;
+        let url = panel.url();
+        {
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "Braincode control panel: {url}")?;
+            writeln!(
+                stdout,
+                "Only this address opens it (it carries the access token). Ctrl-C stops it."
+            )?;
+            stdout.flush()?;
+        }
+        if !args.no_open && std::io::stdout().is_terminal() {
+            open_browser(&url);
+        }
+        wait_for_stop().await;
+        panel.shutdown().await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Hands the address to the desktop's browser; a failure only means the user opens it.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let spawned = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    if spawned.is_err() {
+        eprintln!("(could not start {opener}: open the address above in your browser)");
+    }
+}
+
+async fn wait_for_stop() {
+    #[cfg(unix)]
+    {
+        let Ok(mut term) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

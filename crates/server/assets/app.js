@@ -1,0 +1,157 @@
+// Braincode control panel: forms post JSON and show the answer where it belongs; errors
+// land at their field; a running session follows its journal over server-sent events.
+"use strict";
+
+function formBody(form) {
+  const body = {};
+  for (const el of form.elements) {
+    if (!el.name) continue;
+    let value;
+    if (el.type === "checkbox") value = el.checked;
+    else if (el.dataset.type === "number") value = el.value.trim() === "" ? null : Number(el.value);
+    else value = el.value;
+    const path = el.name.split(".");
+    let at = body;
+    for (const key of path.slice(0, -1)) at = at[key] = at[key] || {};
+    at[path[path.length - 1]] = value;
+  }
+  return body;
+}
+
+async function post(url, body) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  let answer;
+  try { answer = await response.json(); }
+  catch (_) { answer = { ok: false, error: `${response.status} ${response.statusText}` }; }
+  return answer;
+}
+
+function clearErrors(form) {
+  form.querySelectorAll(".field-error").forEach((el) => el.remove());
+  form.querySelectorAll(".invalid").forEach((el) => el.classList.remove("invalid"));
+}
+
+function showFieldError(form, field, message) {
+  const input = form.querySelector(`[name="${CSS.escape(field)}"]`);
+  if (!input) return false;
+  input.classList.add("invalid");
+  input.setAttribute("aria-invalid", "true");
+  const note = document.createElement("span");
+  note.className = "field-error";
+  note.dataset.errorFor = field;
+  note.textContent = message;
+  input.insertAdjacentElement("afterend", note);
+  input.focus();
+  return true;
+}
+
+function setStatus(form, text, bad) {
+  const status = form.querySelector("[data-status]");
+  if (!status) return;
+  status.textContent = text;
+  status.classList.toggle("bad", !!bad);
+}
+
+async function submitForm(form) {
+  clearErrors(form);
+  const button = form.querySelector("button[type=submit]");
+  if (button) button.disabled = true;
+  if (!form.dataset.live) setStatus(form, "Working…");
+  try {
+    const answer = await post(form.dataset.api, formBody(form));
+    if (!answer.ok) {
+      const placed = answer.field && showFieldError(form, answer.field, answer.error);
+      setStatus(form, placed ? "Fix the field marked in red." : answer.error, true);
+      return;
+    }
+    const data = answer.data || {};
+    setStatus(form, data.message || "");
+    if (form.dataset.target && data.html !== undefined) {
+      document.querySelector(form.dataset.target).innerHTML = data.html;
+    }
+    if (form.dataset.reload !== undefined) setTimeout(() => location.reload(), 400);
+  } catch (err) {
+    setStatus(form, `The panel did not answer: ${err}`, true);
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+document.addEventListener("submit", (event) => {
+  const form = event.target.closest("form[data-api]");
+  if (!form) return;
+  event.preventDefault();
+  submitForm(form);
+});
+
+let liveTimer;
+document.addEventListener("input", (event) => {
+  const form = event.target.closest("form[data-api][data-live]");
+  if (!form) return;
+  clearTimeout(liveTimer);
+  liveTimer = setTimeout(() => submitForm(form), 150);
+});
+
+document.addEventListener("click", async (event) => {
+  const fill = event.target.closest("button[data-fill]");
+  if (fill) {
+    const form = document.querySelector(fill.dataset.fill);
+    const values = JSON.parse(fill.dataset.values);
+    for (const [name, value] of Object.entries(values)) {
+      const input = form.querySelector(`[name="${CSS.escape(name)}"]`);
+      if (!input) continue;
+      if (input.type === "checkbox") input.checked = !!value;
+      else input.value = value;
+    }
+    form.scrollIntoView({ behavior: "smooth" });
+    return;
+  }
+  const button = event.target.closest("button[data-action]");
+  if (!button) return;
+  if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
+  button.disabled = true;
+  const target = button.dataset.target ? document.querySelector(button.dataset.target) : null;
+  if (target) target.textContent = "Working…";
+  try {
+    const answer = await post(button.dataset.action, JSON.parse(button.dataset.body || "{}"));
+    if (!answer.ok) {
+      if (target) target.textContent = answer.error;
+      else alert(answer.error);
+      return;
+    }
+    if (target && answer.data && answer.data.html !== undefined) target.innerHTML = answer.data.html;
+    if (button.dataset.reload !== undefined) location.reload();
+  } finally {
+    button.disabled = false;
+  }
+});
+
+function followSession(table) {
+  const status = document.getElementById("live-status");
+  const body = table.querySelector("tbody");
+  const source = new EventSource(table.dataset.liveSession);
+  if (status) status.textContent = "running — following live";
+  source.addEventListener("record", (event) => {
+    const record = JSON.parse(event.data);
+    body.insertAdjacentHTML("beforeend", record.html);
+    const row = body.lastElementChild;
+    if (row) { row.classList.add("fresh"); row.scrollIntoView({ block: "nearest" }); }
+  });
+  source.addEventListener("end", () => {
+    source.close();
+    if (status) { status.textContent = "finished"; status.className = "completed"; }
+  });
+  source.addEventListener("failed", (event) => {
+    source.close();
+    if (status) { status.textContent = event.data; status.className = "failed"; }
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("table[data-live-session]").forEach(followSession);
+});
