@@ -131,6 +131,22 @@ document.addEventListener("click", async (event) => {
   }
 });
 
+// The timeline is drawn by the server: fetch the page again and take its new drawing.
+let timelineTimer;
+function refreshTimeline() {
+  clearTimeout(timelineTimer);
+  timelineTimer = setTimeout(async () => {
+    const response = await fetch(location.href, { credentials: "same-origin" });
+    if (!response.ok) return;
+    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    const fresh = page.getElementById("timeline");
+    const current = document.getElementById("timeline");
+    if (fresh && current) current.innerHTML = fresh.innerHTML;
+  }, 300);
+}
+
+const WORKER_RECORDS = ["worker_start", "worker_end", "worker_error", "run_end", "run_error"];
+
 function followSession(table) {
   const status = document.getElementById("live-status");
   const body = table.querySelector("tbody");
@@ -141,6 +157,7 @@ function followSession(table) {
     body.insertAdjacentHTML("beforeend", record.html);
     const row = body.lastElementChild;
     if (row) { row.classList.add("fresh"); row.scrollIntoView({ block: "nearest" }); }
+    if (WORKER_RECORDS.includes(record.type)) refreshTimeline();
   });
   source.addEventListener("end", () => {
     source.close();

@@ -165,7 +165,7 @@ async fn session_page(State(state): State<AppState>, Path(id): Path<String>) -> 
             p.bad { (journal.skipped_count) " unreadable line(s) and " (journal.malformed_count) " malformed record(s) were skipped." }
         }
         h2 { "Workers of the last run" }
-        (timeline::render(&entries[last_run..]))
+        div #timeline { (timeline::render(&entries[last_run..])) }
         h2 { "Records" }
         @if skip > 0 { p.muted { "The " (SHOWN_RECORDS) " newest of " (entries.len()) " records." } }
         table #records data-live-session=[running.then(|| format!("/api/sessions/{session}/events?offset={offset}"))] {
