@@ -104,7 +104,7 @@ fn kib(bytes: u64) -> String {
 }
 
 /// At most this many records are shown in a journal's table (the newest).
-const SHOWN_RECORDS: usize = 400;
+const SHOWN_RECORDS: usize = 300;
 
 async fn session_page(State(state): State<AppState>, Path(id): Path<String>) -> Response {
     let session = match resolve_session(&state.home, &id) {
@@ -219,7 +219,7 @@ fn summary(entry: &JournalEntry) -> String {
             value.to_string()
         }
     };
-    layout::clip(&text, 220)
+    layout::clip(&text, 180)
 }
 
 /// Parses one journal line (for the live view); a bad line gives `None`.

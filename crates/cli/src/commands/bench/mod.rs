@@ -7,6 +7,7 @@ mod journal_gen;
 mod local;
 mod mcp;
 mod overhead;
+mod panel;
 mod replay;
 mod reply;
 mod sandbox;
@@ -44,6 +45,8 @@ pub enum BenchCommand {
     Tokens(tokens::TokensBenchArgs),
     /// `braincode usage` over many large journals (default 1,000 sessions, 1 GB).
     Usage(usage::UsageBenchArgs),
+    /// The control panel: start time and page weight.
+    Panel(panel::PanelBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -59,6 +62,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Mcp(args) => mcp::execute(args),
         BenchCommand::Tokens(args) => tokens::execute(args),
         BenchCommand::Usage(args) => usage::execute(&args),
+        BenchCommand::Panel(args) => panel::execute(&args),
     }
 }
 

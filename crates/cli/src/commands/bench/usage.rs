@@ -52,10 +52,7 @@ pub fn execute(args: &UsageBenchArgs) -> anyhow::Result<ExitCode> {
             sessions.join(format!("20260101-000000-s{n:05}.jsonl")),
         )?;
     }
-    let prices = braincode_config::load_models(&home)?
-        .iter()
-        .filter_map(|m| Some((m.id.clone(), m.pricing?)))
-        .collect();
+    let prices = braincode_config::usage::catalog_prices(&braincode_config::load_models(&home)?);
     let query = UsageQuery {
         since_ms: None,
         by: UsageGroup::Model,
