@@ -148,6 +148,7 @@ fn preset(
             compaction: Some(crate::schema::Compaction::Auto),
             isolation: Some(crate::schema::Isolation::Strict),
         }),
+        budget: None,
     }
 }
 

@@ -99,6 +99,9 @@ fn apply(preset: &BrainPreset, mut base: BrainModel) -> BrainModel {
     if let Some(context) = &preset.context {
         base.context = context.merge_over(&base.context);
     }
+    if let Some(budget) = preset.budget {
+        base.budget = base.budget.merged_with(budget);
+    }
     base
 }
 
@@ -172,6 +175,7 @@ fn complete(preset: &BrainPreset) -> Result<BrainModel, BrainError> {
                     .clone()
                     .unwrap_or_default()
                     .merge_over(&Default::default()),
+                budget: preset.budget.unwrap_or_default(),
             })
         }
         _ => Err(BrainError::Incomplete {

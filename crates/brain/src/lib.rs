@@ -56,8 +56,9 @@ pub use router::{
     build_router_prompt, normalize_router_decision, parse_router_reply, router_decision_schema,
 };
 pub use schema::{
-    BrainModel, BrainPreset, BrainsDocument, Compaction, ContextPolicy, ImageModelRef, Isolation,
-    ModelPolicy, PartialContextPolicy, PartialModelPolicy, PartialRouting, RolePolicies, Routing,
+    BrainBudget, BrainModel, BrainPreset, BrainsDocument, Compaction, ContextPolicy, ImageModelRef,
+    Isolation, ModelPolicy, PartialContextPolicy, PartialModelPolicy, PartialRouting, RolePolicies,
+    Routing,
 };
 pub use todos::{
     NormalizedDependencies, TODO_ID_MAX_CHARS, fallback_todo_id, normalize_dependencies,

@@ -423,6 +423,45 @@ impl PartialContextPolicy {
     }
 }
 
+/// A brain's hard limits per run (`budget` in brains.json). When one is reached the run stops
+/// cleanly and ends `budget_exceeded`; `--max-tokens` / `--max-cost` can only lower them. A
+/// child preset's fields replace its parent's one by one.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BrainBudget {
+    /// Most tokens per run (input, output and cache, every call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Most cost per run, in US dollars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+}
+
+// The cost is a finite number (JSON has no NaN, and the loader refuses negative ones), so
+// equality is reflexive and the brain types keep `Eq`.
+impl Eq for BrainBudget {}
+
+impl BrainBudget {
+    /// `self` with `child`'s fields where it sets them.
+    pub fn merged_with(self, child: BrainBudget) -> BrainBudget {
+        BrainBudget {
+            max_tokens: child.max_tokens.or(self.max_tokens),
+            max_cost_usd: child.max_cost_usd.or(self.max_cost_usd),
+        }
+    }
+
+    /// The field that breaks a rule (a limit must be positive), if any.
+    pub fn invalid_field(&self) -> Option<&'static str> {
+        if self.max_tokens == Some(0) {
+            return Some("maxTokens");
+        }
+        match self.max_cost_usd {
+            Some(cost) if !(cost.is_finite() && cost > 0.0) => Some("maxCostUsd"),
+            _ => None,
+        }
+    }
+}
+
 /// A brain as written in `brains.json`: complete, or partial with `extends`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -450,6 +489,9 @@ pub struct BrainPreset {
     /// Context overrides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<PartialContextPolicy>,
+    /// Hard limits per run (fields override the parent's one by one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BrainBudget>,
 }
 
 /// A fully resolved brain: every field present, a policy for each of the 15 roles.
@@ -470,6 +512,9 @@ pub struct BrainModel {
     pub routing: Routing,
     /// Context policy.
     pub context: ContextPolicy,
+    /// Hard limits per run (none by default).
+    #[serde(default)]
+    pub budget: BrainBudget,
 }
 
 impl BrainModel {

@@ -130,3 +130,64 @@ async fn a_cost_budget_counts_dollars_from_the_catalogue_prices() {
     let bad = braincode(&home, repo.path(), &["run", "--max-tokens", "0", "hi"]).await;
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_brains_own_budget_stops_its_runs_and_a_flag_can_only_lower_it() {
+    let server = endless_reader(900).await;
+    let home = priced_home(&server);
+    // The same brain with a token budget of its own, inherited by a child that adds a cost one.
+    let mut brains: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join("brains.json")).unwrap())
+            .unwrap();
+    brains["brains"][0]["budget"] = json!({"maxTokens": 2500});
+    brains["brains"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "capped", "extends": "test", "budget": {"maxCostUsd": 100}}));
+    home.write_brains(&brains);
+    let repo = repo();
+
+    let out = ask(&home, &repo, &["--json"]).await;
+    assert_eq!(out.code, 7, "{}\n{}", out.stderr, out.stdout);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        report["modelSummary"]
+            .as_str()
+            .unwrap()
+            .contains("the limit is 2500")
+    );
+    assert_eq!(server.chat_requests().len(), 3);
+    let records = journal(&home, report["sessionId"].as_str().unwrap());
+    let start = records.iter().find(|r| r["type"] == "run_start").unwrap();
+    // The journal says which limit the run ran under, so a replay stops at the same call.
+    assert_eq!(start["maxTokens"], 2500);
+
+    // A larger flag does not lift the brain's limit; a smaller one lowers it.
+    let out = ask(&home, &repo, &["--json", "--max-tokens", "100000"]).await;
+    assert_eq!(out.code, 7);
+    assert_eq!(server.chat_requests().len(), 6);
+    let out = ask(&home, &repo, &["--json", "--max-tokens", "1500"]).await;
+    assert_eq!(out.code, 7);
+    assert_eq!(server.chat_requests().len(), 8);
+
+    // The child inherits the token limit and adds its own cost limit.
+    let out = ask(&home, &repo, &["--json", "--brain", "capped"]).await;
+    assert_eq!(out.code, 7);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let records = journal(&home, report["sessionId"].as_str().unwrap());
+    let start = records.iter().find(|r| r["type"] == "run_start").unwrap();
+    assert_eq!(start["maxTokens"], 2500);
+    assert_eq!(start["maxCostUsd"], 100.0);
+
+    // A budget of 0 is refused where it is written.
+    brains["brains"][0]["budget"] = json!({"maxTokens": 0});
+    home.write_brains(&brains);
+    let bad = ask(&home, &repo, &[]).await;
+    assert_ne!(bad.code, 0);
+    assert!(
+        bad.stdout
+            .contains("brains[0].budget.maxTokens: a budget limit must be a positive number"),
+        "{}",
+        bad.stdout
+    );
+}

@@ -5,7 +5,7 @@
 //!
 //! Needs `chromium` and `chromedriver` (Debian: chromium, chromium-driver; `.ci/run` installs
 //! them and sets BRAINCODE_REQUIRE_BROWSER=1, which turns their absence into a failure).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stderr)]
 
 mod run_harness;
 
@@ -198,7 +198,13 @@ async fn the_panel_in_a_real_browser() {
     fill(&client, "#add-model", "id", "openrouter/qwen3-coder").await;
     fill(&client, "#add-model", "provider", "openrouter").await;
     fill(&client, "#add-model", "modelId", "qwen/qwen3-coder").await;
-    fill(&client, "#add-model", "baseUrl", "https://openrouter.ai/api/v1").await;
+    fill(
+        &client,
+        "#add-model",
+        "baseUrl",
+        "https://openrouter.ai/api/v1",
+    )
+    .await;
     fill(&client, "#add-model", "contextWindow", "262144").await;
     fill(&client, "#add-model", "pricing.input", "0.4").await;
     fill(&client, "#add-model", "pricing.output", "1.6").await;
@@ -226,7 +232,13 @@ async fn the_panel_in_a_real_browser() {
     let brains_before = std::fs::read(home.path().join("brains.json")).unwrap();
     client.goto(&format!("{base}/brains/test")).await.unwrap();
     wait_for(&client, "#brain-form").await;
-    fill(&client, "#brain-form", "roles.backend.modelId", "no/such-model").await;
+    fill(
+        &client,
+        "#brain-form",
+        "roles.backend.modelId",
+        "no/such-model",
+    )
+    .await;
     client
         .find(Locator::Css("#brain-form button[type=submit]"))
         .await
@@ -314,7 +326,11 @@ async fn the_panel_in_a_real_browser() {
             entries
                 .filter_map(Result::ok)
                 .find(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-                .and_then(|e| e.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .and_then(|e| {
+                    e.path()
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                })
         });
         if let Some(session) = found {
             break session;
@@ -367,9 +383,15 @@ async fn the_panel_in_a_real_browser() {
         .unwrap()
         .len();
     let workers = types.iter().filter(|t| *t == "worker_start").count();
-    assert!(workers >= 2 && bars == workers, "{bars} bars for {workers} workers");
+    assert!(
+        workers >= 2 && bars == workers,
+        "{bars} bars for {workers} workers"
+    );
     screenshot(&client, "session-finished").await;
-    client.execute("window.scrollTo(0, 0)", vec![]).await.unwrap();
+    client
+        .execute("window.scrollTo(0, 0)", vec![])
+        .await
+        .unwrap();
     screenshot(&client, "session-timeline").await;
     // The scripted review does not approve, so the run may end asking for changes; it ends.
     let status = run.wait().await.unwrap();

@@ -21,6 +21,15 @@ fn validate(doc: &BrainsDocument, path: &Path, text: Option<&str>) -> Result<(),
                 "give every brain preset a non-empty id",
             ));
         }
+        if let Some(field) = preset.budget.and_then(|b| b.invalid_field()) {
+            return Err(json_io::invalid_field(
+                path,
+                text,
+                &brains.index(i).key("budget").key(field),
+                "a budget limit must be a positive number",
+                "write e.g. \"budget\": {\"maxTokens\": 2000000, \"maxCostUsd\": 5}, or remove the field for no limit",
+            ));
+        }
         if let Some(first) = doc.brains[..i].iter().position(|b| b.id == preset.id) {
             return Err(json_io::invalid_field(
                 path,

@@ -96,6 +96,12 @@ async fn fixture() -> Fixture {
     }
 }
 
+/// The file version a page's form carries (what the browser sends back with a save).
+fn form_version(page: &str) -> String {
+    let at = page.find("name=\"version\" value=\"").unwrap() + "name=\"version\" value=\"".len();
+    page[at..at + page[at..].find('"').unwrap()].to_string()
+}
+
 fn plain_client() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -373,6 +379,35 @@ async fn a_broken_brain_is_refused_at_its_field_and_a_good_edit_is_saved() {
     );
     let (_, page) = f.page("/brains/brain").await;
     assert!(page.contains("openai/gpt-5.5"));
+
+    // The brain's own budget: validated at its field, then saved.
+    let version = form_version(&page);
+    let (status, answer) = f
+        .post(
+            "/api/brains/brain",
+            json!({"version": version, "extends": "", "roles": {},
+                "budget": {"maxTokens": 0}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer["field"], "budget.maxTokens", "{answer}");
+    let (status, answer) = f
+        .post(
+            "/api/brains/brain",
+            json!({"version": version, "extends": "", "roles": {},
+                "budget": {"maxTokens": 2_000_000, "maxCostUsd": 5}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let presets = braincode_config::load_brains(&Home::at(&f.home)).unwrap();
+    let brain = braincode_brain::select_brain(&presets, "brain").unwrap();
+    assert_eq!(brain.budget.max_tokens, Some(2_000_000));
+    assert_eq!(brain.budget.max_cost_usd, Some(5.0));
+    assert_eq!(
+        brain.policy(Role::Qa).chain(),
+        ["local/smollm2", "openai/gpt-5.5"],
+        "an edit of the budget kept the roles"
+    );
 }
 
 #[tokio::test]

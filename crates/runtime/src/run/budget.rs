@@ -26,6 +26,21 @@ pub struct RunBudget {
 }
 
 impl RunBudget {
+    /// The lower of each limit of `self` and the brain's `budget` (a flag can only lower a
+    /// brain's limit, never lift it).
+    pub fn within(self, budget: braincode_brain::BrainBudget) -> RunBudget {
+        fn lower<T: PartialOrd>(a: Option<T>, b: Option<T>) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(if b < a { b } else { a }),
+                (a, b) => a.or(b),
+            }
+        }
+        RunBudget {
+            max_tokens: lower(self.max_tokens, budget.max_tokens),
+            max_cost_usd: lower(self.max_cost_usd, budget.max_cost_usd),
+        }
+    }
+
     /// Whether no limit is set.
     pub fn is_unlimited(&self) -> bool {
         self.max_tokens.is_none() && self.max_cost_usd.is_none()
@@ -41,7 +56,8 @@ struct Spent {
 
 /// Watches a run's `token_usage` records against its [`RunBudget`].
 pub(crate) struct BudgetWatch {
-    budget: RunBudget,
+    /// Set from the request, then lowered to the brain's limits once the brain is known.
+    budget: Mutex<RunBudget>,
     prices: HashMap<String, ModelPricing>,
     spent: Mutex<Spent>,
     cancel: CancellationToken,
@@ -58,13 +74,18 @@ impl BudgetWatch {
         reason: Arc<OnceLock<String>>,
     ) -> Self {
         Self {
-            budget,
+            budget: Mutex::new(budget),
             prices,
             spent: Mutex::new(Spent::default()),
             cancel,
             reason,
             warnings: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Applies the run's effective limits (the request's, lowered by the brain's).
+    pub fn set_budget(&self, budget: RunBudget) {
+        *lock(&self.budget) = budget;
     }
 
     /// Warnings gathered so far (models without a price under `--max-cost`), once each.
@@ -93,11 +114,15 @@ impl EventSubscriber for BudgetWatch {
         let tokens = counts
             .total
             .max(counts.input + counts.output + counts.cache_read + counts.cache_write);
+        let budget = *lock(&self.budget);
+        if budget.is_unlimited() {
+            return;
+        }
         let mut spent = lock(&self.spent);
         spent.tokens += tokens;
         match self.prices.get(&model) {
             Some(price) => spent.cost_usd += price.cost(counts),
-            None if self.budget.max_cost_usd.is_some() && !spent.unpriced.contains(&model) => {
+            None if budget.max_cost_usd.is_some() && !spent.unpriced.contains(&model) => {
                 spent.unpriced.push(model.clone());
                 lock(&self.warnings).push(format!(
                     "--max-cost: {model} has no price in models.json, so its calls are not counted against the budget"
@@ -105,7 +130,7 @@ impl EventSubscriber for BudgetWatch {
             }
             None => {}
         }
-        let over = match (self.budget.max_tokens, self.budget.max_cost_usd) {
+        let over = match (budget.max_tokens, budget.max_cost_usd) {
             (Some(max), _) if spent.tokens >= max => Some(format!(
                 "{BUDGET_REACHED}: {} tokens used, the limit is {max}",
                 spent.tokens

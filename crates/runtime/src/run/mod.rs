@@ -146,7 +146,7 @@ impl RunServices {
 }
 
 /// Runs one prompt to its one final answer.
-pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
+pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport {
     let started = Instant::now();
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
     // A replay or a resume is the same run again: same run id, so the same context ids.
@@ -178,23 +178,19 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     let mut subscribers: Vec<Arc<dyn EventSubscriber>> = vec![live.clone()];
     subscribers.extend(services.subscribers.iter().cloned());
     // A replay or resume runs with the run's own budget (from its `run_start`), so a run that
-    // stopped at its budget stops at the same record again.
-    let budget_watch = (!request.budget.is_unlimited()).then(|| {
-        let prices = crate::config::load_models(&services.home)
+    // stopped at its budget stops at the same record again. The brain's own limits are only
+    // known once it is loaded (below); until then nothing has called a model.
+    let budget_watch = Arc::new(budget::BudgetWatch::new(
+        request.budget,
+        crate::config::load_models(&services.home)
             .unwrap_or_default()
             .into_iter()
             .filter_map(|m| Some((m.id, m.pricing?)))
-            .collect();
-        Arc::new(budget::BudgetWatch::new(
-            request.budget,
-            prices,
-            services.cancel.clone(),
-            services.cancel_reason.clone(),
-        ))
-    });
-    if let Some(watch) = &budget_watch {
-        subscribers.push(watch.clone());
-    }
+            .collect(),
+        services.cancel.clone(),
+        services.cancel_reason.clone(),
+    ));
+    subscribers.push(budget_watch.clone());
     let sink = RunSink::new(session_id.to_string(), journal, subscribers);
     let stats = Arc::new(ToolStats::default());
 
@@ -214,6 +210,10 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
             stats.clone(),
         )
     });
+    if let Ok(shared) = &setup {
+        request.budget = request.budget.within(shared.brain.budget);
+        budget_watch.set_budget(request.budget);
+    }
     sink.record(opening_record(
         &request,
         &run_id,
@@ -258,10 +258,8 @@ pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     if let Some(mcp) = mcp {
         mcp.shutdown().await;
     }
-    if let Some(watch) = &budget_watch {
-        for warning in watch.take_warnings() {
-            sink.warning(warning);
-        }
+    for warning in budget_watch.take_warnings() {
+        sink.warning(warning);
     }
     let cancel_reason = services.cancel_reason.get().map(String::as_str);
     finish::finish(

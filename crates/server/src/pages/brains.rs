@@ -10,7 +10,7 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::response::{Html, Response};
 use axum::routing::{get, post};
-use braincode_brain::{BrainError, BrainPreset, BrainsDocument, select_brain};
+use braincode_brain::{BrainBudget, BrainError, BrainPreset, BrainsDocument, select_brain};
 use braincode_protocol::Role;
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -146,6 +146,13 @@ fn form(
                     @for other in &others { option value=(other) selected[preset.extends.as_deref() == Some(*other)] { (other) } }
                 }
             }
+            fieldset.budget {
+                legend { "Budget per run (empty: no limit of this brain's own)" }
+                div.grid {
+                    label { "Most tokens" input name="budget.maxTokens" data-type="number" value=[brain.and_then(|b| b.budget.max_tokens)] placeholder="2000000"; }
+                    label { "Most cost (USD)" input name="budget.maxCostUsd" data-type="number" value=[brain.and_then(|b| b.budget.max_cost_usd)] placeholder="5"; }
+                }
+            }
             table #roles {
                 thead { tr { th { "Role" } th { "Model" } th { "Fallbacks (comma-separated)" } th { "Set by" } } }
                 tbody {
@@ -183,6 +190,8 @@ struct SaveBody {
     extends: String,
     #[serde(default)]
     roles: BTreeMap<Role, RoleFields>,
+    #[serde(default)]
+    budget: BrainBudget,
 }
 
 fn split_chain(text: &str) -> Vec<String> {
@@ -216,6 +225,9 @@ fn apply(
         }
     };
     let preset = &mut doc.brains[index];
+    if current.as_ref().map(|brain| brain.budget) != Some(body.budget) {
+        preset.budget = (body.budget != BrainBudget::default()).then_some(body.budget);
+    }
     let extends = body.extends.trim();
     preset.extends = (!extends.is_empty()).then(|| extends.to_string());
     for (role, fields) in &body.roles {

@@ -61,7 +61,10 @@ pub fn execute(args: &PanelBenchArgs) -> anyhow::Result<ExitCode> {
     let small = sessions.join("20260101-000000-s00000.jsonl");
     write_journal(&small, 20_000)?;
     for n in 1..args.sessions {
-        std::fs::copy(&small, sessions.join(format!("20260101-000000-s{n:05}.jsonl")))?;
+        std::fs::copy(
+            &small,
+            sessions.join(format!("20260101-000000-s{n:05}.jsonl")),
+        )?;
     }
 
     let runtime = super::super::tokio_runtime()?;
@@ -110,7 +113,10 @@ pub fn execute(args: &PanelBenchArgs) -> anyhow::Result<ExitCode> {
         process.push(started.elapsed().as_secs_f64() * 1e3);
         let _ = child.kill();
         let _ = child.wait();
-        anyhow::ensure!(line.contains("http://127.0.0.1:"), "no address printed: {line:?}");
+        anyhow::ensure!(
+            line.contains("http://127.0.0.1:"),
+            "no address printed: {line:?}"
+        );
     }
     let in_process_ms = median(&mut in_process);
     let process_ms = median(&mut process);
@@ -148,7 +154,11 @@ pub fn execute(args: &PanelBenchArgs) -> anyhow::Result<ExitCode> {
     for (page, bytes) in &weights {
         println!("  {page:<28} {:>8.1} KB", *bytes as f64 / 1000.0);
     }
-    println!("heaviest: {} at {:.1} KB", heaviest.0, heaviest.1 as f64 / 1000.0);
+    println!(
+        "heaviest: {} at {:.1} KB",
+        heaviest.0,
+        heaviest.1 as f64 / 1000.0
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -161,7 +171,11 @@ async fn weigh(panel: &braincode_server::Panel) -> anyhow::Result<Vec<(String, u
             .bearer_auth(&panel.token);
         async move {
             let response = request.send().await?;
-            anyhow::ensure!(response.status().is_success(), "{path}: {}", response.status());
+            anyhow::ensure!(
+                response.status().is_success(),
+                "{path}: {}",
+                response.status()
+            );
             anyhow::Ok(response.bytes().await?.len())
         }
     };
