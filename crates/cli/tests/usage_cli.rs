@@ -17,7 +17,10 @@ async fn usage_totals_equal_the_journals_and_are_priced_per_model() {
     let script = Script::new()
         .always(
             Matcher::model("priced"),
-            Reply::text("hello!").with_usage(Usage::new(2_000, 500, 1_000, 0)),
+            Reply::text("hello!").with_usage(Usage {
+                reasoning: 120,
+                ..Usage::new(2_000, 500, 1_000, 0)
+            }),
         )
         .always(
             Matcher::model("free"),
@@ -109,6 +112,14 @@ async fn usage_totals_equal_the_journals_and_are_priced_per_model() {
         assert_eq!(row["usage"]["output"], output, "{row:#}");
     }
     let (priced_calls, _, _) = expected["test/priced"];
+    // Reasoning tokens, part of the output, are counted apart from the provider's report.
+    let reasoning: u64 = summary["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["usage"]["reasoning"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(reasoning, 120 * priced_calls);
     let cost = summary["total"]["costUsd"].as_f64().unwrap();
     // Each priced call: 2,000 × $3 + 500 × $15 + 1,000 cache reads × $0.30, per million.
     let per_call = (2_000.0 * 3.0 + 500.0 * 15.0 + 1_000.0 * 0.3) / 1e6;
@@ -122,6 +133,7 @@ async fn usage_totals_equal_the_journals_and_are_priced_per_model() {
     let out = braincode(&home, repo.path(), &["usage", "--by", "role"]).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("total"), "{}", out.stdout);
+    assert!(out.stdout.contains("reasoning"), "{}", out.stdout);
     assert!(
         out.stdout.contains("no price for test/free"),
         "{}",

@@ -5,7 +5,12 @@
 //!
 //! Needs `chromium` and `chromedriver` (Debian: chromium, chromium-driver; `.ci/run` installs
 //! them and sets BRAINCODE_REQUIRE_BROWSER=1, which turns their absence into a failure).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stderr)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)]
 
 mod run_harness;
 

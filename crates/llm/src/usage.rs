@@ -24,6 +24,11 @@ pub fn openai_usage(value: &Value) -> Option<Usage> {
         usage.cache_read = cached;
         usage.input = usage.input.saturating_sub(cached);
     }
+    if let Some(reasoning) = count(value.pointer("/completion_tokens_details/reasoning_tokens"))
+        .or_else(|| count(value.pointer("/output_tokens_details/reasoning_tokens")))
+    {
+        usage.reasoning = reasoning.min(usage.output);
+    }
     if count(value.get("total_tokens")).is_none() {
         usage.total = usage.input + usage.output + usage.cache_read + usage.cache_write;
     }
@@ -73,6 +78,14 @@ mod tests {
             (usage.input, usage.cache_read, usage.output, usage.total),
             (30, 20, 7, 57)
         );
+        assert_eq!(usage.reasoning, 3);
+        let chat = json!({"prompt_tokens": 10, "completion_tokens": 40,
+            "completion_tokens_details": {"reasoning_tokens": 32}});
+        assert_eq!(openai_usage(&chat).unwrap().reasoning, 32);
+        // A count larger than the output it is part of is a provider glitch: capped.
+        let odd = json!({"prompt_tokens": 10, "completion_tokens": 4,
+            "completion_tokens_details": {"reasoning_tokens": 9}});
+        assert_eq!(openai_usage(&odd).unwrap().reasoning, 4);
         let no_total = json!({"prompt_tokens": 5, "completion_tokens": 1});
         assert_eq!(openai_usage(&no_total).unwrap().total, 6);
     }

@@ -22,6 +22,14 @@ pub struct Usage {
     /// Total as reported, or the sum of the parts.
     #[serde(default)]
     pub total: u64,
+    /// Reasoning tokens the provider reports, already counted in `output` (OpenAI's
+    /// `reasoning_tokens`; Anthropic does not report them apart).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 const INPUT_KEYS: &[&str] = &[
@@ -79,6 +87,7 @@ impl Usage {
             cache_read,
             cache_write,
             total,
+            reasoning: 0,
         }
     }
 
@@ -119,6 +128,7 @@ impl Usage {
         self.cache_read += other.cache_read;
         self.cache_write += other.cache_write;
         self.total += other.total;
+        self.reasoning += other.reasoning;
     }
 
     /// Whether nothing was counted.

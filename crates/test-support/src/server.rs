@@ -390,7 +390,8 @@ pub fn sse_chunks(
             "model": model, "system_fingerprint": "fp_scripted", "choices": [],
             "usage": {"prompt_tokens": usage.input + usage.cache_read, "completion_tokens": usage.output,
                 "total_tokens": usage.input + usage.cache_read + usage.output,
-                "prompt_tokens_details": {"cached_tokens": usage.cache_read}}});
+                "prompt_tokens_details": {"cached_tokens": usage.cache_read},
+                "completion_tokens_details": {"reasoning_tokens": usage.reasoning}}});
         out.push(Bytes::from(format!("data: {body}\n\n")));
     }
     out.push(Bytes::from_static(b"data: [DONE]\n\n"));

@@ -70,14 +70,15 @@ pub fn execute(args: &UsageArgs) -> anyhow::Result<ExitCode> {
         "calls",
         "input",
         "output",
+        "reasoning",
         "cache read",
         "cache write",
         "cost",
     ];
-    let mut table: Vec<[String; 7]> = vec![header.map(str::to_string)];
+    let mut table: Vec<[String; 8]> = vec![header.map(str::to_string)];
     table.extend(summary.rows.iter().map(row));
     table.push(row(&summary.total));
-    let widths: Vec<usize> = (0..7)
+    let widths: Vec<usize> = (0..8)
         .map(|c| {
             table
                 .iter()
@@ -88,7 +89,7 @@ pub fn execute(args: &UsageArgs) -> anyhow::Result<ExitCode> {
         .collect();
     for (i, cells) in table.iter().enumerate() {
         if i + 1 == table.len() {
-            println!("{}", "─".repeat(widths.iter().sum::<usize>() + 2 * 6));
+            println!("{}", "─".repeat(widths.iter().sum::<usize>() + 2 * 7));
         }
         let line: Vec<String> = cells
             .iter()
@@ -125,7 +126,7 @@ pub fn execute(args: &UsageArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn row(row: &UsageRow) -> [String; 7] {
+fn row(row: &UsageRow) -> [String; 8] {
     let cost = if row.cost_usd == 0.0 && row.unpriced_tokens > 0 {
         "—".to_string()
     } else {
@@ -136,6 +137,7 @@ fn row(row: &UsageRow) -> [String; 7] {
         row.calls.to_string(),
         row.usage.input.to_string(),
         row.usage.output.to_string(),
+        row.usage.reasoning.to_string(),
         row.usage.cache_read.to_string(),
         row.usage.cache_write.to_string(),
         cost,

@@ -56,7 +56,8 @@ async fn plain_text_with_usage_chunk() {
             output: 4,
             cache_read: 1024,
             cache_write: 0,
-            total: 1254
+            total: 1254,
+            reasoning: 0,
         })
     );
 

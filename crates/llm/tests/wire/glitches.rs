@@ -301,7 +301,8 @@ async fn chat_completion_json_with_text() {
                     output: 4,
                     cache_read: 2,
                     cache_write: 0,
-                    total: 16
+                    total: 16,
+                    reasoning: 0,
                 }
             },
             stop(StopReason::EndTurn),

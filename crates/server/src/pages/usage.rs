@@ -120,7 +120,7 @@ fn totals(summary: &UsageSummary) -> Markup {
     html! {
         dl.summary #usage-totals {
             dt { "Model calls" } dd data-total="calls" { (thousands(t.calls)) }
-            dt { "Tokens in / out" } dd { (thousands(t.usage.input)) " / " (thousands(t.usage.output)) }
+            dt { "Tokens in / out" } dd { (thousands(t.usage.input)) " / " (thousands(t.usage.output)) " (" (thousands(t.usage.reasoning)) " of them reasoning)" }
             dt { "Cache read / write" } dd { (thousands(t.usage.cache_read)) " / " (thousands(t.usage.cache_write)) }
             dt { "Cost" } dd data-total="cost" { (if t.cost_usd > 0.0 { cost(t.cost_usd) } else { "$0".to_string() }) }
             dt { "Sessions" } dd { (summary.sessions) " (" (thousands(summary.bytes_read / 1024)) " KiB of journals)" }
@@ -171,7 +171,7 @@ fn chart(rows: &[UsageRow]) -> Markup {
 fn table(summary: &UsageSummary) -> Markup {
     html! {
         table #usage {
-            thead { tr { th { "Key" } th.num { "Calls" } th.num { "Input" } th.num { "Output" } th.num { "Cache read" } th.num { "Cache write" } th.num { "Cost" } } }
+            thead { tr { th { "Key" } th.num { "Calls" } th.num { "Input" } th.num { "Output" } th.num { "Reasoning" } th.num { "Cache read" } th.num { "Cache write" } th.num { "Cost" } } }
             tbody {
                 @for row in &summary.rows {
                     tr {
@@ -179,6 +179,7 @@ fn table(summary: &UsageSummary) -> Markup {
                         td.num { (thousands(row.calls)) }
                         td.num { (thousands(row.usage.input)) }
                         td.num { (thousands(row.usage.output)) }
+                        td.num { (thousands(row.usage.reasoning)) }
                         td.num { (thousands(row.usage.cache_read)) }
                         td.num { (thousands(row.usage.cache_write)) }
                         td.num { (if row.unpriced_tokens > 0 && row.cost_usd == 0.0 { "—".to_string() } else { cost(row.cost_usd) }) }
