@@ -616,3 +616,51 @@ async fn routing_preview_and_permission_check_answer_with_the_run_engines() {
     );
     assert!(answer["data"]["html"].as_str().unwrap().contains("denied"));
 }
+
+#[tokio::test]
+async fn a_model_is_tested_and_an_endpoint_discovered_over_real_http() {
+    use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, scripted_model_entry};
+    let server = ScriptedServer::start(
+        Script::new().always(Matcher::model("qwen-coder"), Reply::text("pong")),
+    )
+    .await;
+    let f = fixture().await;
+    let entry = scripted_model_entry("lab/qwen-coder", &server.url());
+    std::fs::write(
+        f.home.join("models.json"),
+        serde_json::to_string(&json!({"models": [entry]})).unwrap(),
+    )
+    .unwrap();
+    let (status, answer) = f
+        .post("/api/models/test", json!({"id": "lab/qwen-coder"}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer["data"]["ok"], true, "{answer}");
+    assert!(answer["data"]["html"].as_str().unwrap().contains("pong"));
+    // A model without a key fails with the reason, not an error page.
+    let (_, answer) = f
+        .post("/api/models/test", json!({"id": "openai/gpt-5.5"}))
+        .await;
+    assert_eq!(answer["data"]["ok"], false, "{answer}");
+    assert!(answer["data"]["html"].as_str().unwrap().contains("API key"));
+
+    let (status, answer) = f
+        .post(
+            "/api/models/discover",
+            json!({"baseUrl": server.url(), "api": "openai-completions", "provider": "lab"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["data"]["count"], 2);
+    let html = answer["data"]["html"].as_str().unwrap();
+    assert!(html.contains("lab/qwen-coder"), "{html}");
+    // An endpoint that is not there: the error is at the base URL field.
+    let (status, answer) = f
+        .post(
+            "/api/models/discover",
+            json!({"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer["field"], "baseUrl", "{answer}");
+}
