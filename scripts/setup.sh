@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what building and running Braincode needs on Debian/Ubuntu, and with --tests what
+# the test suite needs too. Only missing packages are installed; sudo is used only when not
+# running as root (containers and CI images are often root without sudo).
+#
+#   scripts/setup.sh           cmake, libclang-dev (the embedded model), bubblewrap (the sandbox), git
+#   scripts/setup.sh --tests   also Node.js/npm, Python/pytest, Chromium + chromedriver
+set -euo pipefail
+
+tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) tests=1 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option $arg (use --tests or --help)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
+command -v git >/dev/null 2>&1 || missing+=(git)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+if [ "$tests" -eq 1 ]; then
+  # The checks tests build small real projects: Node (node --test through npm), Python (pytest).
+  command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
+  # The control panel's browser test drives a real headless Chromium through chromedriver.
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+fi
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    echo "setup.sh: installing ${missing[*]} needs root, and sudo is not installed; run this script as root" >&2
+    exit 1
+  fi
+}
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup.sh: no apt-get here; install these yourself: ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "installing: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+if [ "$tests" -eq 1 ] && ! python3 -c 'import pytest' >/dev/null 2>&1; then
+  python3 -m pip install --quiet pytest 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages pytest 2>/dev/null \
+    || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pytest
+fi
+exit 0
