@@ -15,7 +15,7 @@ pub const FAST_PATH_MAX_CHARS: usize = 240;
 pub const FAST_PATH_REASON: &str = "conversational fast path; router brain skipped";
 
 /// Signs that a prompt is about files in the workspace: a path with `/`, a back-ticked
-/// token, a source-file extension or a snake_case identifier.
+/// token, a source-file extension, a snake_case identifier or a call such as `valid()`.
 static WORKSPACE_ARTIFACT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(concat!(
         r"[A-Za-z0-9_.~-]/[A-Za-z0-9_.-]",
@@ -23,6 +23,7 @@ static WORKSPACE_ARTIFACT: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"|\.(?:rs|ts|tsx|js|jsx|mjs|cjs|py|go|java|kt|swift|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|",
         r"json|toml|ya?ml|md|css|scss|html|vue|svelte|lock)\b",
         r"|\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b",
+        r"|\b[A-Za-z_][A-Za-z0-9_]*\(\)",
     ))
     .ok()
 });
@@ -62,6 +63,7 @@ mod tests {
             "what does `run` do",
             "open lib.rs",
             "why is max_tokens 0",
+            "explain how valid() checks a token",
         ] {
             assert!(mentions_workspace_artifact(prompt), "{prompt}");
         }

@@ -202,6 +202,11 @@ fn support_roles(s: &Signals, primary: Role) -> Vec<(Role, &'static str)> {
                 ),
             "file-edit wording: map the code before changing it",
         ),
+        (
+            Role::Librarian,
+            s.codebase && matches!(primary, Role::Rush | Role::Summarize),
+            "a question about the code base: map it before answering",
+        ),
         (Role::Designer, s.designer, "design keywords matched"),
         (Role::Backend, s.backend, "backend keywords matched"),
         (Role::Frontend, s.frontend, "frontend keywords matched"),
@@ -295,7 +300,9 @@ fn heuristic_edges(todos: &[Todo]) -> Vec<TodoDependency> {
 /// Kept public for diagnostics and for tests of the reference behaviour; runs use
 /// [`heuristic_route`], which applies the mode's worker and todo limits.
 pub fn heuristic_route_uncapped(prompt: &str, brain: &BrainModel) -> RoutingPlan {
-    let signals = Signals::detect(prompt);
+    let mut signals = Signals::detect(prompt);
+    // A path, a back-ticked name or a `call()` is about the code even without a keyword.
+    signals.codebase |= crate::fast_path::mentions_workspace_artifact(prompt);
     let (primary, primary_why) = primary_role(&signals);
 
     let mut workers = vec![PlannedWorker {
