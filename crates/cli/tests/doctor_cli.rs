@@ -48,7 +48,7 @@ fn fresh_home_has_no_errors() {
     assert!(output.starts_with("Braincode Doctor"), "{output}");
     assert!(output.contains("✓ settings"), "{output}");
     assert!(
-        output.contains("default brain \"brain\" resolves"),
+        output.contains("runs use brain \"brain\" (Brain): no OpenAI or Anthropic key found"),
         "{output}"
     );
     assert!(output.contains("Result: "), "{output}");

@@ -52,7 +52,8 @@ pub fn read_brains_file(home: &Home) -> Result<Option<BrainsDocument>, ConfigErr
     let Some(text) = json_io::read_config_text(&path)? else {
         return Ok(None);
     };
-    let mut doc: BrainsDocument = json_io::parse_json_text(&path, &text)?;
+    let (doc, _) = read_brains_text(&path, &text)?;
+    let mut doc = doc;
     validate(&doc, &path, Some(&text))?;
     for preset in &mut doc.brains {
         // Older files called the default preset `default`.
@@ -61,6 +62,22 @@ pub fn read_brains_file(home: &Home) -> Result<Option<BrainsDocument>, ConfigErr
         }
     }
     Ok(Some(doc))
+}
+
+/// Parses brains.json text, migrating a TypeScript Braincode file in memory; returns the
+/// document and what was migrated.
+pub fn read_brains_text(
+    path: &Path,
+    text: &str,
+) -> Result<(BrainsDocument, crate::migrate::Migration), ConfigError> {
+    let mut value: serde_json::Value = json_io::parse_json_text(path, text)?;
+    let migration = crate::migrate::migrate_brains(&mut value);
+    let doc = if migration.is_empty() {
+        json_io::parse_json_text(path, text)?
+    } else {
+        json_io::from_migrated(path, text, value)?
+    };
+    Ok((doc, migration))
 }
 
 /// The built-in presets with the user's presets merged over them by id (same id replaces in

@@ -173,6 +173,15 @@ pub fn parse_json_text<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T
     Ok(value)
 }
 
+/// Deserializes a document migrated in memory from `text`; an error names its field.
+pub(crate) fn from_migrated<T: DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    value: serde_json::Value,
+) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(value).map_err(|err| from_path_error(path, text, err))
+}
+
 fn from_path_error(
     path: &Path,
     text: &str,

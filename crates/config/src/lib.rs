@@ -16,6 +16,7 @@ pub mod journal;
 mod json_io;
 mod json_locate;
 mod mcp;
+pub mod migrate;
 mod models;
 mod references;
 mod settings;
@@ -28,7 +29,7 @@ pub use auth::{
     ApiKey, AuthStatus, AuthStore, CredentialKind, KeySource, ProviderAuth, ResolvedKey,
     env_api_key, provider_env_var, resolve_api_key, resolve_api_key_with_source,
 };
-pub use brains::{load_brains, merge_brains, read_brains_file, save_brains};
+pub use brains::{load_brains, merge_brains, read_brains_file, read_brains_text, save_brains};
 pub use contained::{ContainedBytes, ContainedError, ContainedText, FileKind, ReadScope};
 pub use error::{ConfigError, JournalError, JsonLocation, LookupError};
 pub use home::Home;

@@ -20,6 +20,10 @@ pub struct ModelsDocument {
     /// Per-provider defaults (`{provider, baseUrl?, api?}`), kept as written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub providers: Vec<Value>,
+    /// What reading migrated in memory (TypeScript Braincode files), and the entries set
+    /// aside because their API is not spoken; empty for a file in today's form.
+    #[serde(skip)]
+    pub migration: crate::migrate::Migration,
 }
 
 /// Checks ids and required names; `text` (the file contents) locates the field.
@@ -90,7 +94,14 @@ pub fn read_models_file(home: &Home) -> Result<Option<ModelsDocument>, ConfigErr
     let Some(text) = json_io::read_config_text(&path)? else {
         return Ok(None);
     };
-    let doc: ModelsDocument = json_io::parse_json_text(&path, &text)?;
+    let mut value: Value = json_io::parse_json_text(&path, &text)?;
+    let migration = crate::migrate::migrate_models(&mut value);
+    let mut doc: ModelsDocument = if migration.is_empty() {
+        json_io::parse_json_text(&path, &text)?
+    } else {
+        json_io::from_migrated(&path, &text, value)?
+    };
+    doc.migration = migration;
     validate(&doc, &path, Some(&text))?;
     Ok(Some(doc))
 }

@@ -89,6 +89,10 @@ pub struct Settings {
     pub mcp: McpSettings,
     /// When agents' conversations are compacted.
     pub context: ContextSettings,
+    /// Whether the file names `defaultBrainId` itself (not the default): without it, a run
+    /// picks the brain of a provider whose key is present.
+    #[serde(skip)]
+    pub default_brain_explicit: bool,
 }
 
 /// `settings.json` → `context`.
@@ -179,6 +183,7 @@ impl Default for Settings {
             models: braincode_protocol::ModelCallSettings::default(),
             mcp: McpSettings::default(),
             context: ContextSettings::default(),
+            default_brain_explicit: false,
         }
     }
 }
@@ -298,6 +303,9 @@ pub fn load_settings(home: &Home) -> Result<Settings, ConfigError> {
     let mut settings: Settings = json_io::parse_json_text(&path, &text)?;
     settings.validate(&path, Some(&text))?;
     settings.migrate();
+    settings.default_brain_explicit = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .is_some_and(|value| value.get("defaultBrainId").is_some());
     Ok(settings)
 }
 
@@ -305,7 +313,19 @@ pub fn load_settings(home: &Home) -> Result<Settings, ConfigError> {
 pub fn save_settings(home: &Home, settings: &Settings) -> Result<(), ConfigError> {
     let path = home.settings_path();
     settings.validate(&path, None)?;
-    json_io::write_json_atomic(&path, settings, 0o644)
+    let mut value = serde_json::to_value(settings).map_err(|err| ConfigError::Invalid {
+        path: path.clone(),
+        location: Box::default(),
+        message: format!("the settings cannot be written as JSON: {err}"),
+        hint: "report this as a bug".into(),
+    })?;
+    // A brain the user never chose stays unchosen, so a provider key can still pick one.
+    if !settings.default_brain_explicit
+        && let Some(object) = value.as_object_mut()
+    {
+        object.remove("defaultBrainId");
+    }
+    json_io::write_json_atomic(&path, &value, 0o644)
 }
 
 #[cfg(test)]

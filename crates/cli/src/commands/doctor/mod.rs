@@ -35,6 +35,11 @@ pub struct DoctorArgs {
     /// reads their configuration and starts nothing).
     #[arg(long)]
     pub mcp: bool,
+    /// Rewrite models.json and brains.json written by the TypeScript Braincode in today's
+    /// form, each after a backup copy (`<file>.bak-<time>`); reading them migrates them in
+    /// memory anyway.
+    #[arg(long)]
+    pub migrate: bool,
 }
 
 /// Outcome of one check.
@@ -83,6 +88,27 @@ pub fn execute(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => project_root_of(dir),
         None => project_root_of(&std::env::current_dir()?),
     };
+    if args.migrate {
+        let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S").to_string();
+        let applied = braincode_config::migrate::apply(&home, &stamp)?;
+        if applied.is_empty() {
+            println!("nothing to migrate: models.json and brains.json are in today's form");
+        }
+        for file in &applied {
+            println!(
+                "migrated {} ({} change(s); the old file is {})",
+                file.path.display(),
+                file.migration.changes.len() + file.migration.unsupported.len(),
+                file.backup.display()
+            );
+            for change in &file.migration.changes {
+                println!("  {change}");
+            }
+            for model in &file.migration.unsupported {
+                println!("  removed {} ({}): {}", model.id, model.api, model.reason);
+            }
+        }
+    }
     let report = if args.mcp {
         diagnose_mcp(&home, &project)
     } else {
@@ -165,6 +191,38 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
             None
         }
     };
+    match braincode_config::migrate::pending(home) {
+        Ok(pending) => {
+            for file in pending {
+                let name = file
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if !file.migration.changes.is_empty() {
+                    checks.warn(
+                        "migration",
+                        format!(
+                            "{name} is in the TypeScript Braincode's form; read as migrated in memory: {}",
+                            file.migration.changes.join("; ")
+                        ),
+                        "braincode doctor --migrate   (rewrites it after a backup copy)",
+                    );
+                }
+                for model in &file.migration.unsupported {
+                    checks.warn(
+                        "models",
+                        format!(
+                            "{} in {name} is not used: {} ({})",
+                            model.id, model.reason, model.api
+                        ),
+                        "remove it, or give it an api Braincode speaks (openai-completions, openai-responses, anthropic-messages, google-generative-ai, azure-openai-responses)",
+                    );
+                }
+            }
+        }
+        Err(err) => checks.warn("migration", err.to_string(), "fix the file"),
+    }
     // The same reader and policy a run uses: what doctor calls valid, a run accepts.
     let tools = read_tools_file(home).and_then(|tools| {
         if let Some(tools) = &tools {

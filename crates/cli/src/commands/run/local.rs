@@ -5,7 +5,8 @@ use braincode_llm_local::{PullProgress, ensure_default_model};
 use braincode_protocol::Role;
 use braincode_runtime::config::{load_brain_presets, load_models, load_settings, select_brain};
 
-/// Pulls the default local model when the selected brain uses it and it is missing.
+/// Pulls the default local model when the selected brain uses it first for some role and it
+/// is missing (a model that is only a fallback behind a remote one is not fetched up front).
 /// Configuration errors are left for the run itself to report (with file and line); the
 /// files are read by the same functions the run's loader (`RunConfig::load`) uses.
 pub fn ensure_local_models(home: &Home, brain_id: Option<&str>) -> anyhow::Result<()> {
@@ -19,9 +20,9 @@ pub fn ensure_local_models(home: &Home, brain_id: Option<&str>) -> anyhow::Resul
     let Ok((_, brain)) = select_brain(home, &presets, &settings, brain_id) else {
         return Ok(());
     };
-    let mut chains: Vec<String> = brain.router_policy().chain();
+    let mut chains: Vec<String> = brain.router_policy().chain().into_iter().take(1).collect();
     for role in Role::ALL {
-        chains.extend(brain.policy(role).chain());
+        chains.extend(brain.policy(role).chain().into_iter().take(1));
     }
     let needs_default = models
         .iter()

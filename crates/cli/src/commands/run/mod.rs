@@ -246,6 +246,15 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             max_cost_usd: args.max_cost,
         },
     };
+    if args.brain.is_none() && !args.json && !args.events && !args.summary_only {
+        // Say which brain runs when the user chose none (a key found picks its provider's).
+        if let Ok(settings) = braincode_runtime::config::load_settings(&home) {
+            let chosen = braincode_runtime::config::default_brain(&home, &settings);
+            if let Some(reason) = chosen.reason {
+                eprintln!("brain {}: {reason}", chosen.id);
+            }
+        }
+    }
     let runtime = super::tokio_runtime()?;
     if args.dry_run {
         return runtime.block_on(dry_run(request, home, args.json));
