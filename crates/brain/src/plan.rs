@@ -78,6 +78,10 @@ pub struct RuntimePlan {
     /// What was dropped or adjusted while planning.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Taken by the conversational fast path: the primary answers directly, with no tools
+    /// and no project overview (a greeting needs neither).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conversational: bool,
 }
 
 impl RuntimePlan {
@@ -273,5 +277,6 @@ pub fn build_runtime_plan(input: PlanInput<'_>) -> RuntimePlan {
         clarification: routing.clarification,
         brain_context,
         warnings,
+        conversational: false,
     }
 }

@@ -179,17 +179,24 @@ pub(crate) fn from_migrated<T: DeserializeOwned>(
     text: &str,
     value: serde_json::Value,
 ) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(value).map_err(|err| from_path_error(path, text, err))
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        // A value has no lines: find the field in the text it was read from.
+        let field = FieldPath(segments(err.path()).into_iter().flatten().collect());
+        let position = crate::json_locate::locate_field(text, &field);
+        let mut error = from_path_error(path, text, err);
+        if let ConfigError::Field { location, .. } = &mut error
+            && location.line.is_none()
+            && let Some((line, column)) = position
+        {
+            location.line = Some(line);
+            location.column = Some(column);
+        }
+        error
+    })
 }
 
-fn from_path_error(
-    path: &Path,
-    text: &str,
-    err: serde_path_to_error::Error<serde_json::Error>,
-) -> ConfigError {
-    let segments: Vec<Option<FieldSegment>> = err
-        .path()
-        .iter()
+fn segments(path: &serde_path_to_error::Path) -> Vec<Option<FieldSegment>> {
+    path.iter()
         .map(|segment| match segment {
             serde_path_to_error::Segment::Seq { index } => Some(FieldSegment::Index(*index)),
             serde_path_to_error::Segment::Map { key } => Some(FieldSegment::Key(key.clone())),
@@ -198,7 +205,15 @@ fn from_path_error(
             }
             serde_path_to_error::Segment::Unknown => None,
         })
-        .collect();
+        .collect()
+}
+
+fn from_path_error(
+    path: &Path,
+    text: &str,
+    err: serde_path_to_error::Error<serde_json::Error>,
+) -> ConfigError {
+    let segments = segments(err.path());
     let inner = err.into_inner();
     let offset = byte_offset(text, inner.line(), inner.column());
     let field = (!segments.is_empty()).then(|| name_segments(text, &segments, offset));

@@ -80,6 +80,7 @@ pub(crate) async fn make_plan(
     }
     let image_count = shared.images.len();
     let mut router_model = None;
+    let mut conversational = false;
     let (routing, source, fallback_reason) = match choice {
         RoutingChoice::HeuristicOnly => {
             let mut plan = heuristic;
@@ -92,7 +93,8 @@ pub(crate) async fn make_plan(
                 && is_fast_path_eligible(own_words, &heuristic, image_count) =>
         {
             let mut plan = heuristic;
-            plan.reason = "conversational fast path; router brain skipped".into();
+            plan.reason = braincode_brain::FAST_PATH_REASON.into();
+            conversational = true;
             (plan, RoutingSource::Heuristic, None)
         }
         RoutingChoice::Auto => match route_with_brain(shared, prompt, &heuristic).await {
@@ -116,7 +118,7 @@ pub(crate) async fn make_plan(
             }
         },
     };
-    let plan = build_runtime_plan(PlanInput {
+    let mut plan = build_runtime_plan(PlanInput {
         brain_id: &shared.brain_id,
         brain,
         mode: shared.mode,
@@ -126,6 +128,7 @@ pub(crate) async fn make_plan(
         fallback_reason,
         new_id,
     });
+    plan.conversational = conversational;
     Ok(Planned { plan, router_model })
 }
 

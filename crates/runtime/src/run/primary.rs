@@ -222,7 +222,9 @@ async fn attempt_primary(
         .status(format!("primary {role} running on {model_id}"));
     let mut tools: Vec<SharedTool> = Vec::new();
     let mut resolver = None;
-    if candidate.definition.supports_tools {
+    // A conversational reply (the fast path) gets no tools: their schemas would be most of
+    // the request, and a greeting uses none.
+    if candidate.definition.supports_tools && !plan.conversational {
         tools = builtin_tools(
             tool_mode(shared.permission),
             &shared.tools_config,
@@ -251,7 +253,7 @@ async fn attempt_primary(
     }
     let note = (!notes.is_empty()).then(|| notes.join("\n"));
     let dispatch_note = note.as_deref();
-    let overview = if tools.is_empty() {
+    let overview = if tools.is_empty() && !plan.conversational {
         Some(project_overview(shared).await)
     } else {
         None

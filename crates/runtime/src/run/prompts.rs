@@ -141,7 +141,9 @@ pub fn primary_prompt(
         let _ = writeln!(out, "\n## Project overview\n{}", overview.trim());
     }
     let _ = writeln!(out, "\n## Tools");
-    if tool_names.is_empty() {
+    if tool_names.is_empty() && project_overview.is_none() && results.is_empty() {
+        let _ = writeln!(out, "None: answer directly.");
+    } else if tool_names.is_empty() {
         let _ = writeln!(
             out,
             "No tools are available in this run: answer from the request and the worker results."

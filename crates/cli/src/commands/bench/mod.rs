@@ -3,6 +3,7 @@
 
 mod filler;
 mod fold;
+mod hello;
 mod journal_gen;
 mod local;
 mod mcp;
@@ -47,6 +48,8 @@ pub enum BenchCommand {
     Usage(usage::UsageBenchArgs),
     /// The control panel: start time and page weight.
     Panel(panel::PanelBenchArgs),
+    /// A first "Say hello" to a remote model: request bytes, time to the request, wall.
+    Hello(hello::HelloBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -63,6 +66,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Tokens(args) => tokens::execute(args),
         BenchCommand::Usage(args) => usage::execute(&args),
         BenchCommand::Panel(args) => panel::execute(&args),
+        BenchCommand::Hello(args) => hello::execute(&args),
     }
 }
 

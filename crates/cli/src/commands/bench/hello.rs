@@ -1,0 +1,133 @@
+//! `braincode bench hello`: what a newcomer's first "Say hello" costs against a remote model:
+//! the bytes of the request the model gets, the time from starting `braincode run` to that
+//! request reaching the server, and the whole run, each as a fresh process on a fresh home
+//! and repository, against an instant OpenAI-compatible server on loopback.
+
+use std::process::{ExitCode, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use serde_json::json;
+
+use super::median;
+use super::overhead::fixture;
+
+/// Options of `braincode bench hello`.
+#[derive(Debug, clap::Args)]
+pub struct HelloBenchArgs {
+    /// Timed runs (after one warm-up run).
+    #[arg(long, default_value_t = 10)]
+    pub runs: usize,
+    /// The prompt.
+    #[arg(long, default_value = "Say hello")]
+    pub prompt: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What the server saw: each request's body size and arrival time.
+#[derive(Default)]
+struct Seen {
+    requests: Vec<(usize, Instant)>,
+}
+
+type Shared = Arc<Mutex<Seen>>;
+
+async fn chat(State(seen): State<Shared>, body: Bytes) -> impl IntoResponse {
+    if let Ok(mut seen) = seen.lock() {
+        seen.requests.push((body.len(), Instant::now()));
+    }
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "instant",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let sse = format!(
+        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        chunk(
+            json!({"role": "assistant", "content": "Hello!"}),
+            serde_json::Value::Null
+        ),
+        chunk(json!({}), json!("stop")),
+    );
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+        sse,
+    )
+}
+
+/// Runs the benchmark.
+pub fn execute(args: &HelloBenchArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
+    let runtime = super::super::tokio_runtime()?;
+    runtime.block_on(bench(args))
+}
+
+async fn bench(args: &HelloBenchArgs) -> anyhow::Result<ExitCode> {
+    let seen: Shared = Arc::default();
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(chat))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base_url = format!("http://{}/v1", listener.local_addr()?);
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let exe = std::env::current_exe()?;
+    let (mut bytes, mut first_ms, mut wall_ms, mut calls) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for run in 0..=args.runs {
+        let (_dir, home, repo) = fixture(&base_url)?;
+        if let Ok(mut seen) = seen.lock() {
+            seen.requests.clear();
+        }
+        let started = Instant::now();
+        let status = tokio::process::Command::new(&exe)
+            .args(["run", &args.prompt])
+            .current_dir(&repo)
+            .env("BRAINCODE_HOME", &home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await?;
+        let wall = started.elapsed();
+        anyhow::ensure!(status.success(), "the measured run failed ({status})");
+        let requests = seen.lock().map(|s| s.requests.clone()).unwrap_or_default();
+        let Some((size, at)) = requests.first().copied() else {
+            anyhow::bail!("the run sent the model no request");
+        };
+        if run == 0 {
+            continue; // warm-up: page cache, first exec
+        }
+        bytes.push(size as f64);
+        first_ms.push(at.duration_since(started).as_secs_f64() * 1e3);
+        wall_ms.push(wall.as_secs_f64() * 1e3);
+        calls.push(requests.len() as f64);
+    }
+    server.abort();
+    let (bytes, first, wall, calls) = (
+        median(&mut bytes),
+        median(&mut first_ms),
+        median(&mut wall_ms),
+        median(&mut calls),
+    );
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "prompt": args.prompt, "runs": args.runs, "requestBytes": bytes,
+                "modelCalls": calls, "firstRequestMs": first, "wallMs": wall,
+            }))?
+        );
+    } else {
+        println!(
+            "{:?}: {bytes:.0} request bytes, {calls:.0} model call(s), first request {first:.1} ms after start, {wall:.1} ms end to end (medians of {} fresh processes)",
+            args.prompt, args.runs
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
