@@ -30,27 +30,38 @@ async fn git(root: &Path, args: &[&str], timeout: Duration) -> Option<String> {
         .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// One line for the environment section: branch and cleanliness, or why there is none. One
-/// `git status --branch` answers both (a process start is most of the cost).
-pub async fn describe_repository(root: &Path) -> String {
-    let probe = Duration::from_millis(1_000);
-    let Some(status) = git(
-        root,
-        &[
-            "status",
-            "--porcelain=v1",
-            "--branch",
-            "--untracked-files=normal",
-        ],
-        probe,
-    )
-    .await
-    else {
-        return "not a git repository".to_string();
+/// What one look at the repository says before a run: the environment line (branch and
+/// cleanliness) and the patch baseline, from a single `git status` (a process start is most
+/// of the cost, and it comes before the first model request).
+#[derive(Debug, Clone)]
+pub struct RepositoryProbe {
+    /// `branch main, clean`, `git repository with no commits yet`, `not a git repository`…
+    pub description: String,
+    /// The dirty state, or `None` outside a git repository.
+    pub baseline: Option<PatchBaseline>,
+}
+
+/// Looks at the repository once: see [`RepositoryProbe`].
+pub async fn probe_repository(root: &Path) -> RepositoryProbe {
+    let Some((header, entries)) = status_entries(root, true).await else {
+        return RepositoryProbe {
+            description: "not a git repository".to_string(),
+            baseline: None,
+        };
     };
-    let mut lines = status.lines();
-    let header = lines.next().unwrap_or_default();
-    let changed = lines.count();
+    let description = describe_header(header.as_deref().unwrap_or_default(), entries.len());
+    RepositoryProbe {
+        description,
+        baseline: Some(PatchBaseline::from_entries(root, entries).await),
+    }
+}
+
+/// One line for the environment section: branch and cleanliness, or why there is none.
+pub async fn describe_repository(root: &Path) -> String {
+    probe_repository(root).await.description
+}
+
+fn describe_header(header: &str, changed: usize) -> String {
     let branch = header.strip_prefix("## ").unwrap_or(header);
     if branch.starts_with("No commits yet on ") {
         return "git repository with no commits yet".to_string();
@@ -75,16 +86,27 @@ pub struct PatchBaseline {
     entries: BTreeMap<String, (String, Option<String>)>,
 }
 
-async fn dirty_entries(root: &Path) -> Option<Vec<(String, String)>> {
-    let out = git(
-        root,
-        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
-        GIT_TIMEOUT,
-    )
-    .await?;
+/// `git status -z` entries (path, status), and with `branch` the `## …` header line.
+async fn status_entries(
+    root: &Path,
+    branch: bool,
+) -> Option<(Option<String>, Vec<(String, String)>)> {
+    let mut args = vec!["status", "--porcelain=v1", "-z", "--untracked-files=all"];
+    if branch {
+        args.push("--branch");
+    }
+    let out = git(root, &args, GIT_TIMEOUT).await?;
+    let mut header = None;
     let mut entries = Vec::new();
     let mut fields = out.split('\0').filter(|f| !f.is_empty());
     while let Some(field) = fields.next() {
+        if let Some(line) = field
+            .strip_prefix("## ")
+            .filter(|_| branch && header.is_none())
+        {
+            header = Some(format!("## {line}"));
+            continue;
+        }
         if field.len() < 4 {
             continue;
         }
@@ -96,7 +118,7 @@ async fn dirty_entries(root: &Path) -> Option<Vec<(String, String)>> {
         }
         entries.push((path, status));
     }
-    Some(entries)
+    Some((header, entries))
 }
 
 async fn content_hashes(root: &Path, paths: &[&str]) -> BTreeMap<String, String> {
@@ -124,10 +146,14 @@ async fn content_hashes(root: &Path, paths: &[&str]) -> BTreeMap<String, String>
 impl PatchBaseline {
     /// Records the current dirty state, or `None` outside a git repository.
     pub async fn capture(root: &Path) -> Option<PatchBaseline> {
-        let entries = dirty_entries(root).await?;
+        let (_, entries) = status_entries(root, false).await?;
+        Some(Self::from_entries(root, entries).await)
+    }
+
+    async fn from_entries(root: &Path, entries: Vec<(String, String)>) -> PatchBaseline {
         let paths: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
         let hashes = content_hashes(root, &paths).await;
-        Some(PatchBaseline {
+        PatchBaseline {
             entries: entries
                 .into_iter()
                 .map(|(path, status)| {
@@ -135,15 +161,15 @@ impl PatchBaseline {
                     (path, (status, hash))
                 })
                 .collect(),
-        })
+        }
     }
 
     /// What changed since the baseline. A file that was already dirty counts as changed by
     /// the run when its content differs from the baseline (so runs in a dirty tree still see
     /// their own edits).
     pub async fn summarize(&self, root: &Path) -> Option<PatchSummary> {
-        let (entries, diff_stats) = tokio::join!(dirty_entries(root), diff_stats(root));
-        let entries = entries?;
+        let (entries, diff_stats) = tokio::join!(status_entries(root, false), diff_stats(root));
+        let (_, entries) = entries?;
         let paths: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
         let hashes = content_hashes(root, &paths).await;
         let mut changed = Vec::new();

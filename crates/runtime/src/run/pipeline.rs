@@ -124,14 +124,21 @@ async fn prepare(
     // The environment lines only reach prompts, which a replay never sends: it skips them
     // (and the git process they start).
     let replaying = shared.tape.as_deref().is_some_and(Tape::is_strict);
+    // One git status gives both the environment's repository line and the patch baseline.
     let environment = async {
         if replaying {
-            String::new()
+            (String::new(), None)
         } else {
-            environment_section(&request.project_root, &brain_id, mode).await
+            let probe = crate::git::probe_repository(&request.project_root).await;
+            let lines =
+                environment_section(&request.project_root, &brain_id, mode, &probe.description);
+            (lines, probe.baseline)
         }
     };
-    let ((start, submit), environment) = tokio::join!(hooks, environment);
+    let ((start, submit), (environment, baseline)) = tokio::join!(hooks, environment);
+    // A hook that ran may have changed files while the tree was looked at: the plan stage
+    // then takes the baseline again, after it.
+    let baseline = baseline.filter(|_| start.runs.is_empty() && submit.runs.is_empty());
     for (event, result) in [
         (HookEvent::SessionStart, &start),
         (HookEvent::UserPromptSubmit, &submit),
@@ -181,6 +188,7 @@ async fn prepare(
     }
     Ok(state::PreparedRequest {
         environment,
+        baseline,
         text,
         routing_text,
         continued,
@@ -211,7 +219,10 @@ async fn plan_stage(
         match journaled {
             Some(journaled) => Some(journaled),
             None if replaying => None,
-            None => PatchBaseline::capture(&request.project_root).await,
+            None => match shared.baseline.clone() {
+                Some(probed) => Some(probed),
+                None => PatchBaseline::capture(&request.project_root).await,
+            },
         }
     };
     let (plan, baseline) = tokio::join!(

@@ -12,7 +12,6 @@ use crate::agent::ToolStats;
 use crate::approval::{PermissionMode, PolicyGate};
 use crate::config::{LoadOptions, RunConfig};
 use crate::fold::LiveState;
-use crate::git::describe_repository;
 use crate::hooks::HookEnvironment;
 use crate::models::ModelFactory;
 use crate::run::state::{ContextIds, RunBase};
@@ -200,7 +199,14 @@ fn make_sandbox(
         .map_err(|err| err.to_string())
 }
 
-pub(crate) async fn environment_section(root: &std::path::Path, brain: &str, mode: Mode) -> String {
+/// The environment lines of every prompt; `git` is the repository line of
+/// [`crate::git::RepositoryProbe`].
+pub(crate) fn environment_section(
+    root: &std::path::Path,
+    brain: &str,
+    mode: Mode,
+    git: &str,
+) -> String {
     let shell = std::env::var("SHELL")
         .ok()
         .and_then(|s| s.rsplit('/').next().map(str::to_string))
@@ -210,6 +216,6 @@ pub(crate) async fn environment_section(root: &std::path::Path, brain: &str, mod
         root.display(),
         std::env::consts::OS,
         chrono::Local::now().format("%Y-%m-%d"),
-        describe_repository(root).await,
+        git,
     )
 }

@@ -70,6 +70,9 @@ pub(crate) struct RunBase {
 pub(crate) struct PreparedRequest {
     /// Environment lines (working directory, git state, platform).
     pub environment: String,
+    /// The patch baseline taken with the environment's git probe (none when a hook ran, or
+    /// in a replay).
+    pub baseline: Option<crate::git::PatchBaseline>,
     /// The request with hook context, references and continuity applied.
     pub text: String,
     /// The request's own words (no inlined files, no continuity block), for the heuristic.
@@ -85,6 +88,7 @@ impl PreparedRequest {
     pub fn plain(prompt: &str) -> Self {
         Self {
             environment: String::new(),
+            baseline: None,
             text: prompt.to_string(),
             routing_text: prompt.to_string(),
             continued: false,
@@ -105,6 +109,8 @@ pub(crate) struct RunShared {
     pub continued: bool,
     /// Images attached to the request.
     pub images: Vec<ContentPart>,
+    /// The patch baseline taken while the request was prepared, if any.
+    pub baseline: Option<crate::git::PatchBaseline>,
 }
 
 impl RunShared {
@@ -120,6 +126,7 @@ impl RunShared {
             routing_text: prepared.routing_text,
             continued: prepared.continued,
             images: prepared.images,
+            baseline: prepared.baseline,
         }
     }
 }
