@@ -26,6 +26,7 @@ const CONTEXT_OVERFLOW_MARKERS: &[&str] = &[
     "exceeds the context",
     "reduce the length",
     "string_above_max_length",
+    "exceeds the maximum number of tokens",
 ];
 
 /// Whether a provider message says the request is too long for the model's context.
@@ -113,17 +114,70 @@ pub fn provider_error_message(body: &Value) -> Option<String> {
     })
 }
 
-/// The provider's error type or code (`rate_limit_error`, `context_length_exceeded`, …).
+/// The provider's error type or code (`rate_limit_error`, `context_length_exceeded`, Google's
+/// `RESOURCE_EXHAUSTED`, …): a named one before a numeric HTTP-like code.
 pub fn error_code(body: &Value) -> Option<String> {
     let error = body.get("error").unwrap_or(body);
-    ["type", "code"]
+    let named = ["type", "code", "status"]
         .iter()
         .filter_map(|key| error.get(*key))
         .find_map(|v| match v {
             Value::String(s) if !s.is_empty() && s != "error" => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
             _ => None,
+        });
+    named.or_else(|| {
+        error
+            .get("code")
+            .and_then(Value::as_u64)
+            .map(|n| n.to_string())
+    })
+}
+
+/// The class Google's error vocabulary names (`{"error": {"status": "RESOURCE_EXHAUSTED",
+/// "details": [{"reason": "API_KEY_INVALID"}]}}`), where it says more than the HTTP status:
+/// Gemini answers an invalid key with 400.
+fn google_kind(body: &Value, message: &str) -> Option<ErrorKind> {
+    let error = body.get("error").unwrap_or(body);
+    let reasons = error
+        .get("details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.get("reason").and_then(Value::as_str));
+    let bad_key = reasons
+        .into_iter()
+        .any(|r| r.starts_with("API_KEY_") || r == "ACCESS_TOKEN_EXPIRED")
+        || message.to_ascii_lowercase().contains("api key not valid");
+    if bad_key {
+        return Some(ErrorKind::Auth);
+    }
+    match error.get("status").and_then(Value::as_str)? {
+        "UNAUTHENTICATED" | "PERMISSION_DENIED" => Some(ErrorKind::Auth),
+        "RESOURCE_EXHAUSTED" => Some(ErrorKind::RateLimit),
+        "UNAVAILABLE" | "INTERNAL" => Some(ErrorKind::Server),
+        "DEADLINE_EXCEEDED" => Some(ErrorKind::Timeout),
+        _ => None,
+    }
+}
+
+/// The wait Google's `RetryInfo` detail asks for (`{"retryDelay": "23s"}`), if any.
+fn google_retry_delay(body: &Value) -> Option<Duration> {
+    let error = body.get("error").unwrap_or(body);
+    error
+        .get("details")?
+        .as_array()?
+        .iter()
+        .filter_map(|d| d.get("retryDelay").and_then(Value::as_str))
+        .find_map(|delay| {
+            let seconds: f64 = delay.trim().strip_suffix('s')?.parse().ok()?;
+            (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
         })
+}
+
+/// Whether the provider refused the request because its content filter flagged it (Azure's
+/// `content_filter` code).
+fn is_content_filter(code: &str) -> bool {
+    code.eq_ignore_ascii_case("content_filter")
 }
 
 /// Classifies an HTTP error response. `body` is the raw response text; the message quotes
@@ -147,13 +201,23 @@ pub fn classify_http_error(status: u16, body: &str, content_type: Option<&str>) 
             }
         });
     let code = parsed.as_ref().and_then(error_code).unwrap_or_default();
-    let kind = kind_for_status(status, &detail, &code);
+    let overflow = looks_like_context_overflow(&detail) || looks_like_context_overflow(&code);
+    let kind = match parsed.as_ref().and_then(|body| google_kind(body, &detail)) {
+        Some(kind) if !overflow => kind,
+        _ => kind_for_status(status, &detail, &code),
+    };
     let message = if html {
         format!("the endpoint answered HTTP {status} with an HTML page: {detail}")
+    } else if is_content_filter(&code) {
+        format!(
+            "HTTP {status}: the provider's content filter blocked this request; sending it again will not help, rephrase it or use another model: {detail}"
+        )
     } else {
         format!("HTTP {status}: {detail}")
     };
-    ModelError::new(kind, message).with_status(status)
+    ModelError::new(kind, message)
+        .with_status(status)
+        .with_retry_after(parsed.as_ref().and_then(google_retry_delay))
 }
 
 fn kind_for_status(status: u16, detail: &str, code: &str) -> ErrorKind {
@@ -191,6 +255,8 @@ pub fn classify_stream_error(payload: &Value) -> ModelError {
         .and_then(|c| u16::try_from(c).ok());
     let kind = if looks_like_context_overflow(&message) || looks_like_context_overflow(&code) {
         ErrorKind::ContextTooLong
+    } else if let Some(kind) = google_kind(payload, &message) {
+        kind
     } else if let Some(status) = status.filter(|s| (400..600).contains(s)) {
         kind_for_status(status, &message, &code)
     } else if code.contains("rate_limit") || code.contains("quota") {
@@ -207,7 +273,8 @@ pub fn classify_stream_error(payload: &Value) -> ModelError {
     let mut error = ModelError::new(
         kind,
         format!("the provider reported an error mid-stream: {message}"),
-    );
+    )
+    .with_retry_after(google_retry_delay(payload));
     error.status = status;
     error
 }
@@ -282,6 +349,87 @@ mod tests {
         let text = "y".repeat(5_000);
         let err = classify_http_error(500, &text, None);
         assert!(err.message.contains("[3000 more chars]"), "{}", err.message);
+    }
+
+    #[test]
+    fn google_errors_are_classified_by_their_status() {
+        let error = |code: u16, status: &str, message: &str| {
+            json!({"error": {"code": code, "message": message, "status": status}}).to_string()
+        };
+        let bad_key = json!({"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+            "status": "INVALID_ARGUMENT", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]}});
+        let err = classify_http_error(400, &bad_key.to_string(), None);
+        assert_eq!(err.kind, ErrorKind::Auth);
+        assert_eq!(
+            err.message,
+            "HTTP 400: API key not valid. Please pass a valid API key. (INVALID_ARGUMENT)"
+        );
+        let quota = json!({"error": {"code": 429, "message": "You exceeded your current quota.",
+            "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+            "retryDelay": "23s"}]}});
+        let err = classify_http_error(429, &quota.to_string(), None);
+        assert_eq!(err.kind, ErrorKind::RateLimit);
+        assert_eq!(err.retry_after, Some(Duration::from_secs(23)));
+        let cases = [
+            (
+                400,
+                "INVALID_ARGUMENT",
+                "Request contains an invalid argument.",
+                ErrorKind::BadRequest,
+            ),
+            (
+                400,
+                "INVALID_ARGUMENT",
+                "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+                ErrorKind::ContextTooLong,
+            ),
+            (
+                403,
+                "PERMISSION_DENIED",
+                "Method doesn't allow unregistered callers.",
+                ErrorKind::Auth,
+            ),
+            (
+                404,
+                "NOT_FOUND",
+                "models/gemini-9 is not found for API version v1beta.",
+                ErrorKind::BadRequest,
+            ),
+            (
+                500,
+                "INTERNAL",
+                "An internal error has occurred.",
+                ErrorKind::Server,
+            ),
+            (
+                503,
+                "UNAVAILABLE",
+                "The model is overloaded. Please try again later.",
+                ErrorKind::Server,
+            ),
+        ];
+        for (status, name, message, kind) in cases {
+            let err = classify_http_error(status, &error(status, name, message), None);
+            assert_eq!(err.kind, kind, "{status} {name}");
+            assert!(err.message.contains(message), "{}", err.message);
+        }
+        let mid_stream =
+            json!({"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}});
+        assert_eq!(classify_stream_error(&mid_stream).kind, ErrorKind::Server);
+    }
+
+    #[test]
+    fn content_filter_refusals_say_so() {
+        let body = r#"{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400}}"#;
+        let err = classify_http_error(400, body, None);
+        assert_eq!(err.kind, ErrorKind::BadRequest);
+        assert!(!err.kind.is_retryable());
+        assert!(
+            err.message.contains("content filter blocked"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub struct RetryNotice {
     pub attempt: u32,
     /// How long the client waits before the next attempt.
     pub delay: Duration,
-    /// Whether `delay` came from the server's `Retry-After`.
+    /// Whether `delay` came from the server (`Retry-After`, or the `RetryInfo` of a Google
+    /// error body).
     pub from_retry_after: bool,
     /// Class of the failure.
     pub kind: ErrorKind,

@@ -85,7 +85,10 @@ pub(crate) fn header_map<'a>(
             )
         })?;
         let lower = name.to_ascii_lowercase();
-        if lower == "authorization" || lower == "x-api-key" {
+        if matches!(
+            lower.as_str(),
+            "authorization" | "x-api-key" | "x-goog-api-key" | "api-key"
+        ) {
             value.set_sensitive(true);
         }
         map.insert(header, value);
@@ -298,8 +301,10 @@ impl Transport {
                 .await
                 .map_err(Failure::fatal)?;
             let text = redact(&String::from_utf8_lossy(&bytes), self.api_key.as_deref());
-            let error = classify_http_error(status, &text, Some(content_type.as_str()))
-                .with_retry_after(retry_after);
+            // The header wins; Google puts its wait in the body (`RetryInfo`).
+            let error = classify_http_error(status, &text, Some(content_type.as_str()));
+            let retry_after = retry_after.or(error.retry_after);
+            let error = error.with_retry_after(retry_after);
             let retry = error.kind.is_retryable();
             return Err(Failure { error, retry });
         }
