@@ -10,6 +10,8 @@ use crate::{ErrorKind, ModelError};
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// Default base URL of the official Anthropic API (without `/v1`).
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// Default base URL of Google's Gemini API (the client adds `/v1beta`).
+pub const GOOGLE_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 
 /// Base URLs used when a catalogue entry of a well-known provider has no `baseUrl`.
 const PROVIDER_DEFAULTS: &[(&str, &str)] = &[
@@ -57,6 +59,52 @@ pub fn normalize_anthropic_base_url(base: &str) -> String {
     url.to_string()
 }
 
+/// Normalizes a Gemini API base URL to end in its version segment: trims whitespace,
+/// trailing slashes and a pasted `/models…` path, keeps a version the URL already names
+/// (`/v1beta`, `/v1`), and adds `/v1beta` otherwise.
+///
+/// `https://generativelanguage.googleapis.com` →
+/// `https://generativelanguage.googleapis.com/v1beta` (and so does the same URL with
+/// `/v1beta/` or `/v1beta/models`).
+pub fn normalize_google_base_url(base: &str) -> String {
+    let mut url = base.trim().trim_end_matches('/');
+    if let Some(at) = url.find("/models/") {
+        url = &url[..at];
+    }
+    url = url
+        .strip_suffix("/models")
+        .unwrap_or(url)
+        .trim_end_matches('/');
+    if path_segments(url).last().is_some_and(is_version_segment) {
+        url.to_string()
+    } else {
+        format!("{url}/v1beta")
+    }
+}
+
+/// Normalizes an Azure OpenAI base URL to end in `/openai/v1`: trims whitespace, trailing
+/// slashes and a pasted endpoint path (`/responses`, `/models`), then adds what is missing of
+/// `/openai/v1`.
+///
+/// `https://res.openai.azure.com` → `https://res.openai.azure.com/openai/v1`;
+/// `https://res.openai.azure.com/openai/v1/` stays `https://res.openai.azure.com/openai/v1`.
+pub fn normalize_azure_base_url(base: &str) -> String {
+    let mut url = base.trim().trim_end_matches('/');
+    for suffix in OPENAI_ENDPOINT_SUFFIXES {
+        if let Some(stripped) = url.strip_suffix(suffix) {
+            url = stripped.trim_end_matches('/');
+            break;
+        }
+    }
+    if url.ends_with("/openai/v1") {
+        url.to_string()
+    } else if url.ends_with("/openai") {
+        format!("{url}/v1")
+    } else {
+        format!("{url}/openai/v1")
+    }
+}
+
 /// The normalized base URL of a catalogue entry: its `baseUrl`, or the default of a
 /// well-known provider.
 pub fn base_url_for(definition: &ModelDefinition) -> Result<String, ModelError> {
@@ -80,12 +128,19 @@ pub fn base_url_for(definition: &ModelDefinition) -> Result<String, ModelError> 
         )
         .with_model(&definition.id));
     }
-    Ok(match definition.api {
-        ModelApi::AnthropicMessages => normalize_anthropic_base_url(&raw),
+    Ok(normalize_base_url(definition.api, &raw))
+}
+
+/// Normalizes a base URL the way `api` expects it (see the `normalize_*` functions).
+pub fn normalize_base_url(api: ModelApi, raw: &str) -> String {
+    match api {
+        ModelApi::AnthropicMessages => normalize_anthropic_base_url(raw),
+        ModelApi::GoogleGenerativeAi => normalize_google_base_url(raw),
+        ModelApi::AzureOpenaiResponses => normalize_azure_base_url(raw),
         ModelApi::OpenaiCompletions | ModelApi::OpenaiResponses | ModelApi::Local => {
-            normalize_openai_base_url(&raw)
+            normalize_openai_base_url(raw)
         }
-    })
+    }
 }
 
 fn default_base_url(definition: &ModelDefinition) -> Option<String> {
@@ -97,6 +152,8 @@ fn default_base_url(definition: &ModelDefinition) -> Option<String> {
         ModelApi::AnthropicMessages if provider.contains("anthropic") => {
             Some(ANTHROPIC_BASE_URL.to_string())
         }
+        // The Gemini API has one public host; Azure's is per resource, so it has no default.
+        ModelApi::GoogleGenerativeAi => Some(GOOGLE_BASE_URL.to_string()),
         _ => None,
     }
 }
@@ -228,6 +285,65 @@ mod tests {
         }
     }
 
+    #[test]
+    fn google_urls_end_in_one_version() {
+        let cases = [
+            (
+                "https://generativelanguage.googleapis.com",
+                "https://generativelanguage.googleapis.com/v1beta",
+            ),
+            (
+                "https://generativelanguage.googleapis.com/v1beta",
+                "https://generativelanguage.googleapis.com/v1beta",
+            ),
+            (
+                "https://generativelanguage.googleapis.com/v1beta/",
+                "https://generativelanguage.googleapis.com/v1beta",
+            ),
+            (
+                "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+                "https://generativelanguage.googleapis.com/v1beta",
+            ),
+            (
+                "https://generativelanguage.googleapis.com/v1",
+                "https://generativelanguage.googleapis.com/v1",
+            ),
+            ("http://127.0.0.1:9000/", "http://127.0.0.1:9000/v1beta"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(normalize_google_base_url(input), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn azure_urls_end_in_openai_v1() {
+        let cases = [
+            (
+                "https://res.openai.azure.com",
+                "https://res.openai.azure.com/openai/v1",
+            ),
+            (
+                "https://res.openai.azure.com/",
+                "https://res.openai.azure.com/openai/v1",
+            ),
+            (
+                "https://res.openai.azure.com/openai",
+                "https://res.openai.azure.com/openai/v1",
+            ),
+            (
+                "https://res.openai.azure.com/openai/v1/",
+                "https://res.openai.azure.com/openai/v1",
+            ),
+            (
+                "https://res.openai.azure.com/openai/v1/responses",
+                "https://res.openai.azure.com/openai/v1",
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(normalize_azure_base_url(input), expected, "{input}");
+        }
+    }
+
     fn def(provider: &str, api: ModelApi, base: Option<&str>) -> ModelDefinition {
         serde_json::from_value(serde_json::json!({
             "id": format!("{provider}/m"), "provider": provider, "modelId": "m",
@@ -249,6 +365,14 @@ mod tests {
             base_url_for(&anthropic).unwrap(),
             "https://api.anthropic.com"
         );
+        let gemini = def("acme", ModelApi::GoogleGenerativeAi, None);
+        assert_eq!(
+            base_url_for(&gemini).unwrap(),
+            "https://generativelanguage.googleapis.com/v1beta"
+        );
+        assert!(!is_keyless(&gemini));
+        let azure = def("azure", ModelApi::AzureOpenaiResponses, None);
+        assert_eq!(base_url_for(&azure).unwrap_err().kind, ErrorKind::Config);
         let unknown = def("acme", ModelApi::OpenaiCompletions, None);
         assert_eq!(base_url_for(&unknown).unwrap_err().kind, ErrorKind::Config);
         let bad = def("acme", ModelApi::OpenaiCompletions, Some("not a url"));

@@ -1,9 +1,10 @@
 //! How every role reaches a model.
 //!
 //! One small trait, [`ModelClient`], with one required method that streams [`ModelEvent`]s.
-//! Wire implementations (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages) live in
-//! this crate behind [`WireClient`]; the embedded GGUF model lives in `braincode-llm-local` so
-//! that crates which do not run it never compile llama.cpp.
+//! Wire implementations (OpenAI Chat Completions, OpenAI Responses — also on Azure —,
+//! Anthropic Messages, Google Gemini) live in this crate behind [`WireClient`]; the embedded
+//! GGUF model lives in `braincode-llm-local` so that crates which do not run it never compile
+//! llama.cpp.
 //!
 //! - [`resolve_candidates`] turns a role's model chain into usable candidates (with skip
 //!   reasons), [`client_for`] builds the client of one candidate.
@@ -45,8 +46,9 @@ pub use connection::{
     ConnectionTestResult, DiscoveredModel, discover_models, test_connection,
 };
 pub use endpoint::{
-    ANTHROPIC_BASE_URL, OPENAI_BASE_URL, base_url_for, is_keyless, is_loopback_url,
-    normalize_anthropic_base_url, normalize_openai_base_url,
+    ANTHROPIC_BASE_URL, GOOGLE_BASE_URL, OPENAI_BASE_URL, base_url_for, is_keyless,
+    is_loopback_url, normalize_anthropic_base_url, normalize_azure_base_url, normalize_base_url,
+    normalize_google_base_url, normalize_openai_base_url,
 };
 pub use error::{ErrorKind, ModelError};
 pub use options::{
@@ -58,6 +60,6 @@ pub use resolve::{
     Candidate, CandidateSelection, REASON_NOT_CONFIGURED, REASON_NOT_VISION, Requirements,
     SkippedCandidate, client_for, resolve_candidates,
 };
-pub use thinking::{anthropic_thinking_budget, openai_reasoning_effort};
-pub use usage::{anthropic_usage, openai_usage};
+pub use thinking::{anthropic_thinking_budget, gemini_thinking_budget, openai_reasoning_effort};
+pub use usage::{anthropic_usage, gemini_usage, openai_usage};
 pub use wire_client::WireClient;

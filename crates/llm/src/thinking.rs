@@ -37,6 +37,28 @@ pub fn anthropic_thinking_budget(level: ThinkingLevel, max_tokens: u32) -> Optio
     (budget >= ANTHROPIC_MIN_THINKING_BUDGET).then_some(budget)
 }
 
+/// Smallest Gemini thinking budget used: every Gemini 2.5 model accepts 512 (Flash-Lite
+/// accepts nothing lower).
+pub const GEMINI_MIN_THINKING_BUDGET: u32 = 512;
+
+/// Gemini `thinkingConfig.thinkingBudget` for a level and output cap, or `None` when thinking
+/// is off (the model's own default then applies) or cannot fit.
+///
+/// Gemini counts thoughts inside `maxOutputTokens`, so with a cap the budget takes at most
+/// half of it, leaving the other half for the answer; `xhigh`/`max` clamp to `high`, whose
+/// 24,576 is the largest budget every 2.5 model accepts.
+pub fn gemini_thinking_budget(level: ThinkingLevel, max_tokens: Option<u32>) -> Option<u32> {
+    let wanted = match level.clamp_to_high() {
+        ThinkingLevel::Off => return None,
+        ThinkingLevel::Minimal => GEMINI_MIN_THINKING_BUDGET,
+        ThinkingLevel::Low => 2_048,
+        ThinkingLevel::Medium => 8_192,
+        ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => 24_576,
+    };
+    let budget = max_tokens.map_or(wanted, |max| wanted.min(max / 2));
+    (budget >= GEMINI_MIN_THINKING_BUDGET).then_some(budget)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +96,17 @@ mod tests {
         assert_eq!(anthropic_thinking_budget(Minimal, 1_025), Some(1_024));
         assert_eq!(anthropic_thinking_budget(Low, 1_024), None);
         assert_eq!(anthropic_thinking_budget(Max, 16), None);
+    }
+
+    #[test]
+    fn gemini_budget_leaves_room_for_the_answer() {
+        use ThinkingLevel::*;
+        assert_eq!(gemini_thinking_budget(Off, None), None);
+        assert_eq!(gemini_thinking_budget(Minimal, None), Some(512));
+        assert_eq!(gemini_thinking_budget(Medium, None), Some(8_192));
+        assert_eq!(gemini_thinking_budget(Max, None), Some(24_576));
+        assert_eq!(gemini_thinking_budget(High, Some(8_192)), Some(4_096));
+        assert_eq!(gemini_thinking_budget(Low, Some(1_000)), None);
+        assert_eq!(gemini_thinking_budget(High, Some(16)), None);
     }
 }

@@ -4,7 +4,9 @@
 //! cached ones, `cache_write` the ones written to cache, `output` every generated token
 //! (reasoning included), and `total` = the provider's total when given, else the sum.
 //! OpenAI's `prompt_tokens` / `input_tokens` include cached tokens, so there
-//! `input = prompt - cached`; Anthropic's `input_tokens` already exclude them.
+//! `input = prompt - cached`; Anthropic's `input_tokens` already exclude them; Gemini's
+//! `promptTokenCount` includes `cachedContentTokenCount`, and its `candidatesTokenCount`
+//! leaves out `thoughtsTokenCount`, so there `output = candidates + thoughts`.
 
 use braincode_protocol::Usage;
 use serde_json::Value;
@@ -49,6 +51,36 @@ pub fn anthropic_usage(start: Option<&Value>, delta: Option<&Value>) -> Option<U
         }
     }
     Usage::from_aliases(&Value::Object(merged))
+}
+
+/// Normalizes Gemini `usageMetadata` (`promptTokenCount`, `cachedContentTokenCount`,
+/// `toolUsePromptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`,
+/// `totalTokenCount`): `input` = prompt + tool-use prompt − cached, `output` = candidates +
+/// thoughts, `reasoning` = thoughts. `None` when it carries no count.
+pub fn gemini_usage(value: &Value) -> Option<Usage> {
+    let field = |key: &str| count(value.get(key));
+    let keys = [
+        "promptTokenCount",
+        "cachedContentTokenCount",
+        "toolUsePromptTokenCount",
+        "candidatesTokenCount",
+        "thoughtsTokenCount",
+        "totalTokenCount",
+    ];
+    if keys.iter().all(|key| field(key).is_none()) {
+        return None;
+    }
+    let cached = field("cachedContentTokenCount").unwrap_or(0);
+    let prompt =
+        field("promptTokenCount").unwrap_or(0) + field("toolUsePromptTokenCount").unwrap_or(0);
+    let thoughts = field("thoughtsTokenCount").unwrap_or(0);
+    let output = field("candidatesTokenCount").unwrap_or(0) + thoughts;
+    let mut usage = Usage::new(prompt.saturating_sub(cached), output, cached, 0);
+    usage.reasoning = thoughts;
+    if let Some(total) = field("totalTokenCount") {
+        usage.total = total;
+    }
+    Some(usage)
 }
 
 #[cfg(test)]
@@ -99,5 +131,23 @@ mod tests {
         assert_eq!(usage, Usage::new(25, 42, 500, 10));
         assert_eq!(usage.total, 577);
         assert_eq!(anthropic_usage(None, None), None);
+    }
+
+    #[test]
+    fn gemini_thoughts_count_as_output_and_cache_leaves_input() {
+        let meta = json!({"promptTokenCount": 1200, "cachedContentTokenCount": 1000,
+            "candidatesTokenCount": 30, "thoughtsTokenCount": 70, "totalTokenCount": 1300});
+        let usage = gemini_usage(&meta).unwrap();
+        let mut expected = Usage::new(200, 100, 1000, 0);
+        expected.reasoning = 70;
+        expected.total = 1300;
+        assert_eq!(usage, expected);
+        let plain = json!({"promptTokenCount": 8, "candidatesTokenCount": 2});
+        let usage = gemini_usage(&plain).unwrap();
+        assert_eq!(
+            (usage.input, usage.output, usage.total, usage.reasoning),
+            (8, 2, 10, 0)
+        );
+        assert_eq!(gemini_usage(&json!({"trafficType": "ON_DEMAND"})), None);
     }
 }

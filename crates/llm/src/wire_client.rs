@@ -1,5 +1,5 @@
 //! [`WireClient`]: the [`ModelClient`] for every HTTP model (OpenAI Chat Completions, OpenAI
-//! Responses, Anthropic Messages).
+//! Responses — also on Azure —, Anthropic Messages, Google Gemini).
 
 use std::fmt;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::endpoint::{base_url_for, is_official_openai};
 use crate::transport::{Transport, header_map, shared_http};
-use crate::wire::{StreamDecoder, anthropic, chat, responses};
+use crate::wire::{StreamDecoder, anthropic, chat, gemini, responses};
 use crate::{ChatRequest, ClientOptions, ErrorKind, ModelClient, ModelError, ModelStream};
 
 /// A model reached over HTTP. Retries, timeouts, the reply cap, cancellation and error
@@ -37,7 +37,8 @@ impl fmt::Debug for WireClient {
 
 impl WireClient {
     /// A client for a catalogue entry. `api_key` is sent as `Authorization: Bearer` (OpenAI
-    /// style) or `x-api-key` (Anthropic); without one no auth header is sent (local servers).
+    /// style), `x-api-key` (Anthropic), `x-goog-api-key` (Gemini, never in the URL) or
+    /// `api-key` (Azure); without one no auth header is sent (local servers).
     /// The entry's `headers` are added last, so they can override defaults.
     ///
     /// `options` are the defaults (built-in, overlaid with settings.json by the caller, see
@@ -78,6 +79,16 @@ impl WireClient {
             ModelApi::AnthropicMessages => (format!("{base}/v1/messages"), || {
                 Box::new(anthropic::AnthropicDecoder::new())
             }),
+            ModelApi::GoogleGenerativeAi => (
+                format!(
+                    "{base}/{}:streamGenerateContent?alt=sse",
+                    gemini::model_path(&definition.model_id)
+                ),
+                || Box::new(gemini::GeminiDecoder::new()),
+            ),
+            ModelApi::AzureOpenaiResponses => (format!("{base}/responses"), || {
+                Box::new(responses::ResponsesDecoder::new())
+            }),
             ModelApi::Local => return Err(local_model_error(definition)),
         };
         let mut pairs: Vec<(String, String)> = vec![
@@ -94,6 +105,12 @@ impl WireClient {
                     pairs.push(("x-api-key".into(), key.clone()));
                 }
             }
+            (ModelApi::GoogleGenerativeAi, Some(key)) => {
+                pairs.push(("x-goog-api-key".into(), key.clone()));
+            }
+            (ModelApi::AzureOpenaiResponses, Some(key)) => {
+                pairs.push(("api-key".into(), key.clone()));
+            }
             (_, Some(key)) => pairs.push(("authorization".into(), format!("Bearer {key}"))),
             (_, None) => {}
         }
@@ -104,7 +121,8 @@ impl WireClient {
             header_map(pairs.iter().map(|(n, v)| (n.as_str(), v.as_str()))).map_err(with_model)?;
         let http = shared_http(&options).map_err(with_model)?;
         let body_options = chat::BodyOptions {
-            official: is_official_openai(&base),
+            // Azure serves OpenAI's own models, with their full set of options.
+            official: is_official_openai(&base) || definition.api == ModelApi::AzureOpenaiResponses,
             default_max_tokens: definition.max_tokens,
         };
         Ok(Self {
@@ -155,8 +173,11 @@ impl WireClient {
             ModelApi::AnthropicMessages => {
                 anthropic::request_body(request, &self.model, self.body_options.default_max_tokens)
             }
-            ModelApi::OpenaiResponses => {
+            ModelApi::OpenaiResponses | ModelApi::AzureOpenaiResponses => {
                 responses::request_body(request, &self.model, self.body_options)
+            }
+            ModelApi::GoogleGenerativeAi => {
+                gemini::request_body(request, &self.model, self.body_options)
             }
             ModelApi::OpenaiCompletions | ModelApi::Local => {
                 chat::request_body(request, &self.model, self.body_options)

@@ -88,26 +88,49 @@ impl std::str::FromStr for ThinkingLevel {
 #[serde(rename_all = "kebab-case")]
 pub enum ModelApi {
     /// OpenAI Chat Completions and every compatible server (Ollama, LM Studio, vLLM,
-    /// llama.cpp server, OpenRouter).
+    /// llama.cpp server, OpenRouter, Mistral's `/v1/chat/completions` — hence the `mistral`
+    /// aliases, the names TypeScript Braincode catalogues give it).
     #[default]
-    #[serde(alias = "openai-chat-completions", alias = "openai")]
+    #[serde(
+        alias = "openai-chat-completions",
+        alias = "openai",
+        alias = "mistral-conversations",
+        alias = "mistral"
+    )]
     OpenaiCompletions,
     /// OpenAI Responses API.
     OpenaiResponses,
     /// Anthropic Messages API.
     #[serde(alias = "anthropic")]
     AnthropicMessages,
+    /// Google Gemini's native API (`streamGenerateContent`, `x-goog-api-key`).
+    #[serde(alias = "google")]
+    GoogleGenerativeAi,
+    /// The OpenAI Responses API served by Azure OpenAI (`/openai/v1/responses`, `api-key`).
+    AzureOpenaiResponses,
     /// The embedded GGUF model, run in-process.
     Local,
 }
 
 impl ModelApi {
+    /// Every API, in the order they are offered to users.
+    pub const ALL: [ModelApi; 6] = [
+        ModelApi::OpenaiCompletions,
+        ModelApi::OpenaiResponses,
+        ModelApi::AnthropicMessages,
+        ModelApi::GoogleGenerativeAi,
+        ModelApi::AzureOpenaiResponses,
+        ModelApi::Local,
+    ];
+
     /// The JSON name of the API.
     pub const fn as_str(self) -> &'static str {
         match self {
             ModelApi::OpenaiCompletions => "openai-completions",
             ModelApi::OpenaiResponses => "openai-responses",
             ModelApi::AnthropicMessages => "anthropic-messages",
+            ModelApi::GoogleGenerativeAi => "google-generative-ai",
+            ModelApi::AzureOpenaiResponses => "azure-openai-responses",
             ModelApi::Local => "local",
         }
     }
@@ -130,7 +153,7 @@ pub struct ModelDefinition {
     #[serde(default)]
     pub api: ModelApi,
     /// Endpoint base URL (normalized per API: `/v1` ensured for OpenAI-compatible, stripped
-    /// for Anthropic).
+    /// for Anthropic, `/v1beta` ensured for Google, `/openai/v1` ensured for Azure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// Extra HTTP headers.
@@ -347,6 +370,31 @@ impl ModelDefinition {
             timeouts: self.timeouts,
             max_retries: self.max_retries,
             max_reply_bytes: self.max_reply_bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_names_and_aliases_round_trip() {
+        for api in ModelApi::ALL {
+            let json = serde_json::to_value(api).unwrap_or_default();
+            assert_eq!(json, api.as_str());
+            assert_eq!(serde_json::from_value::<ModelApi>(json).ok(), Some(api));
+        }
+        let aliases = [
+            ("openai", ModelApi::OpenaiCompletions),
+            ("mistral-conversations", ModelApi::OpenaiCompletions),
+            ("mistral", ModelApi::OpenaiCompletions),
+            ("anthropic", ModelApi::AnthropicMessages),
+            ("google", ModelApi::GoogleGenerativeAi),
+        ];
+        for (alias, api) in aliases {
+            let parsed = serde_json::from_value::<ModelApi>(serde_json::json!(alias)).ok();
+            assert_eq!(parsed, Some(api), "{alias}");
         }
     }
 }

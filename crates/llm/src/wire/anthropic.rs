@@ -11,7 +11,7 @@ use braincode_protocol::Usage;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::chat::raw_arguments;
+use super::chat::arguments_object;
 use super::{
     PartialCall, StreamDecoder, complete_object, malformed, pending_argument_bytes,
     schema_instruction, take_string, truncated,
@@ -109,13 +109,7 @@ fn blocks_for(message: &ChatMessage) -> (&'static str, Vec<Value>) {
                 blocks.push(json!({"type": "text", "text": text}));
             }
             for call in tool_calls {
-                let input = match &call.arguments {
-                    Value::Object(_) => call.arguments.clone(),
-                    _ => serde_json::from_str::<Value>(&raw_arguments(call))
-                        .ok()
-                        .filter(Value::is_object)
-                        .unwrap_or_else(|| json!({})),
-                };
+                let input = arguments_object(call);
                 blocks.push(
                     json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}),
                 );

@@ -1,4 +1,5 @@
-//! The three wire protocols: request bodies and stream decoders.
+//! The wire protocols (OpenAI Chat Completions, OpenAI Responses — also behind Azure —,
+//! Anthropic Messages, Google Gemini): request bodies and stream decoders.
 //!
 //! A [`StreamDecoder`] turns one provider's server-sent events into [`ModelEvent`]s. Decoders
 //! are pure (no I/O), so they are unit-tested and benchmarked on recorded bytes. Each one also
@@ -10,6 +11,7 @@
 
 pub mod anthropic;
 pub mod chat;
+pub mod gemini;
 pub mod responses;
 
 use std::borrow::Cow;
@@ -65,8 +67,11 @@ pub trait StreamDecoder: Send {
 pub fn decoder_for(api: ModelApi) -> Option<Box<dyn StreamDecoder>> {
     match api {
         ModelApi::OpenaiCompletions => Some(Box::new(chat::ChatDecoder::new())),
-        ModelApi::OpenaiResponses => Some(Box::new(responses::ResponsesDecoder::new())),
+        ModelApi::OpenaiResponses | ModelApi::AzureOpenaiResponses => {
+            Some(Box::new(responses::ResponsesDecoder::new()))
+        }
         ModelApi::AnthropicMessages => Some(Box::new(anthropic::AnthropicDecoder::new())),
+        ModelApi::GoogleGenerativeAi => Some(Box::new(gemini::GeminiDecoder::new())),
         ModelApi::Local => None,
     }
 }
@@ -265,7 +270,8 @@ pub fn is_strict_compatible(schema: &serde_json::Value) -> bool {
     }
 }
 
-/// The instruction used where a protocol has no native structured output (Anthropic).
+/// The instruction used where a protocol has no native structured output (Anthropic, Gemini
+/// with tools).
 pub(crate) fn schema_instruction(schema: &crate::ResponseSchema) -> String {
     format!(
         "Reply with only one JSON object (no prose, no code fence) named `{}` that matches this JSON Schema:\n{}",

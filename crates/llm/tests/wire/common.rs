@@ -113,6 +113,8 @@ pub struct Outcome {
 pub struct Seen {
     pub method: String,
     pub path: String,
+    /// The query string, without `?` (empty when there is none).
+    pub query: String,
     pub headers: BTreeMap<String, String>,
     pub body: Value,
 }
@@ -197,6 +199,7 @@ async fn handle(
         state.seen.push(Seen {
             method: method.to_string(),
             path: uri.path().to_string(),
+            query: uri.query().unwrap_or_default().to_string(),
             headers: headers
                 .iter()
                 .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))

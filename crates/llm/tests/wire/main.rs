@@ -2,9 +2,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod anthropic;
+mod azure;
 mod chat;
 mod common;
 mod connection;
+mod gemini;
 mod glitches;
 mod limits;
 mod resilience;

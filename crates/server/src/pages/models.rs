@@ -30,10 +30,12 @@ pub(super) fn routes() -> Router<AppState> {
         .route("/api/models/discover", post(discover))
 }
 
-const APIS: [ModelApi; 3] = [
+const APIS: [ModelApi; 5] = [
     ModelApi::OpenaiCompletions,
     ModelApi::OpenaiResponses,
     ModelApi::AnthropicMessages,
+    ModelApi::GoogleGenerativeAi,
+    ModelApi::AzureOpenaiResponses,
 ];
 
 async fn page(State(state): State<AppState>) -> Html<String> {

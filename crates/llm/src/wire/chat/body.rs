@@ -142,6 +142,19 @@ pub(crate) fn raw_arguments(call: &crate::ToolCall) -> String {
     }
 }
 
+/// The arguments of an earlier call as a JSON object, for protocols that send them as one
+/// (Anthropic `input`, Gemini `args`): the parsed object, else the raw text if it parses to
+/// an object, else `{}`.
+pub(crate) fn arguments_object(call: &crate::ToolCall) -> Value {
+    match &call.arguments {
+        Value::Object(_) => call.arguments.clone(),
+        _ => serde_json::from_str::<Value>(&raw_arguments(call))
+            .ok()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({})),
+    }
+}
+
 /// Tool output text; failures are marked because the wire format has no error flag.
 pub(crate) fn tool_output(content: &str, is_error: bool) -> String {
     if is_error {

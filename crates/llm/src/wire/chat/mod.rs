@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub use body::{BodyOptions, request_body};
-pub(crate) use body::{raw_arguments, tool_output};
+pub(crate) use body::{arguments_object, raw_arguments, tool_output};
 
 use super::{
     LenientText, PartialCall, StreamDecoder, complete_object, malformed, pending_argument_bytes,
