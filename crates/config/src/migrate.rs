@@ -253,7 +253,10 @@ fn migrators(home: &Home) -> [(PathBuf, Migrator); 2] {
 }
 
 /// Reads `path` and migrates it in memory: `None` when it is missing or needs nothing.
-fn migrated(path: &PathBuf, migrate: Migrator) -> Result<Option<(Value, Migration)>, ConfigError> {
+fn migrated(
+    path: &std::path::Path,
+    migrate: Migrator,
+) -> Result<Option<(Value, Migration)>, ConfigError> {
     let Some(text) = json_io::read_config_text(path)? else {
         return Ok(None);
     };
