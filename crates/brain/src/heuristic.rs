@@ -159,6 +159,14 @@ fn new_todo(id: &str, title: &str, role: Role) -> Todo {
 fn primary_role(s: &Signals) -> (Role, &'static str) {
     if s.image {
         (Role::ImageMaker, "the request asks for a generated image")
+    } else if s.review && !s.file_edit {
+        // An audit asks for findings, not changes: the reviewer (or the security specialist,
+        // when it is about security) leads, whatever code domain it names.
+        if s.security {
+            (Role::Security, "a security audit that asks for no change")
+        } else {
+            (Role::Review, "a review that asks for no change")
+        }
     } else if s.workspace && !s.has_domain() {
         (
             Role::Devops,

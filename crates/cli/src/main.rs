@@ -72,6 +72,9 @@ enum Command {
     Config(commands::config::ConfigArgs),
     /// Tokens and cost across sessions, by day, role, model, project or session.
     Usage(commands::usage::UsageArgs),
+    /// How well a brain plans: the planning benchmark.
+    #[command(subcommand)]
+    Benchmark(commands::benchmark::BenchmarkCommand),
     /// Measure Braincode's own speed.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
@@ -123,6 +126,7 @@ fn main() -> ExitCode {
         Command::Usage(args) => commands::usage::execute(&args),
         Command::Config(args) => commands::config::execute(args),
         Command::Bench(cmd) => commands::bench::execute(cmd),
+        Command::Benchmark(cmd) => commands::benchmark::execute(cmd),
     };
     match result {
         Ok(code) => code,

@@ -252,6 +252,12 @@ static WORKSPACE: Keywords = Keywords {
         "test",
         "lint",
         "typecheck",
+        "dependency",
+        "dependencies",
+        "bump",
+        "upgrade",
+        "lockfile",
+        "lock file",
     ],
     chinese: &[
         "提交",
@@ -267,6 +273,8 @@ static WORKSPACE: Keywords = Keywords {
         "终端",
         "脚本",
         "测试",
+        "依赖",
+        "升级",
     ],
 };
 
@@ -426,8 +434,26 @@ static SECURITY: Keywords = Keywords {
         "injection",
         "secrets",
         "secret",
+        // Changes to authentication are security changes too (they are also backend words).
+        "authentication",
+        "authorization",
+        "auth",
+        "login",
+        "sessions",
+        "session",
+        "tokens",
+        "token",
+        "oauth",
+        "jwt",
+        "password",
+        "passwords",
+        "credentials",
+        "encryption",
     ],
-    chinese: &["安全", "漏洞", "权限", "注入", "密钥", "风控"],
+    chinese: &[
+        "安全", "漏洞", "权限", "注入", "密钥", "风控", "认证", "鉴权", "登录", "会话", "令牌",
+        "密码", "加密",
+    ],
 };
 
 static QA: Keywords = Keywords {

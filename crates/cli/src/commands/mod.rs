@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod bench;
+pub mod benchmark;
 pub mod checks;
 pub mod config;
 pub mod doctor;
