@@ -7,7 +7,7 @@ mod hello;
 mod journal_gen;
 mod local;
 mod mcp;
-mod overhead;
+pub(crate) mod overhead;
 mod panel;
 mod replay;
 mod reply;

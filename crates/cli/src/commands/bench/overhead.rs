@@ -56,14 +56,14 @@ const PROMPT: &str = "Fix the session token validation in the backend and add a 
 /// how the runtime's prompts begin (workers and reviewers may be on a tool turn, which carries
 /// no schema).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Asker {
+pub(crate) enum Asker {
     Router,
     Worker,
     Reviewer,
     Primary,
 }
 
-pub(super) fn asker(schema_name: Option<&str>, first_user_text: &str) -> Asker {
+pub(crate) fn asker(schema_name: Option<&str>, first_user_text: &str) -> Asker {
     match schema_name {
         Some("router_decision") => Asker::Router,
         Some("review_result") => Asker::Reviewer,
@@ -75,7 +75,7 @@ pub(super) fn asker(schema_name: Option<&str>, first_user_text: &str) -> Asker {
 }
 
 /// What an instant model answers.
-pub(super) fn reply_for(asker: Asker) -> String {
+pub(crate) fn reply_for(asker: Asker) -> String {
     match asker {
         Asker::Router => json!({
             "role": "backend",
@@ -139,7 +139,7 @@ impl ModelClient for InstantModel {
 }
 
 /// Who is asking `request`.
-pub(super) fn asker_of(request: &ChatRequest) -> Asker {
+pub(crate) fn asker_of(request: &ChatRequest) -> Asker {
     asker(
         request.response_schema.as_ref().map(|s| s.name.as_str()),
         first_user_text(request),
@@ -147,7 +147,7 @@ pub(super) fn asker_of(request: &ChatRequest) -> Asker {
 }
 
 /// A stream that answers `text` at once, with a fixed usage.
-pub(super) fn instant_reply(text: String) -> ModelStream {
+pub(crate) fn instant_reply(text: String) -> ModelStream {
     let events = vec![
         Ok(ModelEvent::TextDelta { text }),
         Ok(ModelEvent::Usage {
@@ -171,7 +171,7 @@ impl<M: ModelClient + 'static> ClientOverride for SameClient<M> {
 
 /// `git add . && git commit` in a bench repository (after `git init` when `init`), with a
 /// throwaway identity.
-pub(super) fn git_commit_all(repo: &Path, init: bool, message: &str) -> anyhow::Result<()> {
+pub(crate) fn git_commit_all(repo: &Path, init: bool, message: &str) -> anyhow::Result<()> {
     let commit = [
         "-c",
         "user.email=b@b",
@@ -482,7 +482,7 @@ async fn rss_child(base_url: &str) -> anyhow::Result<ExitCode> {
 }
 
 /// The text of a request's first user message (where the runtime's prompts say who asks).
-pub(super) fn first_user_text(request: &ChatRequest) -> &str {
+pub(crate) fn first_user_text(request: &ChatRequest) -> &str {
     request
         .messages
         .iter()
