@@ -15,6 +15,7 @@ use braincode_protocol::{BrainRef, Record, RunEvent, WorkerPhase};
 pub use status::StatusLine;
 pub use turn::{Item, ItemKey, Revisions, ToolCall, ToolState, Turn, WorkerRow, WorkerStatus};
 
+use crate::pet::PetTracker;
 use crate::view::TranscriptCache;
 
 /// What the session is, given when the TUI starts.
@@ -62,6 +63,7 @@ pub struct App {
     cost: Option<f64>,
     scroll: Cell<Scroll>,
     cache: RefCell<TranscriptCache>,
+    pet: PetTracker,
 }
 
 impl App {
@@ -75,6 +77,7 @@ impl App {
             cost: None,
             scroll: Cell::new(Scroll::default()),
             cache: RefCell::new(TranscriptCache::default()),
+            pet: PetTracker::default(),
         }
     }
 
@@ -113,6 +116,12 @@ impl App {
         if let Some(turn) = self.turns.last_mut() {
             turn.on_event(event);
         }
+        self.pet.on_event(event);
+    }
+
+    /// What the BrainPet knows of the latest run: its latest event worth mentioning.
+    pub fn pet_tracker(&self) -> &PetTracker {
+        &self.pet
     }
 
     /// Clears the transcript (`/clear`); the session goes on.

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::app::{App, AppConfig};
 use crate::approval::{ApprovalPanel, PanelAction, TuiApprover};
 use crate::input::{self, InputAction, InputState};
+use crate::pet::{IDLE_FRAME_MS, Pet};
 use crate::slash::{self, SlashCommand};
 use crate::terminal::TerminalGuard;
 use crate::view;
@@ -81,6 +82,7 @@ struct Session {
     mode: Option<Mode>,
     permission: PermissionMode,
     app: App,
+    pet: Pet,
     input: InputState,
     panel: ApprovalPanel,
     approver: Arc<TuiApprover>,
@@ -111,6 +113,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
             sandbox: options.sandbox.clone(),
             brain: None,
         }),
+        pet: Pet::from_env(),
         input: InputState::new(options.project_root.clone(), Some(&options.home)),
         panel: ApprovalPanel::new(),
         approver: Arc::new(approver),
@@ -135,6 +138,9 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // The idle pet dozes at its own slow pace, so an idle session wakes once per frame.
+    let mut pet_tick = tokio::time::interval(Duration::from_millis(IDLE_FRAME_MS.unsigned_abs()));
+    pet_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     // Each pass draws once, then sleeps until something happens: a key, a run event, an
     // approval, command output, or a tick while something moves.
     while !session.quit {
@@ -145,6 +151,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
         let moving = session.app.is_running()
             || session.started.elapsed() < LOAD_WINDOW
             || session.panel.is_active();
+        let dozing = !moving && session.pet.animations();
         tokio::select! {
             event = events.next() => match event {
                 Some(Ok(event)) => session.on_terminal(event),
@@ -165,6 +172,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
                 session.input.poll();
                 session.panel.prune_abandoned();
             }
+            _ = pet_tick.tick(), if dozing => {}
         }
     }
     session.stop_running("the session was closed").await;
@@ -190,9 +198,10 @@ impl Session {
                 .map_or(0, |lines| panels::info_height(lines, width).min(room))
         };
         let areas = view::layout(area, self.input.height(width), panel_height);
-        view::draw(frame, areas.view, &self.app, now_ms());
+        view::draw_with_pet(frame, areas.view, &self.app, &self.pet, now_ms());
         if self.app.turns().is_empty() {
-            draw_welcome(frame, areas.transcript, &self.options.project_root);
+            let (transcript, _) = view::split_pet(areas.transcript);
+            draw_welcome(frame, transcript, &self.options.project_root);
         }
         if self.panel.is_active() {
             crate::approval::draw(frame, areas.panel, &self.panel);
@@ -302,6 +311,7 @@ impl Session {
         }
         if self.running.is_some() {
             self.queue.push_back(text);
+            self.pet.set_queued(self.queue.len());
             self.note(format!(
                 "queued: it runs when the current request ends ({} waiting)",
                 self.queue.len()
@@ -313,6 +323,7 @@ impl Session {
 
     fn start_next(&mut self) {
         if let Some(next) = self.queue.pop_front() {
+            self.pet.set_queued(self.queue.len());
             self.start(next);
         }
     }

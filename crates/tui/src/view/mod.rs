@@ -1,5 +1,6 @@
 //! The screen: the transcript (each turn's request, plan, workers, tool calls, warnings and
-//! Markdown answer) above a one-row status line. The approval panel and the input box are
+//! Markdown answer), with the BrainPet panel beside it on a wide screen, above a one-row
+//! status line. The approval panel and the input box are
 //! drawn by their own modules into the areas [`layout`] leaves for them.
 //!
 //! Rows are built once per change of a turn (see [`TranscriptCache`]); a redraw copies only
@@ -9,9 +10,10 @@ mod cache;
 mod diff;
 mod highlight;
 mod markdown;
+mod pet;
 mod rows;
 mod status;
-mod text;
+pub(crate) mod text;
 pub(crate) mod theme;
 mod turn;
 
@@ -21,8 +23,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 pub use cache::TranscriptCache;
+pub use pet::{
+    PET_MAX_WIDTH, PET_MIN_SCREEN_WIDTH, PET_MIN_WIDTH, PET_WIDTH_PERCENT, pet_width, render_pet,
+    split_pet,
+};
 
 use crate::app::App;
+use crate::pet::Pet;
 
 /// Where each part of the screen goes, top to bottom: transcript, status line, panel, input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,12 +74,33 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, now_ms: i64) {
 
 /// [`draw`] into a buffer.
 pub fn render(buf: &mut Buffer, area: Rect, app: &App, now_ms: i64) {
+    render_parts(buf, area, app, None, now_ms);
+}
+
+/// [`draw`], with `pet`'s panel to the right of the transcript when the screen is wide
+/// enough for both (see [`pet_width`]); the status line keeps the full width.
+pub fn draw_with_pet(frame: &mut Frame<'_>, area: Rect, app: &App, pet: &Pet, now_ms: i64) {
+    render_with_pet(frame.buffer_mut(), area, app, pet, now_ms);
+}
+
+/// [`draw_with_pet`] into a buffer.
+pub fn render_with_pet(buf: &mut Buffer, area: Rect, app: &App, pet: &Pet, now_ms: i64) {
+    render_parts(buf, area, app, Some(pet), now_ms);
+}
+
+fn render_parts(buf: &mut Buffer, area: Rect, app: &App, pet: Option<&Pet>, now_ms: i64) {
     let area = area.intersection(buf.area);
     if area.is_empty() {
         return;
     }
     let status = Rect::new(area.x, area.bottom() - 1, area.width, 1);
-    let transcript = Rect::new(area.x, area.y, area.width, area.height - 1);
+    let mut transcript = Rect::new(area.x, area.y, area.width, area.height - 1);
+    if let Some(pet) = pet
+        && let (left, Some(panel)) = split_pet(transcript)
+    {
+        transcript = left;
+        render_pet(buf, panel, &pet.status(app), pet.face(app, now_ms));
+    }
     render_transcript(buf, transcript, app, now_ms);
     let line = status::status_row(&app.status_line(), usize::from(area.width), now_ms);
     buf.set_style(status, theme::STATUS_BAR);
