@@ -117,3 +117,41 @@ async fn a_wrong_expectation_fails_with_what_was_expected_and_got() {
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("is not a task file"), "{}", out.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_plans_every_task_with_both_brains() {
+    let home = TempHome::new();
+    let repo = repo();
+    let out = braincode(
+        &home,
+        repo.path(),
+        &[
+            "benchmark",
+            "plan",
+            "greeting-en",
+            "auth-risk-change",
+            "--compare",
+            "brain",
+            "openai",
+            "--json",
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let brains: Vec<&str> = report["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["brain"].as_str().unwrap())
+        .collect();
+    assert_eq!(brains, ["brain", "brain", "openai", "openai"]);
+    let out = braincode(
+        &home,
+        repo.path(),
+        &["benchmark", "plan", "--compare", "brain", "nope"],
+    )
+    .await;
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("nope"), "{}", out.stderr);
+}

@@ -124,10 +124,30 @@ async fn prepare(
     // The environment lines only reach prompts, which a replay never sends: it skips them
     // (and the git process they start).
     let replaying = shared.tape.as_deref().is_some_and(Tape::is_strict);
+    // A greeting takes the conversational fast path and uses no tool: nothing of the
+    // repository is looked at before its one request (no git process delays it). The same
+    // test the planner makes, on the same words: no hooks to add context, no references, no
+    // earlier conversation.
+    let conversational = request.routing == super::RoutingChoice::Auto
+        && shared.hooks.is_empty()
+        && history.block.is_none()
+        && !request.prompt.contains('@')
+        && {
+            let plan = braincode_brain::heuristic_route(&request.prompt, &shared.brain, mode);
+            braincode_brain::is_fast_path_eligible(&request.prompt, &plan, 0)
+        };
     // One git status gives both the environment's repository line and the patch baseline.
     let environment = async {
         if replaying {
             (String::new(), None)
+        } else if conversational {
+            let lines = environment_section(
+                &request.project_root,
+                &brain_id,
+                mode,
+                "not looked at (a conversational reply)",
+            );
+            (lines, None)
         } else {
             let probe = crate::git::probe_repository(&request.project_root).await;
             let lines =
@@ -189,6 +209,7 @@ async fn prepare(
     Ok(state::PreparedRequest {
         environment,
         baseline,
+        conversational,
         text,
         routing_text,
         continued,
@@ -219,16 +240,28 @@ async fn plan_stage(
         match journaled {
             Some(journaled) => Some(journaled),
             None if replaying => None,
+            None if shared.conversational => None,
             None => match shared.baseline.clone() {
                 Some(probed) => Some(probed),
                 None => PatchBaseline::capture(&request.project_root).await,
             },
         }
     };
-    let (plan, baseline) = tokio::join!(
+    let (plan, mut baseline) = tokio::join!(
         plan::make_plan(shared, request.routing, &mut new_id),
         baseline
     );
+    // Expected conversational but planned otherwise (it cannot happen with the same words,
+    // but tools must never run without a baseline): look now.
+    if baseline.is_none()
+        && shared.conversational
+        && !replaying
+        && plan
+            .as_ref()
+            .is_ok_and(|planned| !planned.plan.conversational)
+    {
+        baseline = PatchBaseline::capture(&request.project_root).await;
+    }
     if let Some(baseline) = &baseline {
         if let Some(record) = baseline.to_record() {
             sink.record(Record::PatchBaseline(record));

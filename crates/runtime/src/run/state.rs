@@ -73,6 +73,8 @@ pub(crate) struct PreparedRequest {
     /// The patch baseline taken with the environment's git probe (none when a hook ran, or
     /// in a replay).
     pub baseline: Option<crate::git::PatchBaseline>,
+    /// Whether the request is a conversational reply (no repository look before it).
+    pub conversational: bool,
     /// The request with hook context, references and continuity applied.
     pub text: String,
     /// The request's own words (no inlined files, no continuity block), for the heuristic.
@@ -89,6 +91,7 @@ impl PreparedRequest {
         Self {
             environment: String::new(),
             baseline: None,
+            conversational: false,
             text: prompt.to_string(),
             routing_text: prompt.to_string(),
             continued: false,
@@ -111,6 +114,8 @@ pub(crate) struct RunShared {
     pub images: Vec<ContentPart>,
     /// The patch baseline taken while the request was prepared, if any.
     pub baseline: Option<crate::git::PatchBaseline>,
+    /// Whether the request was taken for a conversational reply while it was prepared.
+    pub conversational: bool,
 }
 
 impl RunShared {
@@ -127,6 +132,7 @@ impl RunShared {
             continued: prepared.continued,
             images: prepared.images,
             baseline: prepared.baseline,
+            conversational: prepared.conversational,
         }
     }
 }

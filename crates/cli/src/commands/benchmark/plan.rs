@@ -27,8 +27,11 @@ pub struct PlanArgs {
     /// Only these task ids (default: every task).
     pub tasks: Vec<String>,
     /// The brain whose heuristic plan and router are measured (default: the brain runs use).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "compare")]
     pub brain: Option<String>,
+    /// Plan every task with two brains, side by side.
+    #[arg(long, num_args = 2, value_names = ["BRAIN_A", "BRAIN_B"])]
+    pub compare: Option<Vec<String>>,
     /// Also plan each task with the brain's router model, beside the heuristic.
     #[arg(long)]
     pub router: bool,
@@ -89,6 +92,7 @@ struct Check {
 #[serde(rename_all = "camelCase")]
 struct Outcome {
     task: String,
+    brain: String,
     lang: String,
     source: String,
     primary: Role,
@@ -278,6 +282,7 @@ fn outcome(
     let checks = checks(task, plan, fast_path);
     Outcome {
         task: task.id.clone(),
+        brain: plan.brain_id.clone(),
         lang: task.lang.clone(),
         source: source.to_string(),
         primary: plan.primary,
@@ -353,6 +358,7 @@ async fn router(
         }
         Err(error) => Outcome {
             task: task.id.clone(),
+            brain: brain_id.to_string(),
             lang: task.lang.clone(),
             source: "router".into(),
             primary: Role::Rush,
@@ -371,21 +377,36 @@ pub fn execute(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let home = Home::from_env().context("cannot locate the Braincode home")?;
     let settings = braincode_runtime::config::load_settings(&home)?;
     let presets = braincode_runtime::config::load_brain_presets(&home)?;
-    let (brain_id, brain) =
-        braincode_runtime::config::select_brain(&home, &presets, &settings, args.brain.as_deref())?;
+    let wanted: Vec<Option<&str>> = match &args.compare {
+        Some(pair) => pair.iter().map(|b| Some(b.as_str())).collect(),
+        None => vec![args.brain.as_deref()],
+    };
+    let mut brains = Vec::new();
+    for brain in wanted {
+        brains.push(braincode_runtime::config::select_brain(
+            &home, &presets, &settings, brain,
+        )?);
+    }
     let started = Instant::now();
-    let mut outcomes: Vec<Outcome> = tasks
-        .iter()
-        .map(|t| heuristic(t, &brain_id, &brain))
-        .collect();
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    for (brain_id, brain) in &brains {
+        outcomes.extend(tasks.iter().map(|t| heuristic(t, brain_id, brain)));
+    }
     let heuristic_ms = started.elapsed().as_secs_f64() * 1e3;
     if args.router {
         let project = std::env::current_dir()?;
         let runtime = super::super::tokio_runtime()?;
-        for task in &tasks {
-            outcomes.push(runtime.block_on(router(task, &home, &brain_id, &project)));
+        for (brain_id, _) in &brains {
+            for task in &tasks {
+                outcomes.push(runtime.block_on(router(task, &home, brain_id, &project)));
+            }
         }
     }
+    let brain_id = brains
+        .iter()
+        .map(|(id, _)| id.as_str())
+        .collect::<Vec<_>>()
+        .join(" vs ");
     let failed = outcomes.iter().filter(|o| !o.passed).count();
     if args.json {
         let out = serde_json::json!({"brain": brain_id, "tasks": tasks.len(), "heuristicMs": heuristic_ms,
@@ -393,6 +414,13 @@ pub fn execute(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print_table(&outcomes);
+        if brains.len() > 1 {
+            for (id, _) in &brains {
+                let mine: Vec<&Outcome> = outcomes.iter().filter(|o| &o.brain == id).collect();
+                let passed = mine.iter().filter(|o| o.passed).count();
+                println!("brain {id}: {passed} of {} plan(s) passed", mine.len());
+            }
+        }
         println!(
             "{} of {} plan(s) passed on brain {brain_id}; the heuristic planned {} task(s) in {heuristic_ms:.1} ms",
             outcomes.len() - failed,
@@ -414,9 +442,15 @@ fn print_table(outcomes: &[Outcome]) {
         .max()
         .unwrap_or(4)
         .max(4);
+    let brain_width = outcomes
+        .iter()
+        .map(|o| o.brain.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
     println!(
-        "{:width$}  {:4}  {:16}  {:10}  RESULT",
-        "TASK", "LANG", "SOURCE", "PRIMARY"
+        "{:width$}  {:4}  {:brain_width$}  {:16}  {:10}  RESULT",
+        "TASK", "LANG", "BRAIN", "SOURCE", "PRIMARY"
     );
     for o in outcomes {
         let result = if o.passed {
@@ -433,9 +467,10 @@ fn print_table(outcomes: &[Outcome]) {
             format!("FAIL {}", failed.join("; "))
         };
         println!(
-            "{:width$}  {:4}  {:16}  {:10}  {result}",
+            "{:width$}  {:4}  {:brain_width$}  {:16}  {:10}  {result}",
             o.task,
             o.lang,
+            o.brain,
             o.source,
             o.primary.as_str()
         );
