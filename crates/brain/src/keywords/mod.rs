@@ -360,29 +360,9 @@ static BACKEND: Keywords = Keywords {
         "handler",
         "services",
         "service",
-        "authentication",
-        "authorization",
-        "auth",
-        "login",
-        "sessions",
-        "session",
-        "tokens",
-        "token",
-        "oauth",
         "validation",
     ],
-    chinese: &[
-        "后端",
-        "接口",
-        "服务端",
-        "服务器",
-        "认证",
-        "鉴权",
-        "登录",
-        "会话",
-        "令牌",
-        "校验",
-    ],
+    chinese: &["后端", "接口", "服务端", "服务器", "校验"],
 };
 
 static DESIGNER: Keywords = Keywords {
@@ -434,7 +414,14 @@ static SECURITY: Keywords = Keywords {
         "injection",
         "secrets",
         "secret",
-        // Changes to authentication are security changes too (they are also backend words).
+    ],
+    chinese: &["安全", "漏洞", "权限", "注入", "密钥", "风控"],
+};
+
+/// Authentication and sessions: backend work that is a security change too, so both
+/// families match them.
+static AUTH: Keywords = Keywords {
+    english: &[
         "authentication",
         "authorization",
         "auth",
@@ -450,10 +437,7 @@ static SECURITY: Keywords = Keywords {
         "credentials",
         "encryption",
     ],
-    chinese: &[
-        "安全", "漏洞", "权限", "注入", "密钥", "风控", "认证", "鉴权", "登录", "会话", "令牌",
-        "密码", "加密",
-    ],
+    chinese: &["认证", "鉴权", "登录", "会话", "令牌", "密码", "加密"],
 };
 
 static QA: Keywords = Keywords {
@@ -623,15 +607,16 @@ impl Signals {
     /// Detects every keyword family in `prompt` (lower-cased first).
     pub fn detect(prompt: &str) -> Signals {
         let text = Prepared::new(prompt);
+        let auth = AUTH.matches(&text);
         Signals {
             file_edit: FILE_EDIT.matches(&text),
             workspace: WORKSPACE.matches(&text),
             image: text.is_image_request(),
             frontend: FRONTEND.matches(&text),
-            backend: BACKEND.matches(&text),
+            backend: BACKEND.matches(&text) || auth,
             designer: DESIGNER.matches(&text),
             dba: DBA.matches(&text),
-            security: SECURITY.matches(&text),
+            security: SECURITY.matches(&text) || auth,
             qa: QA.matches(&text),
             review: REVIEW.matches(&text),
             summary: SUMMARY.matches(&text),

@@ -68,27 +68,21 @@ pub fn execute(args: &PanelBenchArgs) -> anyhow::Result<ExitCode> {
     }
 
     let runtime = super::super::tokio_runtime()?;
+    let options = ServeOptions {
+        home: home.clone(),
+        project_root: project.clone(),
+        port: 0,
+        token: None,
+    };
     let (mut in_process, weights) = runtime.block_on(async {
         let mut times = Vec::with_capacity(args.runs);
         for _ in 0..args.runs {
             let started = Instant::now();
-            let panel = start(ServeOptions {
-                home: home.clone(),
-                project_root: project.clone(),
-                port: 0,
-                token: None,
-            })
-            .await?;
+            let panel = start(options.clone()).await?;
             times.push(started.elapsed().as_secs_f64() * 1e3);
             panel.shutdown().await?;
         }
-        let panel = start(ServeOptions {
-            home: home.clone(),
-            project_root: project.clone(),
-            port: 0,
-            token: None,
-        })
-        .await?;
+        let panel = start(options.clone()).await?;
         let weights = weigh(&panel).await?;
         panel.shutdown().await?;
         anyhow::Ok((times, weights))
