@@ -212,7 +212,7 @@ fn support_roles(s: &Signals, primary: Role) -> Vec<(Role, &'static str)> {
         ),
         (
             Role::Librarian,
-            s.codebase && matches!(primary, Role::Rush | Role::Summarize),
+            s.codebase && primary == Role::Rush,
             "a question about the code base: map it before answering",
         ),
         (Role::Designer, s.designer, "design keywords matched"),
