@@ -53,9 +53,9 @@ fn screen(app: &App, pet: Option<&Pet>, width: u16, height: u16, now: i64) -> St
     terminal.backend().to_string()
 }
 
-/// The panel alone, as wide as on a 100-column screen.
+/// The panel alone, as wide as on a 120-column screen.
 fn panel(app: &App, pet: &Pet, now: i64) -> String {
-    let width = pet_width(100).unwrap();
+    let width = pet_width(120).unwrap();
     let mut terminal = Terminal::new(TestBackend::new(width, 10)).unwrap();
     terminal
         .draw(|frame| {
@@ -127,14 +127,14 @@ fn panel_hidden_at_80_columns() {
     assert!(!with_pet.contains("brainpet"), "{with_pet}");
     // The transcript keeps every column, exactly as without a pet.
     assert_eq!(with_pet, screen(&app, None, 80, 24, 2_500));
-    assert_eq!(pet_width(89), None);
+    assert_eq!(pet_width(119), None);
 }
 
 #[test]
 fn panel_width_follows_the_screen_within_its_bounds() {
-    assert_eq!(pet_width(90), Some(30));
-    assert_eq!(pet_width(100), Some(34));
+    assert_eq!(pet_width(100), None);
     assert_eq!(pet_width(120), Some(40));
+    assert_eq!(pet_width(130), Some(42));
     assert_eq!(pet_width(200), Some(42));
 }
 

@@ -40,13 +40,14 @@ pub fn execute(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         .await?;
         let url = panel.url();
         {
+            // Whoever started the panel may stop reading once it has the address: a closed
+            // stdout must not stop the server.
             let mut stdout = std::io::stdout().lock();
-            writeln!(stdout, "Braincode control panel: {url}")?;
-            writeln!(
+            let _ = write!(
                 stdout,
-                "Only this address opens it (it carries the access token). Ctrl-C stops it."
-            )?;
-            stdout.flush()?;
+                "Braincode control panel: {url}\nOnly this address opens it (it carries the access token). Ctrl-C stops it.\n"
+            );
+            let _ = stdout.flush();
         }
         if !args.no_open && std::io::stdout().is_terminal() {
             open_browser(&url);

@@ -7,9 +7,9 @@ use ratatui::text::{Line, Span};
 use super::{text, theme};
 use crate::pet::{FACE_WIDTH, PetStatus};
 
-/// Narrowest screen that shows the panel: below it the transcript keeps every column, since
-/// a transcript squeezed under ~60 columns wraps every tool row and stops being readable.
-pub const PET_MIN_SCREEN_WIDTH: u16 = 90;
+/// Narrowest screen that shows the panel: below it the transcript keeps every column. At 120
+/// the transcript still has 80, so report lines and tool rows read as they do without it.
+pub const PET_MIN_SCREEN_WIDTH: u16 = 120;
 /// Narrowest panel.
 pub const PET_MIN_WIDTH: u16 = 28;
 /// Widest panel.
