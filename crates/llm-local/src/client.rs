@@ -12,13 +12,14 @@ use braincode_llm::{ChatRequest, ErrorKind, ModelClient, ModelError, ModelEvent,
 use braincode_protocol::{ModelDefinition, Usage};
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
-use llama_cpp_2::token::LlamaToken;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::backend;
-use crate::engine::{self, Flow, GenerateParams, GenerateStats, Sampling};
+use crate::engine::{self, Flow, GenerateParams, Sampling};
 use crate::grammar::schema_to_gbnf;
+use crate::prefix::PrefixCache;
+use crate::prompt::Prompt;
 use crate::pull::{DEFAULT_MODEL_FILE, cached_default_model};
 use crate::{gguf, prompt, verify};
 
@@ -44,12 +45,16 @@ const CONTEXT_GRANULARITY: u32 = 256;
 pub struct LocalModelOptions {
     /// Maximum number of contexts (concurrent generations) at once.
     pub max_contexts: usize,
+    /// Save the static prompt prefix's KV state next to the model file and load it in later
+    /// processes (see `crate::state_file`).
+    pub persist_prefix_state: bool,
 }
 
 impl Default for LocalModelOptions {
     fn default() -> Self {
         Self {
             max_contexts: DEFAULT_MAX_CONTEXTS,
+            persist_prefix_state: true,
         }
     }
 }
@@ -61,6 +66,7 @@ pub struct LocalModel {
     model: LlamaModel,
     template: LlamaChatTemplate,
     admission: Arc<Admission>,
+    pub(crate) prefix: PrefixCache,
     load_time: Duration,
 }
 
@@ -168,6 +174,7 @@ impl LocalModel {
             model,
             template,
             admission: Arc::new(Admission::new(options.max_contexts)),
+            prefix: PrefixCache::new(path, options.persist_prefix_state),
             load_time: started.elapsed(),
         })
     }
@@ -211,10 +218,30 @@ impl LocalModel {
 
     /// Number of prompt tokens `request` takes (template included).
     pub fn count_prompt_tokens(&self, request: &ChatRequest) -> Result<usize, ModelError> {
-        self.prompt_tokens(request).map(|t| t.len())
+        self.prompt_tokens(request).map(|t| t.tokens.len())
     }
 
-    fn prompt_tokens(&self, request: &ChatRequest) -> Result<Vec<LlamaToken>, ModelError> {
+    /// Prompt tokens decoded so far by this model, over all requests: a request that reuses a
+    /// cached prefix adds only its new tokens.
+    pub fn evaluated_prompt_tokens(&self) -> u64 {
+        self.prefix.evaluated()
+    }
+
+    /// Forgets the in-memory prompt cache (state files stay).
+    pub fn forget_cached_prompt(&self) {
+        self.prefix.forget();
+    }
+
+    /// The prompt-prefix state files saved next to this model's file.
+    pub fn prefix_state_files(&self) -> Vec<PathBuf> {
+        self.prefix.state_files()
+    }
+
+    pub(crate) fn llama(&self) -> &LlamaModel {
+        &self.model
+    }
+
+    pub(crate) fn prompt_tokens(&self, request: &ChatRequest) -> Result<Prompt, ModelError> {
         prompt::prompt_tokens(
             &self.model,
             &self.template,
@@ -222,71 +249,9 @@ impl LocalModel {
             request,
         )
     }
-
-    /// Measures one generation outside the streaming path: `prompt` as a user message, then
-    /// exactly `generate` greedy tokens (end-of-turn tokens are ignored).
-    pub fn bench(&self, prompt: &str, generate: u32, threads: u32) -> Result<BenchRun, ModelError> {
-        let request = ChatRequest {
-            messages: vec![braincode_llm::ChatMessage::user_text(prompt)],
-            ..ChatRequest::default()
-        };
-        let tokens = self.prompt_tokens(&request)?;
-        let n_ctx = round_context(tokens.len() as u32 + generate + 1, self.trained_context());
-        let params = GenerateParams {
-            threads,
-            batch_size: DEFAULT_BATCH_SIZE,
-            n_ctx,
-            max_output: generate,
-            sampling: Sampling::Greedy,
-            grammar: None,
-            ignore_eos: true,
-        };
-        let mut text = String::new();
-        let stats = engine::generate(
-            &self.model,
-            &tokens,
-            &params,
-            &CancellationToken::new(),
-            &mut |chunk| {
-                text.push_str(chunk);
-                Flow::Continue
-            },
-        )?;
-        Ok(BenchRun::from_stats(&stats, text))
-    }
 }
 
-/// Figures of one [`LocalModel::bench`] run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BenchRun {
-    /// Prompt tokens (chat template included).
-    pub prompt_tokens: u32,
-    /// Generated tokens.
-    pub generated_tokens: u32,
-    /// Creating the context and sampler.
-    pub context_time: Duration,
-    /// Evaluating the prompt.
-    pub prompt_time: Duration,
-    /// Generating (sampling and evaluating each new token).
-    pub generation_time: Duration,
-    /// The generated text.
-    pub text: String,
-}
-
-impl BenchRun {
-    fn from_stats(stats: &GenerateStats, text: String) -> Self {
-        Self {
-            prompt_tokens: stats.prompt_tokens,
-            generated_tokens: stats.output_tokens,
-            context_time: stats.context_time,
-            prompt_time: stats.prompt_time,
-            generation_time: stats.generation_time,
-            text,
-        }
-    }
-}
-
-fn round_context(needed: u32, limit: u32) -> u32 {
+pub(crate) fn round_context(needed: u32, limit: u32) -> u32 {
     needed
         .div_ceil(CONTEXT_GRANULARITY)
         .saturating_mul(CONTEXT_GRANULARITY)
@@ -435,14 +400,14 @@ impl LocalModelClient {
         }
     }
 
-    fn plan(&self, request: &ChatRequest) -> Result<(Vec<LlamaToken>, GenerateParams), ModelError> {
+    fn plan(&self, request: &ChatRequest) -> Result<(Prompt, GenerateParams), ModelError> {
         if !request.tools.is_empty() {
             tracing::debug!(
                 tools = request.tools.len(),
                 "the local model cannot call tools; ignoring the offered tools"
             );
         }
-        let tokens = self.model.prompt_tokens(request)?;
+        let prompt = self.model.prompt_tokens(request)?;
         let grammar = match &request.response_schema {
             Some(schema) => Some(schema_to_gbnf(&schema.schema).map_err(|err| {
                 ModelError::new(
@@ -459,7 +424,7 @@ impl LocalModelClient {
             .filter(|t| *t > 0)
             .unwrap_or(self.options.max_tokens)
             .max(1);
-        let prompt_len = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
+        let prompt_len = u32::try_from(prompt.tokens.len()).unwrap_or(u32::MAX);
         let reserve = wanted.min(MIN_ANSWER_TOKENS);
         if prompt_len.saturating_add(reserve) > limit {
             return Err(ModelError::new(
@@ -488,7 +453,7 @@ impl LocalModelClient {
             grammar,
             ignore_eos: false,
         };
-        Ok((tokens, params))
+        Ok((prompt, params))
     }
 }
 
@@ -504,7 +469,7 @@ impl ModelClient for LocalModelClient {
         if cancel.is_cancelled() {
             return Err(self.tag(ModelError::cancelled()));
         }
-        let (tokens, params) = self.plan(&request).map_err(|err| self.tag(err))?;
+        let (prompt, params) = self.plan(&request).map_err(|err| self.tag(err))?;
         let (tx, rx) = mpsc::channel::<Item>(64);
         let model = Arc::clone(&self.model);
         let model_id = self.model_id.clone();
@@ -531,15 +496,19 @@ impl ModelClient for LocalModelClient {
             let worker_tag = tag.clone();
             let worker = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
-                let result =
-                    engine::generate(&model.model, &tokens, &params, &worker_stop, &mut |text| {
-                        match worker_tx.blocking_send(Ok(ModelEvent::TextDelta {
-                            text: text.to_string(),
-                        })) {
-                            Ok(()) => Flow::Continue,
-                            Err(_) => Flow::Stop,
-                        }
-                    });
+                let result = engine::generate(
+                    &model.model,
+                    &prompt,
+                    &model.prefix,
+                    &params,
+                    &worker_stop,
+                    &mut |text| match worker_tx.blocking_send(Ok(ModelEvent::TextDelta {
+                        text: text.to_string(),
+                    })) {
+                        Ok(()) => Flow::Continue,
+                        Err(_) => Flow::Stop,
+                    },
+                );
                 match result {
                     Ok(stats) => {
                         let usage = Usage::new(

