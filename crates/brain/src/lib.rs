@@ -10,6 +10,7 @@
 //!
 //! Pure: no I/O, no async, no network. The runtime wires it to models.
 
+mod budget;
 mod clarify;
 mod defaults;
 mod error;
@@ -25,6 +26,7 @@ pub mod router;
 mod schema;
 mod todos;
 
+pub use budget::BrainBudget;
 pub use clarify::{
     CONTINUITY_MARKERS, MAX_CLARIFICATION_MISSING, MAX_CLARIFICATION_OPTIONS,
     MIN_CLARIFICATION_OPTIONS, assess_clarification, default_clarification,
@@ -56,9 +58,8 @@ pub use router::{
     build_router_prompt, normalize_router_decision, parse_router_reply, router_decision_schema,
 };
 pub use schema::{
-    BrainBudget, BrainModel, BrainPreset, BrainsDocument, Compaction, ContextPolicy, ImageModelRef,
-    Isolation, ModelPolicy, PartialContextPolicy, PartialModelPolicy, PartialRouting, RolePolicies,
-    Routing,
+    BrainModel, BrainPreset, BrainsDocument, Compaction, ContextPolicy, ImageModelRef, Isolation,
+    ModelPolicy, PartialContextPolicy, PartialModelPolicy, PartialRouting, RolePolicies, Routing,
 };
 pub use todos::{
     NormalizedDependencies, TODO_ID_MAX_CHARS, fallback_todo_id, normalize_dependencies,
