@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::backend::backend;
 use crate::client::{DEFAULT_BATCH_SIZE, LocalModel, round_context};
 use crate::engine::{self, FLASH_ATTENTION, Flow, GenerateParams, GenerateStats, Sampling};
+use crate::prompt::Prompt;
 
 fn bench_error(err: impl std::fmt::Display) -> ModelError {
     ModelError::new(ErrorKind::InvalidResponse, format!("benchmark: {err}"))
@@ -26,31 +27,7 @@ impl LocalModel {
             ..ChatRequest::default()
         };
         let prompt = self.prompt_tokens(&request)?;
-        let n_ctx = round_context(
-            prompt.tokens.len() as u32 + generate + 1,
-            self.trained_context(),
-        );
-        let params = GenerateParams {
-            threads,
-            batch_size: DEFAULT_BATCH_SIZE,
-            n_ctx,
-            max_output: generate,
-            sampling: Sampling::Greedy,
-            grammar: None,
-            ignore_eos: true,
-        };
-        let mut text = String::new();
-        let stats = engine::generate(
-            self.llama(),
-            &prompt,
-            &self.prefix,
-            &params,
-            &CancellationToken::new(),
-            &mut |chunk| {
-                text.push_str(chunk);
-                Flow::Continue
-            },
-        )?;
+        let (stats, text) = self.greedy(&prompt, generate, threads, true)?;
         Ok(BenchRun::from_stats(&stats, text))
     }
 
@@ -64,6 +41,21 @@ impl LocalModel {
     ) -> Result<BenchRun, ModelError> {
         let started = Instant::now();
         let prompt = self.prompt_tokens(request)?;
+        let (stats, text) = self.greedy(&prompt, max_output, threads, false)?;
+        let mut run = BenchRun::from_stats(&stats, text);
+        run.wall_time = started.elapsed();
+        Ok(run)
+    }
+
+    /// Greedy generation of at most `max_output` tokens through the prompt cache, as both
+    /// measurements make it; the stats and the text.
+    fn greedy(
+        &self,
+        prompt: &Prompt,
+        max_output: u32,
+        threads: u32,
+        ignore_eos: bool,
+    ) -> Result<(GenerateStats, String), ModelError> {
         let n_ctx = round_context(
             prompt.tokens.len() as u32 + max_output + 1,
             self.trained_context(),
@@ -75,12 +67,12 @@ impl LocalModel {
             max_output,
             sampling: Sampling::Greedy,
             grammar: None,
-            ignore_eos: false,
+            ignore_eos,
         };
         let mut text = String::new();
         let stats = engine::generate(
             self.llama(),
-            &prompt,
+            prompt,
             &self.prefix,
             &params,
             &CancellationToken::new(),
@@ -89,9 +81,7 @@ impl LocalModel {
                 Flow::Continue
             },
         )?;
-        let mut run = BenchRun::from_stats(&stats, text);
-        run.wall_time = started.elapsed();
-        Ok(run)
+        Ok((stats, text))
     }
 
     /// llama.cpp alone: the time of decoding the first `count` tokens of `prompt`'s request
