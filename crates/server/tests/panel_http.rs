@@ -664,3 +664,38 @@ async fn a_model_is_tested_and_an_endpoint_discovered_over_real_http() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(answer["field"], "baseUrl", "{answer}");
 }
+
+#[tokio::test]
+async fn a_port_in_use_is_an_error_that_says_which_and_what_to_do() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let err = start(ServeOptions {
+        home: Home::at(dir.path()),
+        project_root: dir.path().to_path_buf(),
+        port,
+        token: None,
+    })
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(err.contains("--port"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unknown_session_or_brain_is_a_not_found_page() {
+    let f = fixture().await;
+    for path in [
+        "/sessions/no-such-session",
+        "/api/sessions/no-such-session/events",
+        "/brains/no-such-brain",
+    ] {
+        let (status, body) = f.page(path).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert!(
+            body.contains("no-such") || body.contains("No such"),
+            "{path}: {body}"
+        );
+    }
+}
