@@ -66,10 +66,21 @@ impl PtySession {
     /// Starts `braincode args…` in `cwd` for `home` (the harness's environment: no
     /// credentials, an empty model cache) plus `env`.
     fn spawn(home: &TempHome, cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> PtySession {
+        Self::spawn_sized(home, cwd, args, env, (ROWS, COLS))
+    }
+
+    /// [`spawn`](Self::spawn) in a pty of `rows`×`cols`.
+    fn spawn_sized(
+        home: &TempHome,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        (rows, cols): (u16, u16),
+    ) -> PtySession {
         let pair = native_pty_system()
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -95,7 +106,7 @@ impl PtySession {
         let mut reader = pair.master.try_clone_reader().unwrap();
         let writer = pair.master.take_writer().unwrap();
         let seen = Arc::new(Mutex::new(Seen {
-            screen: vt100::Parser::new(ROWS, COLS, 0),
+            screen: vt100::Parser::new(rows, cols, 0),
             raw: Vec::new(),
             eof: false,
             first_frame: None,
@@ -235,8 +246,9 @@ impl Drop for PtySession {
 
 /// Every row of `screen`, trailing blanks trimmed.
 fn screen_text(screen: &vt100::Screen) -> String {
+    let (_, cols) = screen.size();
     screen
-        .rows(0, COLS)
+        .rows(0, cols)
         .map(|row| row.trim_end().to_string())
         .collect::<Vec<_>>()
         .join("\n")
@@ -462,5 +474,91 @@ async fn a_session_in_a_pty_asks_a_person_and_gives_the_terminal_back() {
         server.unmatched(),
         0,
         "every model request had a scripted reply"
+    );
+}
+
+/// A wide session shows the BrainPet, and a brain with a remote `pet` model makes it speak:
+/// the model is asked about the running request (here every 250 ms instead of 8 s), its
+/// words appear in the panel, and its tokens are journaled with role and phase `pet`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pet_model_speaks_in_the_panel_and_its_tokens_are_counted() {
+    let repo = TempRepo::new();
+    repo.write("README.md", "# demo\n");
+    repo.commit("readme");
+    let pet_json =
+        json!({"status": "pondering README", "lines": ["scripted pet here", "all calm"]});
+    let usage = braincode_protocol::Usage {
+        input: 300,
+        output: 20,
+        total: 320,
+        ..Default::default()
+    };
+    let script = Script::new()
+        .always(Matcher::model("router"), router_plan())
+        .always(
+            Matcher::model("pet"),
+            Reply::json(&pet_json).with_usage(usage),
+        )
+        // The answer waits long enough for the pet to be asked a few times.
+        .always(
+            Matcher::model("backend"),
+            Reply::text("The readme is fine.").delayed(Duration::from_secs(3)),
+        )
+        .always(Matcher::model("review"), review_reply("approved"))
+        .always(Matcher::Any, Reply::text("ok"));
+    let server = ScriptedServer::start(script).await;
+    let home = TempHome::new();
+    configure(&home, &server, &["test/pet"], &[("pet", vec!["test/pet"])]);
+
+    let mut tui = PtySession::spawn_sized(
+        &home,
+        repo.path(),
+        &["tui"],
+        &[
+            ("BRAINCODE_SANDBOX", "off"),
+            ("BRAINCODE_PET_POLL_MS", "250"),
+        ],
+        (30, 130),
+    );
+    tui.wait_for_text(PLACEHOLDER).await;
+    assert!(tui.screen().contains("brainpet"), "{}", tui.screen());
+    tui.send("Look at the readme");
+    tui.wait_for_text("Look at the readme").await;
+    tui.send("\r");
+    let screen = tui.wait_for_text("pondering README").await;
+    assert!(screen.contains("scripted pet here"), "{screen}");
+    tui.wait_for_text("The readme is fine.").await;
+    // Answered: the pet is idle again, whatever its model said.
+    tui.wait_for_text("waiting for prompt").await;
+    tui.send("/quit");
+    tui.wait_for_text("/quit").await;
+    tui.send("\r");
+    assert_eq!(tui.wait_exit().await, 0);
+
+    let pet_calls = server
+        .chat_requests()
+        .iter()
+        .filter(|r| r.model() == Some("pet"))
+        .count();
+    assert!(pet_calls >= 1);
+    let pet_usage: Vec<Value> = std::fs::read_dir(home.path().join("sessions"))
+        .unwrap()
+        .flat_map(|e| {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            text.lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|r| r["type"] == "token_usage" && r["role"] == "pet")
+        .collect();
+    assert_eq!(
+        pet_usage.len(),
+        pet_calls,
+        "one record per pet call: {pet_usage:?}"
+    );
+    assert!(
+        pet_usage
+            .iter()
+            .all(|r| r["phase"] == "pet" && r["usage"]["input"] == 300)
     );
 }

@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod model_check;
 pub mod models;
 pub mod permission_explain;
+pub mod pet;
 pub mod replay;
 pub mod report;
 pub mod run;

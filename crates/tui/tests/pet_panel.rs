@@ -340,3 +340,64 @@ fn the_face_moves_only_with_animations_on() {
         at(&idle_app, &off, idle + IDLE_FRAME_MS)
     );
 }
+
+#[test]
+fn the_pet_models_words_replace_the_fallback_while_the_request_runs() {
+    let mut s = running_tool("read_file", "call-1");
+    let mut pet = Pet::new(true);
+    pet.set_queued(1);
+    pet.set_model_reply(&braincode_runtime::pet::PetReply {
+        status: "reading login.rs".into(),
+        lines: lines(&["one handler so far", "no limits in sight"]),
+    });
+    let app = fed(&s);
+    assert_eq!(
+        said(&app, &pet),
+        (
+            "reading login.rs".into(),
+            lines(&["one handler so far", "no limits in sight", "1 queued"])
+        )
+    );
+    insta::assert_snapshot!(panel(&app, &pet, 2_100));
+
+    // Once the request has answered, the pet is idle whatever its model said last.
+    s.at(7_000).finish("Rate limit added.", FinalStatus::Answered);
+    let app = fed(&s);
+    assert_eq!(said(&app, &pet), ("idle".into(), lines(&["1 queued"])));
+
+    // An error (or the end of the request) clears the model's words: the fallback speaks.
+    pet.clear_model_reply();
+    let app = fed(&running_tool("read_file", "call-1"));
+    assert_eq!(said(&app, &pet).0, "running read_file");
+}
+
+#[test]
+fn the_snapshot_tells_the_pet_model_the_newest_items_and_what_runs() {
+    let app = fed(&running_tool("read_file", "call-read-1"));
+    let snapshot = braincode_tui::pet::snapshot(&app, 2);
+    assert_eq!(snapshot.queued, 2);
+    assert_eq!(snapshot.state, "running tool read_file");
+    assert_eq!(snapshot.active_tools, ["read_file"]);
+    assert_eq!(
+        snapshot.active_workers,
+        ["librarian: Find the login handler and how requests reach it"]
+    );
+    assert_eq!(snapshot.items[0], format!("user: {REQUEST}"));
+    assert!(
+        snapshot
+            .items
+            .iter()
+            .any(|i| i.starts_with("tool read_file") && i.ends_with("(running)")),
+        "{:?}",
+        snapshot.items
+    );
+
+    // Idle and empty: nothing to tell but that.
+    let idle = braincode_tui::pet::snapshot(&app_idle(), 0);
+    assert_eq!(idle.state, "idle");
+    assert!(idle.items.is_empty());
+}
+
+fn app_idle() -> App {
+    app()
+}

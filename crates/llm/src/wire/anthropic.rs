@@ -84,7 +84,10 @@ pub fn request_body(request: &ChatRequest, model: &str, default_max_tokens: Opti
             json!({"type": "enabled", "budget_tokens": budget}),
         );
     } else if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
+        body.insert(
+            "temperature".into(),
+            crate::wire::temperature_json(temperature),
+        );
     }
     Value::Object(body)
 }

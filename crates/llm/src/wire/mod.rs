@@ -279,6 +279,16 @@ pub(crate) fn schema_instruction(schema: &crate::ResponseSchema) -> String {
     )
 }
 
+/// A temperature as JSON with the digits it was written with: `0.2f32` widened to `f64` is
+/// `0.20000000298023224`, which providers accept but logs and users should not have to read.
+pub(crate) fn temperature_json(temperature: f32) -> serde_json::Value {
+    let shortest: f64 = temperature
+        .to_string()
+        .parse()
+        .unwrap_or(f64::from(temperature));
+    serde_json::json!(shortest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,5 +304,12 @@ mod tests {
         assert!(!is_strict_compatible(&loose));
         let nested = json!({"type":"object","properties":{"a":{"type":"object","properties":{}}},"required":["a"],"additionalProperties":false});
         assert!(!is_strict_compatible(&nested));
+    }
+
+    #[test]
+    fn temperatures_keep_the_digits_they_were_written_with() {
+        assert_eq!(super::temperature_json(0.2).to_string(), "0.2");
+        assert_eq!(super::temperature_json(1.0).to_string(), "1.0");
+        assert_eq!(super::temperature_json(0.0).to_string(), "0.0");
     }
 }

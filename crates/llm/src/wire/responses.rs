@@ -75,7 +75,10 @@ pub fn request_body(request: &ChatRequest, model: &str, options: BodyOptions) ->
         body.insert("max_output_tokens".into(), json!(max));
     }
     if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
+        body.insert(
+            "temperature".into(),
+            crate::wire::temperature_json(temperature),
+        );
     }
     if let Some(effort) = openai_reasoning_effort(request.thinking, options.official) {
         body.insert(

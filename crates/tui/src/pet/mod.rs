@@ -8,11 +8,13 @@
 
 mod face;
 mod quips;
+mod snapshot;
 
 use braincode_protocol::{Phase, Record, Role, RunEvent, TaskStatus};
 
 pub use face::{ACTIVE_FRAME_MS, FACE_WIDTH, IDLE_FRAME_MS, face};
 pub use quips::{ToolCategory, quip};
+pub use snapshot::snapshot;
 
 use crate::app::App;
 use crate::view::text::truncate;
@@ -26,6 +28,11 @@ pub const LINES_MAX: usize = 4;
 /// The environment variable that turns animations off (any value but empty, `0` or `false`),
 /// read once when the session starts, the way `NO_COLOR` is.
 pub const NO_ANIMATIONS_ENV: &str = "BRAINCODE_NO_ANIMATIONS";
+/// The environment variable that sets how often the pet model is asked, in milliseconds
+/// (default 8000, the spec's pace; at least [`MIN_POLL_MS`]). A slower pace costs fewer tokens.
+pub const POLL_ENV: &str = "BRAINCODE_PET_POLL_MS";
+/// The fastest the pet model may be asked.
+pub const MIN_POLL_MS: u64 = 250;
 
 /// Where a tool call the pet talks about stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,11 +174,15 @@ impl PetStatus {
     }
 }
 
-/// The session's pet: whether it moves, and what it knows beyond the run (the queue).
+/// The session's pet: whether it moves, what it knows beyond the run (the queue), and what
+/// its model last said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pet {
     animations: bool,
     queued: usize,
+    poll: std::time::Duration,
+    /// The pet model's latest status for the running request (none: the fallback speaks).
+    said: Option<PetStatus>,
 }
 
 impl Pet {
@@ -180,13 +191,41 @@ impl Pet {
         Self {
             animations,
             queued: 0,
+            poll: braincode_runtime::pet::PET_POLL,
+            said: None,
         }
     }
 
-    /// A pet configured from the environment ([`NO_ANIMATIONS_ENV`]).
+    /// A pet configured from the environment ([`NO_ANIMATIONS_ENV`], [`POLL_ENV`]).
     pub fn from_env() -> Self {
         let value = std::env::var(NO_ANIMATIONS_ENV).ok();
-        Self::new(animations_enabled(value.as_deref()))
+        let mut pet = Self::new(animations_enabled(value.as_deref()));
+        if let Some(poll) = std::env::var(POLL_ENV).ok().and_then(|v| poll_interval(&v)) {
+            pet.poll = poll;
+        }
+        pet
+    }
+
+    /// How often the pet model is asked while a request runs.
+    pub fn poll_interval(&self) -> std::time::Duration {
+        self.poll
+    }
+
+    /// Whether the pet model may be asked at all: only a moving pet talks (animations off
+    /// means a quiet, cheap session).
+    pub fn wants_model(&self) -> bool {
+        self.animations
+    }
+
+    /// Takes what the pet model said; it speaks until the next answer, an error or the end of
+    /// the request.
+    pub fn set_model_reply(&mut self, reply: &braincode_runtime::pet::PetReply) {
+        self.said = Some(PetStatus::new(&reply.status, reply.lines.clone(), true));
+    }
+
+    /// Goes back to the deterministic status.
+    pub fn clear_model_reply(&mut self) {
+        self.said = None;
     }
 
     /// Whether the face moves.
@@ -201,7 +240,16 @@ impl Pet {
 
     /// What the panel says now about `app`'s latest run.
     pub fn status(&self, app: &App) -> PetStatus {
-        fallback(app.pet_tracker().activity(), app.is_running(), self.queued)
+        match &self.said {
+            Some(said) if app.is_running() => {
+                let mut said = said.clone();
+                if self.queued > 0 && said.lines.len() < LINES_MAX {
+                    said.lines.push(format!("{} queued", self.queued));
+                }
+                said
+            }
+            _ => fallback(app.pet_tracker().activity(), app.is_running(), self.queued),
+        }
     }
 
     /// The face at `now_ms` (epoch milliseconds).
@@ -216,6 +264,12 @@ pub fn animations_enabled(no_animations: Option<&str>) -> bool {
         None | Some("" | "0") => true,
         Some(value) => value.eq_ignore_ascii_case("false"),
     }
+}
+
+/// The poll interval [`POLL_ENV`] asks for: whole milliseconds, at least [`MIN_POLL_MS`].
+pub fn poll_interval(value: &str) -> Option<std::time::Duration> {
+    let ms: u64 = value.trim().parse().ok()?;
+    Some(std::time::Duration::from_millis(ms.max(MIN_POLL_MS)))
 }
 
 /// The deterministic status for `activity` (spec 1.13's fallback states).
@@ -284,6 +338,20 @@ mod tests {
         assert!(animations_enabled(Some("false")));
         assert!(!animations_enabled(Some("1")));
         assert!(!animations_enabled(Some("yes")));
+    }
+
+    #[test]
+    fn the_poll_interval_has_a_floor_and_ignores_junk() {
+        assert_eq!(
+            poll_interval("8000"),
+            Some(std::time::Duration::from_secs(8))
+        );
+        assert_eq!(
+            poll_interval("1"),
+            Some(std::time::Duration::from_millis(MIN_POLL_MS))
+        );
+        assert_eq!(poll_interval("soon"), None);
+        assert_eq!(poll_interval("-5"), None);
     }
 
     #[test]

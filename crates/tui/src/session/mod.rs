@@ -11,7 +11,6 @@ use braincode_config::{
     Home, ListOptions, latest_session_for_project, list_sessions, resolve_session,
 };
 use braincode_protocol::{Mode, RunEvent, SessionId};
-use braincode_runtime::fold::split_runs;
 use braincode_runtime::{
     ChannelSubscriber, PermissionMode, RoutingChoice, RunRequest, RunServices, new_session_id,
     plan_only, run,
@@ -33,9 +32,12 @@ mod handoff;
 mod listings;
 pub mod mcp;
 mod panels;
+mod pet_watch;
+mod reopen;
 
 pub use panels::{draw_info, info_height};
 use panels::{draw_welcome, plan_lines};
+use pet_watch::PetWatch;
 
 /// How the session starts.
 #[derive(Debug, Clone)]
@@ -83,6 +85,7 @@ struct Session {
     permission: PermissionMode,
     app: App,
     pet: Pet,
+    pet_watch: PetWatch,
     input: InputState,
     panel: ApprovalPanel,
     approver: Arc<TuiApprover>,
@@ -104,6 +107,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
     let mut guard = TerminalGuard::enter()?;
     let (run_tx, mut run_rx) = mpsc::unbounded_channel();
     let (info_tx, mut info_rx) = mpsc::unbounded_channel();
+    let (pet_tx, mut pet_rx) = mpsc::unbounded_channel();
     let (approver, mut approvals) = TuiApprover::new();
     let session_id = options.session_id.clone().unwrap_or_else(new_session_id);
     let mut session = Session {
@@ -114,6 +118,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
             brain: None,
         }),
         pet: Pet::from_env(),
+        pet_watch: PetWatch::new(pet_tx),
         input: InputState::new(options.project_root.clone(), Some(&options.home)),
         panel: ApprovalPanel::new(),
         approver: Arc::new(approver),
@@ -162,12 +167,18 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
                 let done = matches!(event, RunEvent::Final { .. });
                 session.app.on_event(&event);
                 if done {
+                    session.pet_watch.stop();
+                    session.pet.clear_model_reply();
                     session.running = None;
                     session.start_next();
                 }
             }
             Some(pending) = approvals.recv() => session.panel.push(pending),
             Some(lines) = info_rx.recv() => session.info = Some(lines),
+            Some(message) = pet_rx.recv() => session.pet_watch.on_message(message, &mut session.pet),
+            _ = tokio::time::sleep_until(session.pet_watch.deadline()), if session.pet_watch.armed() => {
+                session.ask_pet();
+            }
             _ = tick.tick(), if moving => {
                 session.input.poll();
                 session.panel.prune_abandoned();
@@ -360,11 +371,22 @@ impl Session {
         let reason = services.cancel_reason.clone();
         let request = self.request(prompt);
         let handle = tokio::spawn(run(request, services));
+        self.pet_watch
+            .start(&self.options.home, self.brain.clone(), &self.pet);
         self.running = Some(Running {
             cancel,
             reason,
             handle,
         });
+    }
+
+    /// Asks the pet model about the running request, when its panel is on screen.
+    fn ask_pet(&mut self) {
+        let visible =
+            crossterm::terminal::size().is_ok_and(|(width, _)| view::pet_width(width).is_some());
+        let snapshot = crate::pet::snapshot(&self.app, self.queue.len());
+        self.pet_watch
+            .ask(snapshot, &self.session_id, visible, &self.pet);
     }
 
     /// Cancels the running request and waits (briefly) for its end to be journaled.
@@ -521,37 +543,11 @@ impl Session {
     /// Shows an earlier session's runs (their records, folded as they were) and says that
     /// new requests continue it.
     fn reopen(&mut self) {
-        let path = self.options.home.session_path(&self.session_id);
-        let mut lines = vec![format!(
-            "continuing session {}: new requests see a summary of its earlier runs",
-            self.session_id
-        )];
-        match braincode_config::journal::read_journal(&path) {
-            Ok(read) => {
-                let session = self.session_id.to_string();
-                for run in split_runs(&read.entries) {
-                    let mut state = braincode_runtime::fold::RunState::new(session.clone());
-                    for entry in run {
-                        state.apply(entry);
-                        self.app.on_event(&RunEvent::Record {
-                            session_id: session.clone(),
-                            entry: Box::new(entry.clone()),
-                        });
-                    }
-                    self.app.on_event(&RunEvent::Final {
-                        report: Box::new(state.report()),
-                    });
-                }
-                if read.skipped_count + read.malformed_count > 0 {
-                    lines.push(format!(
-                        "{} line(s) of its journal could not be read and are not shown",
-                        read.skipped_count + read.malformed_count
-                    ));
-                }
-            }
-            Err(err) => lines.push(format!("its journal could not be read: {err}")),
-        }
-        self.info = Some(lines);
+        self.info = Some(reopen::show_session(
+            &mut self.app,
+            &self.options.home,
+            &self.session_id,
+        ));
     }
 
     fn resume(&mut self, target: Option<String>) {

@@ -53,7 +53,10 @@ pub fn request_body(request: &ChatRequest, model: &str, options: BodyOptions) ->
         body.insert(key.into(), json!(max));
     }
     if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
+        body.insert(
+            "temperature".into(),
+            crate::wire::temperature_json(temperature),
+        );
     }
     if let Some(effort) = openai_reasoning_effort(request.thinking, options.official) {
         body.insert("reasoning_effort".into(), json!(effort));

@@ -98,7 +98,10 @@ pub fn request_body(request: &ChatRequest, model: &str, options: BodyOptions) ->
         config.insert("maxOutputTokens".into(), json!(max));
     }
     if let Some(temperature) = request.temperature {
-        config.insert("temperature".into(), json!(temperature));
+        config.insert(
+            "temperature".into(),
+            crate::wire::temperature_json(temperature),
+        );
     }
     if let Some(thinking) = thinking_config(model, request.thinking, max_tokens) {
         config.insert("thinkingConfig".into(), thinking);
