@@ -42,6 +42,10 @@ pub struct ToolCall {
     pub raw_arguments: String,
     /// Why the arguments did not parse as a JSON object, if they did not.
     pub argument_error: Option<String>,
+    /// An opaque token the provider wants back with this call when the conversation is sent
+    /// again (Gemini's `thoughtSignature`, which carries its reasoning across tool turns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 impl ToolCall {
@@ -75,7 +79,14 @@ impl ToolCall {
             arguments,
             raw_arguments: raw,
             argument_error,
+            signature: None,
         }
+    }
+
+    /// The same call with the provider's `signature` (see [`ToolCall::signature`]).
+    pub fn with_signature(mut self, signature: Option<String>) -> Self {
+        self.signature = signature.filter(|s| !s.is_empty());
+        self
     }
 }
 

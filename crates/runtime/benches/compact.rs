@@ -25,6 +25,7 @@ fn conversation() -> Vec<ChatMessage> {
                 raw_arguments: arguments.to_string(),
                 arguments,
                 argument_error: None,
+                signature: None,
             }],
         });
         messages.push(ChatMessage::Tool {

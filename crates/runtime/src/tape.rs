@@ -478,6 +478,7 @@ fn tool_call(recorded: &RecordedToolCall) -> ToolCall {
         recorded.name.clone(),
         recorded.arguments.clone(),
     )
+    .with_signature(recorded.signature.clone())
 }
 
 /// The `model_reply` record of a completion.
@@ -506,6 +507,7 @@ pub fn reply_record(
                 id: c.id.clone(),
                 name: c.name.clone(),
                 arguments: c.raw_arguments.clone(),
+                signature: c.signature.clone(),
             })
             .collect(),
         usage: completion.usage,

@@ -132,6 +132,11 @@ async fn function_call_round_trip_with_thoughts() {
         ]
     );
     assert!(done.tool_calls.iter().all(|c| !c.id.is_empty()));
+    assert_eq!(
+        done.tool_calls[0].signature.as_deref(),
+        Some("CiQBVKhc7ySVFx0Wk2z4Gk8BfhYc")
+    );
+    assert_eq!(done.tool_calls[1].signature, None);
     assert_ne!(done.tool_calls[0].id, done.tool_calls[1].id);
     let mut usage = Usage::new(96, 215, 0, 0);
     usage.reasoning = 184;
@@ -167,8 +172,10 @@ async fn function_call_round_trip_with_thoughts() {
         body["contents"],
         json!([
             {"role": "user", "parts": [{"text": "Say hello"}]},
+            // The signature Gemini gave the first call goes back with it, as Google asks.
             {"role": "model", "parts": [
-                {"functionCall": {"name": "read_file", "args": {"path": "src/main.rs"}}},
+                {"functionCall": {"name": "read_file", "args": {"path": "src/main.rs"}},
+                 "thoughtSignature": "CiQBVKhc7ySVFx0Wk2z4Gk8BfhYc"},
                 {"functionCall": {"name": "grep", "args": {"pattern": "fn main"}}}
             ]},
             {"role": "user", "parts": [

@@ -19,6 +19,10 @@ pub struct RecordedToolCall {
     pub name: String,
     /// The arguments exactly as sent (JSON text, possibly malformed).
     pub arguments: String,
+    /// The provider's opaque token for the call (Gemini's `thoughtSignature`), kept so a
+    /// resumed conversation sends it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// `model_reply`: one model call of an agent, as the agent loop received it (answer text and
@@ -78,4 +82,37 @@ pub struct RecordedModelError {
 pub struct Warning {
     /// The warning.
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_calls_signature_is_kept_and_old_lines_still_read() {
+        let signed = RecordedToolCall {
+            id: "c1".into(),
+            name: "read_file".into(),
+            arguments: "{}".into(),
+            signature: Some("CiQBVKhc".into()),
+        };
+        let line = serde_json::to_string(&signed).unwrap_or_default();
+        assert!(line.contains(r#""signature":"CiQBVKhc""#), "{line}");
+        assert_eq!(
+            serde_json::from_str::<RecordedToolCall>(&line).ok(),
+            Some(signed)
+        );
+        // A journal written before signatures were kept.
+        let old: Result<RecordedToolCall, _> =
+            serde_json::from_str(r#"{"id":"c1","name":"read_file","arguments":"{}"}"#);
+        assert_eq!(old.ok().and_then(|c| c.signature), None);
+        let unsigned = serde_json::to_string(&RecordedToolCall {
+            id: "c".into(),
+            name: "n".into(),
+            arguments: String::new(),
+            signature: None,
+        })
+        .unwrap_or_default();
+        assert!(!unsigned.contains("signature"), "{unsigned}");
+    }
 }

@@ -9,6 +9,7 @@ fn call(id: &str, name: &str, path: &str) -> ToolCall {
         arguments: json!({"path": path}),
         raw_arguments: json!({"path": path}).to_string(),
         argument_error: None,
+        signature: None,
     }
 }
 

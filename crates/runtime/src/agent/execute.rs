@@ -150,6 +150,7 @@ fn rewritten(call: &ToolCall, pre: &HookResult) -> Result<ToolCall, String> {
             raw_arguments: input.to_string(),
             arguments: input.clone(),
             argument_error: None,
+            signature: call.signature.clone(),
         }),
         Some(_) => Err(format!(
             "{} was not run: a PreToolUse hook replaced its arguments with something that is not a JSON object",
@@ -189,6 +190,7 @@ fn unwrap_call(setup: &AgentSetup, call: &ToolCall) -> ToolCall {
         raw_arguments: arguments.to_string(),
         arguments,
         argument_error: None,
+        signature: call.signature.clone(),
     }
 }
 

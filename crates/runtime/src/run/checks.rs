@@ -206,6 +206,7 @@ async fn approve(
         }),
         raw_arguments: String::new(),
         argument_error: None,
+        signature: None,
     };
     let tool = check_tool();
     let origin = shared.origin();

@@ -126,6 +126,7 @@ impl RunBuilder {
                 id: id.clone(),
                 name: tool.into(),
                 arguments: arguments.to_string(),
+                signature: None,
             }],
             usage: Some(usage(&mut self.f, 12_000 + u64::from(call) * 3000)),
             clipped: false,

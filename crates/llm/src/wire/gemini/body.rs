@@ -10,8 +10,9 @@ use crate::{ChatMessage, ChatRequest, ContentPart, ToolSpec};
 use braincode_protocol::ThinkingLevel;
 
 /// The `thoughtSignature` Google documents for function calls whose real signature is not
-/// available: Gemini 3 refuses a replayed function call without one, and calls are not kept
-/// with theirs here.
+/// available: Gemini 3 refuses a replayed function call without one. Calls keep the signature
+/// Gemini gave them ([`crate::ToolCall::signature`]); this stands in only for calls that have
+/// none (made by another model of the chain, or journaled before signatures were kept).
 pub const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
 /// The JSON body of a streaming `generateContent` request.
@@ -41,8 +42,10 @@ pub fn request_body(request: &ChatRequest, model: &str, options: BodyOptions) ->
                 for call in tool_calls {
                     let mut part = json!({"functionCall": {"name": call.name,
                         "args": arguments_object(call)}});
-                    if sign_calls {
-                        part["thoughtSignature"] = json!(SKIP_SIGNATURE);
+                    match &call.signature {
+                        Some(signature) => part["thoughtSignature"] = json!(signature),
+                        None if sign_calls => part["thoughtSignature"] = json!(SKIP_SIGNATURE),
+                        None => {}
                     }
                     parts.push(part);
                 }
@@ -367,6 +370,28 @@ mod tests {
             assert_eq!(part["functionCall"]["args"], json!({}), "{model}");
             assert_eq!(part.get("thoughtSignature").is_some(), signed, "{model}");
         }
+    }
+
+    #[test]
+    fn a_calls_own_signature_wins_over_the_skip_signature() {
+        let request = ChatRequest {
+            messages: vec![ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![
+                    ToolCall::from_raw("c1", "read_file", "").with_signature(Some("sig-1".into())),
+                    ToolCall::from_raw("c2", "read_file", ""),
+                ],
+            }],
+            ..ChatRequest::default()
+        };
+        let body = request_body(&request, "gemini-3-pro-preview", BodyOptions::default());
+        let parts = &body["contents"][0]["parts"];
+        assert_eq!(parts[0]["thoughtSignature"], "sig-1");
+        assert_eq!(parts[1]["thoughtSignature"], SKIP_SIGNATURE);
+        let body = request_body(&request, "gemini-2.5-pro", BodyOptions::default());
+        let parts = &body["contents"][0]["parts"];
+        assert_eq!(parts[0]["thoughtSignature"], "sig-1");
+        assert!(parts[1].get("thoughtSignature").is_none());
     }
 
     #[test]

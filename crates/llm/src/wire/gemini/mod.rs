@@ -79,6 +79,8 @@ struct Part {
     thought: Option<bool>,
     #[serde(default)]
     function_call: Option<FunctionCall>,
+    #[serde(default)]
+    thought_signature: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -145,7 +147,8 @@ impl GeminiDecoder {
                     Some(args) => args.to_string(),
                 };
                 out.push_back(ModelEvent::ToolCall {
-                    call: ToolCall::from_raw(id, call.name.unwrap_or_default(), arguments),
+                    call: ToolCall::from_raw(id, call.name.unwrap_or_default(), arguments)
+                        .with_signature(part.thought_signature),
                 });
             } else if let Some(text) = part.text.filter(|t| !t.is_empty()) {
                 out.push_back(if part.thought == Some(true) {
