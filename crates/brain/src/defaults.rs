@@ -152,8 +152,15 @@ fn preset(
     }
 }
 
+/// Every role on `model_id`, falling back to the embedded model, except the pet: a status
+/// line every 8 s on a flagship model would cost more than some requests, so the presets
+/// leave it on the embedded model, which the pet never calls (it then speaks from the run's
+/// own events). A user who wants a talking pet names a cheap model in `roles.pet`.
 fn remote(model_id: &str) -> impl Fn(Role) -> ModelPolicy {
-    move |role| ModelPolicy::new(model_id, remote_thinking(role)).with_fallbacks(&[LOCAL_MODEL_ID])
+    move |role| match role {
+        Role::Pet => ModelPolicy::new(LOCAL_MODEL_ID, remote_thinking(role)),
+        _ => ModelPolicy::new(model_id, remote_thinking(role)).with_fallbacks(&[LOCAL_MODEL_ID]),
+    }
 }
 
 /// The built-in presets: `brain` (the default, fully local) plus `anthropic` and `openai`.
@@ -239,11 +246,12 @@ mod tests {
         ] {
             let brain = select_brain(&default_brains(), id).unwrap();
             for role in Role::ALL {
-                assert_eq!(
-                    brain.policy(role).chain(),
-                    vec![model, LOCAL_MODEL_ID],
-                    "{id} {role}"
-                );
+                // The pet is never sent to the flagship by default (see `remote`).
+                let expected = match role {
+                    Role::Pet => vec![LOCAL_MODEL_ID],
+                    _ => vec![model, LOCAL_MODEL_ID],
+                };
+                assert_eq!(brain.policy(role).chain(), expected, "{id} {role}");
             }
         }
     }

@@ -194,3 +194,18 @@ fn the_offline_brain_has_no_pet_model_and_says_why() {
     let err = PetModel::load(&home, Some("no-such-brain"), None).unwrap_err();
     assert!(err.0.contains("no-such-brain"), "{}", err.0);
 }
+
+#[test]
+fn the_keyed_presets_spend_nothing_on_the_pet() {
+    let home = TempHome::new();
+    home.write_auth_keys(&[("openai", "sk-test"), ("anthropic", "sk-ant-test")]);
+    let home = Home::at(home.path());
+    for brain in ["openai", "anthropic"] {
+        let err = PetModel::load(&home, Some(brain), None).unwrap_err();
+        assert!(
+            err.0.contains("no usable remote pet model"),
+            "{brain}: {}",
+            err.0
+        );
+    }
+}
