@@ -361,7 +361,8 @@ fn the_pet_models_words_replace_the_fallback_while_the_request_runs() {
     insta::assert_snapshot!(panel(&app, &pet, 2_100));
 
     // Once the request has answered, the pet is idle whatever its model said last.
-    s.at(7_000).finish("Rate limit added.", FinalStatus::Answered);
+    s.at(7_000)
+        .finish("Rate limit added.", FinalStatus::Answered);
     let app = fed(&s);
     assert_eq!(said(&app, &pet), ("idle".into(), lines(&["1 queued"])));
 
