@@ -673,3 +673,50 @@ async fn references_are_inlined_contained_and_sessions_continue() {
     let records = journal(&home, &session);
     assert_eq!(records.iter().filter(|r| r["type"] == "run_end").count(), 2);
 }
+
+/// A small router held to the schema echoes its placeholders (`"goal": "..."`); such a plan
+/// would send workers off with nothing to do, so the heuristic plans instead and says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_router_that_echoes_the_template_is_not_followed() {
+    let echo = json!({
+        "role": "qa",
+        "workers": [{"role": "qa", "goal": "...", "reason": "..."}],
+        "todos": [{"id": "short-stable-id", "title": "...", "role": "qa", "reason": "..."}],
+        "dependencies": [], "confidence": 0.0, "reason": "..."
+    });
+    let script = Script::new()
+        .when(Matcher::model("router"), [Reply::json(&echo)])
+        .always(Matcher::model("librarian"), worker_reply("mapped"))
+        .always(Matcher::model("security"), worker_reply("assessed"))
+        .always(
+            Matcher::model("backend"),
+            Reply::text("Here is the explanation."),
+        )
+        .always(Matcher::model("review"), review_reply("approved"));
+    let server = ScriptedServer::start(script).await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    let repo = repo();
+    let out = braincode(
+        &home,
+        repo.path(),
+        &["run", "Explain how the backend token service works"],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
+    assert!(
+        out.stdout.contains("Routing:  heuristic → backend"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("placeholders"), "{}", out.stdout);
+    assert_eq!(
+        server
+            .chat_requests()
+            .iter()
+            .filter(|r| r.model() == Some("qa"))
+            .count(),
+        0,
+        "the echoed plan's qa worker never ran"
+    );
+}
