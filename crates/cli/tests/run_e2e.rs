@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
 use run_harness::{
-    braincode, configure, first, journal, model_requests, repo, review_reply, types, worker_reply,
+    Output, braincode, configure, first, journal, model_requests, repo, review_reply, types,
+    worker_reply,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -185,13 +186,12 @@ async fn full_run_routes_isolates_reviews_and_journals() {
     assert_eq!(routing["source"], "router-brain");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn router_garbage_falls_back_to_the_heuristic_and_says_why() {
+/// "Explain how the backend token service works" with `router_reply` from the router, which
+/// the heuristic must replace (backend primary, librarian and security support): the output,
+/// the server and the home.
+async fn run_with_unusable_router(router_reply: Reply) -> (Output, ScriptedServer, TempHome) {
     let script = Script::new()
-        .when(
-            Matcher::model("router"),
-            [Reply::text("I would pick the backend agent, probably.")],
-        )
+        .when(Matcher::model("router"), [router_reply])
         .always(Matcher::model("librarian"), worker_reply("mapped"))
         .always(Matcher::model("security"), worker_reply("assessed"))
         .always(
@@ -215,6 +215,13 @@ async fn router_garbage_falls_back_to_the_heuristic_and_says_why() {
         "{}",
         out.stdout
     );
+    (out, server, home)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn router_garbage_falls_back_to_the_heuristic_and_says_why() {
+    let (out, _server, home) =
+        run_with_unusable_router(Reply::text("I would pick the backend agent, probably.")).await;
     assert!(
         out.stdout.contains("router not used"),
         "the fallback reason is shown: {}",
@@ -684,31 +691,7 @@ async fn a_router_that_echoes_the_template_is_not_followed() {
         "todos": [{"id": "short-stable-id", "title": "...", "role": "qa", "reason": "..."}],
         "dependencies": [], "confidence": 0.0, "reason": "..."
     });
-    let script = Script::new()
-        .when(Matcher::model("router"), [Reply::json(&echo)])
-        .always(Matcher::model("librarian"), worker_reply("mapped"))
-        .always(Matcher::model("security"), worker_reply("assessed"))
-        .always(
-            Matcher::model("backend"),
-            Reply::text("Here is the explanation."),
-        )
-        .always(Matcher::model("review"), review_reply("approved"));
-    let server = ScriptedServer::start(script).await;
-    let home = TempHome::new();
-    configure(&home, &server, &[], &[]);
-    let repo = repo();
-    let out = braincode(
-        &home,
-        repo.path(),
-        &["run", "Explain how the backend token service works"],
-    )
-    .await;
-    assert_eq!(out.code, 0, "{}\n{}", out.stderr, out.stdout);
-    assert!(
-        out.stdout.contains("Routing:  heuristic → backend"),
-        "{}",
-        out.stdout
-    );
+    let (out, server, _home) = run_with_unusable_router(Reply::json(&echo)).await;
     assert!(out.stdout.contains("placeholders"), "{}", out.stdout);
     assert_eq!(
         server
