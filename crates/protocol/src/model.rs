@@ -226,6 +226,12 @@ impl ModelPricing {
             + per(usage.cache_write, self.cache_write.unwrap_or(self.input))
     }
 
+    /// The cost of `usage` in millionths of a US dollar, rounded (what `token_usage` records
+    /// carry).
+    pub fn cost_micro_usd(&self, usage: &crate::Usage) -> u64 {
+        (self.cost(usage) * 1_000_000.0).round() as u64
+    }
+
     /// The first price that is negative or not a number, by its JSON name.
     pub fn invalid_field(&self) -> Option<&'static str> {
         let bad = |price: f64| !price.is_finite() || price < 0.0;

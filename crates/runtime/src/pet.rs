@@ -15,9 +15,7 @@ use braincode_config::{Home, JournalWriter};
 use braincode_llm::{
     Candidate, ChatMessage, ChatRequest, ClientOptions, ErrorKind, ModelError, collect_stream,
 };
-use braincode_protocol::{
-    ModelPricing, Phase, Record, Role, SessionId, ThinkingLevel, TokenUsage, Usage,
-};
+use braincode_protocol::{Phase, Record, Role, SessionId, ThinkingLevel, TokenUsage, Usage};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{load_brain_presets, load_models, load_settings, select_brain};
@@ -113,23 +111,16 @@ pub fn pet_prompt(snapshot: &PetSnapshot) -> String {
 }
 
 /// Reads `{status, lines}` from a reply: bare JSON, a fenced block, or the first `{…}` in
-/// prose. Emoji-free plain strings are expected; anything else is an error.
+/// prose (the extraction every structured reply uses). Anything else is an error that says why.
 pub fn parse_pet_reply(text: &str) -> Result<PetReply, String> {
-    let trimmed = text.trim();
-    let candidates = [
-        Some(trimmed),
-        fenced(trimmed),
-        trimmed
-            .find('{')
-            .zip(trimmed.rfind('}'))
-            .filter(|(start, end)| start < end)
-            .map(|(start, end)| &trimmed[start..=end]),
-    ];
-    let value = candidates
-        .into_iter()
-        .flatten()
-        .find_map(|c| serde_json::from_str::<serde_json::Value>(c).ok())
-        .ok_or_else(|| format!("the pet reply is not JSON: {}", one_line(trimmed, 80)))?;
+    let value = braincode_context::extract_json_object(text)
+        .map(serde_json::Value::Object)
+        .map_err(|err| {
+            format!(
+                "the pet reply is not JSON ({err}): {}",
+                one_line(text.trim(), 80)
+            )
+        })?;
     let status = value
         .get("status")
         .and_then(|s| s.as_str())
@@ -154,15 +145,6 @@ pub fn parse_pet_reply(text: &str) -> Result<PetReply, String> {
         status: one_line(status, STATUS_CHARS),
         lines,
     })
-}
-
-/// The body of the first ``` fenced block, if any.
-fn fenced(text: &str) -> Option<&str> {
-    let start = text.find("```")?;
-    let body = &text[start + 3..];
-    let body = body.split_once('\n').map_or(body, |(_, rest)| rest);
-    let end = body.find("```")?;
-    Some(body[..end].trim())
 }
 
 /// The pet role's model for one session: the usable remote models of the brain's `pet`
@@ -332,7 +314,7 @@ impl PetModel {
         let cost = definition
             .pricing
             .as_ref()
-            .map(|price: &ModelPricing| (price.cost(&usage) * 1_000_000.0).round() as u64);
+            .map(|price| price.cost_micro_usd(&usage));
         let agent_session = format!("pet-{}", braincode_config::journal::now_ms());
         let record = Record::TokenUsage(TokenUsage {
             role: Some(Role::Pet),

@@ -213,9 +213,7 @@ fn record_usage(setup: &AgentSetup, services: &AgentServices, usage: Usage, mess
         parent_id: origin.parent_id.clone(),
         turn_id: Some(format!("{session}:{message_index}:0")),
         attempt: origin.attempt,
-        cost_micro_usd: setup
-            .pricing
-            .map(|price| (price.cost(&usage) * 1_000_000.0).round() as u64),
+        cost_micro_usd: setup.pricing.map(|price| price.cost_micro_usd(&usage)),
         usage,
     }));
 }
