@@ -135,3 +135,53 @@ impl PetWatch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply() -> PetReply {
+        PetReply {
+            status: "reading auth.rs".into(),
+            lines: vec!["one file so far".into()],
+        }
+    }
+
+    #[tokio::test]
+    async fn a_late_answer_never_lands_on_the_next_request() {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut watch = PetWatch::new(tx);
+        let quiet = Pet::new(true);
+        let mut pet = quiet.clone();
+        let first = watch.generation;
+        // The request ends before its pet call answers: the answer is stale.
+        watch.stop();
+        watch.on_message(PetMessage::Reply(first, Ok(reply())), &mut pet);
+        assert_eq!(pet, quiet, "a stale answer is dropped");
+        // An answer for the request being watched speaks; an error silences it again.
+        watch.on_message(PetMessage::Reply(watch.generation, Ok(reply())), &mut pet);
+        assert_ne!(pet, quiet);
+        let current = watch.generation;
+        watch.on_message(
+            PetMessage::Reply(current, Err("timed out".into())),
+            &mut pet,
+        );
+        assert_eq!(pet, quiet, "an error falls back to the run's own events");
+    }
+
+    #[tokio::test]
+    async fn no_pet_model_means_no_timer_and_animations_off_means_no_start() {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut watch = PetWatch::new(tx);
+        let home = Home::at(std::env::temp_dir().join("braincode-pet-watch-no-home"));
+        let mut pet = Pet::new(true);
+        watch.start(&home, None, &pet);
+        assert!(watch.armed());
+        let reason = NoPetModel("brain brain has no usable remote pet model".into());
+        watch.on_message(PetMessage::Loaded(watch.generation, Err(reason)), &mut pet);
+        assert!(!watch.armed(), "nothing to ask: the timer is off");
+
+        watch.start(&home, None, &Pet::new(false));
+        assert!(!watch.armed(), "a still pet never calls a model");
+    }
+}
