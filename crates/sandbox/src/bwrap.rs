@@ -3,9 +3,10 @@
 //!
 //! Layout inside the sandbox: `/` read-only; fresh `/dev`, `/proc`, private `/tmp`,
 //! `/dev/shm`, and an empty `/run` (no host sockets such as `docker.sock`, the ssh or gpg
-//! agent, D-Bus); the project and extra writable roots bound read-write; protected paths bound
-//! read-only over themselves; hidden files replaced by an empty read-only file and hidden
-//! directories by an empty read-only directory. With `--unshare-pid` and `--die-with-parent`,
+//! agent, D-Bus) except the sockets the policy allows; every other listening host socket
+//! hidden (see [`crate::sockets`]); the project and extra writable roots bound read-write;
+//! protected paths bound read-only over themselves; hidden files replaced by an empty
+//! read-only file and hidden directories by an empty read-only directory. With `--unshare-pid` and `--die-with-parent`,
 //! killing bwrap (or Braincode dying, through the death signal armed in `pre_exec`) tears down
 //! the whole pid namespace, so nothing started inside survives, not even a `setsid` daemon.
 
@@ -91,6 +92,7 @@ pub(crate) fn probe() -> Result<BwrapInfo, String> {
         read_only: Vec::new(),
         hidden: Vec::new(),
         network: false,
+        sockets: Vec::new(),
     };
     let backend = BwrapBackend::new(&info, &policy).map_err(|e| e.to_string())?;
     let mut command = backend.command(OsStr::new("true"), &[], &project);
@@ -120,8 +122,12 @@ pub(crate) fn probe() -> Result<BwrapInfo, String> {
 #[derive(Debug)]
 pub(crate) struct BwrapBackend {
     bwrap: PathBuf,
-    /// The arguments that do not depend on the command.
-    args: Vec<OsString>,
+    /// The arguments before the host-socket masks: the root, `/dev`, `/proc`, private dirs.
+    prefix: Vec<OsString>,
+    /// The arguments after them: writable roots, protected and hidden paths, namespaces.
+    suffix: Vec<OsString>,
+    /// The policy, for the socket masks made before each command.
+    policy: ResolvedPolicy,
     /// The seccomp program, as bytes for `--seccomp`.
     seccomp: Option<Arc<[u8]>>,
     /// Holds the empty file and directory that hidden paths are replaced with.
@@ -181,6 +187,16 @@ impl BwrapBackend {
                 );
             }
         }
+        // Allowed host sockets in the private directories: bound back into them.
+        for socket in &policy.sockets {
+            if masked.iter().any(|m| socket.starts_with(m)) {
+                push(
+                    &mut args,
+                    &[s("--bind"), socket.as_os_str(), socket.as_os_str()],
+                );
+            }
+        }
+        let prefix = std::mem::take(&mut args);
         for root in &policy.writable {
             push(
                 &mut args,
@@ -242,7 +258,7 @@ impl BwrapBackend {
         }
         writes.push("private /tmp".to_string());
         let summary = format!(
-            "bubblewrap{}; writes: {}; read-only: {}; hidden: {}; network: {}",
+            "bubblewrap{}; writes: {}; read-only: {}; hidden: {}; host UNIX sockets: {}; network: {}",
             if seccomp.is_some() {
                 " + seccomp"
             } else {
@@ -251,6 +267,11 @@ impl BwrapBackend {
             writes.join(", "),
             crate::count(policy.read_only.len(), "protected path"),
             crate::count(hidden, "path"),
+            if policy.sockets.is_empty() {
+                "none".to_string()
+            } else {
+                crate::count(policy.sockets.len(), "allowed socket")
+            },
             if policy.network {
                 "on"
             } else {
@@ -259,11 +280,25 @@ impl BwrapBackend {
         );
         Ok(Self {
             bwrap: info.path.clone(),
-            args,
+            prefix,
+            suffix: args,
+            policy: policy.clone(),
             seccomp,
             state: Arc::new(state),
             summary,
         })
+    }
+
+    /// What this sandbox does not enforce, one sentence each.
+    pub(crate) fn gaps(&self) -> Vec<String> {
+        let mut gaps = Vec::new();
+        if self.seccomp.is_none() {
+            gaps.push(
+                "no seccomp filter for this CPU architecture: ptrace, keyrings and raw sockets are not refused"
+                    .to_string(),
+            );
+        }
+        gaps
     }
 
     /// One line for reports.
@@ -273,7 +308,13 @@ impl BwrapBackend {
 
     pub(crate) fn command(&self, program: &OsStr, args: &[OsString], cwd: &Path) -> Command {
         let mut command = Command::new(&self.bwrap);
-        command.args(&self.args);
+        command
+            .args(&self.prefix)
+            .args(crate::sockets::mask_args(
+                &crate::sockets::host_table(),
+                &self.policy,
+            ))
+            .args(&self.suffix);
         let mut setup = ChildSetup::new();
         if let Some(bytes) = &self.seccomp {
             match sys::sealed_memfd(c"braincode-seccomp", bytes) {

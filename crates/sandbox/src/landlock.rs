@@ -7,8 +7,12 @@
 //! read access to the *siblings* along the path to it instead of to its parent (the
 //! directories on that path can then be walked through but not listed). Rules cannot take a
 //! right away from a sub-path, which limits what this backend enforces:
-//! - paths inside a writable root (the project's `.git`, `.env`, …) stay writable and readable;
-//! - connecting to host UNIX sockets by path (`docker.sock`, agents) needs Landlock ABI 9;
+//! - paths inside a writable root (the project's `.git`, `.env`, …) stay writable and readable
+//!   (changes to protected paths are undone after each command by
+//!   [`crate::Sandbox::check_protected`]; a read cannot be undone);
+//! - refusing host UNIX sockets by path (`docker.sock`, agents) needs Landlock ABI 9, which
+//!   grants `ResolveUnix` only in the writable roots, the private temp dir and the allowed
+//!   sockets;
 //! - there is no pid namespace: only the direct child gets the death signal, so background
 //!   processes survive Braincode's death unless the caller kills the process group;
 //! - host `/tmp` stays readable; the private temp dir is a fresh directory under it;
@@ -85,6 +89,7 @@ pub(crate) fn probe() -> Result<LandlockInfo, String> {
         read_only: Vec::new(),
         hidden: Vec::new(),
         network: false,
+        sockets: Vec::new(),
     };
     let backend = LandlockBackend::new(info, &policy).map_err(|e| e.to_string())?;
     let mut command = backend.command(OsStr::new("true"), &[], &project);
@@ -117,6 +122,22 @@ pub(crate) struct LandlockBackend {
     tmp_path: PathBuf,
     drop_capabilities: bool,
     summary: String,
+    gaps: Vec<String>,
+}
+
+/// What Landlock cannot enforce on a kernel with Landlock ABI `abi` (see the module docs).
+fn gaps(abi: i32) -> Vec<String> {
+    let mut gaps = vec![
+        "secret files inside the project (.env, keys) are readable by commands".to_string(),
+        "protected paths inside the project (.git, .vscode, …) are writable: a change is undone after each command, not prevented".to_string(),
+    ];
+    if abi < 9 {
+        gaps.push(format!(
+            "host UNIX sockets (e.g. a Docker socket) can be connected to (needs Landlock ABI 9; this kernel has {abi})"
+        ));
+    }
+    gaps.push("processes a command leaves in the background may outlive Braincode".to_string());
+    gaps
 }
 
 fn ruleset_error(what: &str) -> impl FnOnce(landlock::RulesetError) -> SandboxError {
@@ -175,7 +196,14 @@ impl LandlockBackend {
             .chain([&tmp_path])
             .map(|p| (p.clone(), all));
         let devices = WRITABLE_DEVICES.iter().map(|d| (PathBuf::from(d), device));
-        for (path, access) in rules.chain(writes).chain(devices) {
+        // ABI 9 refuses connecting to a UNIX socket outside the paths granted `ResolveUnix`;
+        // older kernels do not know the right (the summary says so).
+        let sockets = policy
+            .sockets
+            .iter()
+            .filter(|_| info.abi >= 9)
+            .map(|p| (p.clone(), AccessFs::ResolveUnix.into()));
+        for (path, access) in rules.chain(writes).chain(devices).chain(sockets) {
             let Ok(fd) = PathFd::new(&path) else {
                 continue; // vanished or unreadable: nothing granted, which is the safe side
             };
@@ -204,15 +232,7 @@ impl LandlockBackend {
             reason: "no seccomp filter for this CPU architecture, so Landlock cannot keep the network off".into(),
         })?;
 
-        let mut partial = Vec::new();
-        let inside_writable = policy.hidden.iter().any(|h| policy.in_writable(h));
-        if inside_writable || !policy.read_only.is_empty() {
-            partial.push("protected paths and secret files such as .env inside the project stay writable and readable");
-        }
-        if info.abi < 9 {
-            partial.push("host UNIX sockets reachable by path");
-        }
-        partial.push("background processes may outlive Braincode");
+        let partial = gaps(info.abi);
         let summary = format!(
             "landlock ABI {} + seccomp (partial: {}); writes: project{}, private temp dir; hidden: {}; network: {}",
             info.abi,
@@ -231,7 +251,13 @@ impl LandlockBackend {
             tmp_path,
             drop_capabilities: sys::running_as_root(),
             summary,
+            gaps: partial,
         })
+    }
+
+    /// What this backend does not enforce, one sentence each.
+    pub(crate) fn gaps(&self) -> &[String] {
+        &self.gaps
     }
 
     /// One line for reports.

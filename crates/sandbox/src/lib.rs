@@ -3,22 +3,30 @@
 //! Every command the agent runs (shell, exec sessions, scripts, hooks, checks, MCP stdio
 //! servers) goes through a [`Sandbox`]. The threat model is a hostile repository steering the
 //! model: a sandboxed command must not write outside the project and a private temp dir, write
-//! the project's protected paths ([`PROTECTED_PROJECT_PATHS`]), read hidden paths (secrets),
-//! reach the network (the host's loopback included) unless allowed, or outlive Braincode.
+//! the project's protected paths ([`PROTECTED_PROJECT_PATHS`], at any depth), read hidden
+//! paths (secrets), connect to the host's UNIX sockets or reach the network (the host's
+//! loopback included) unless allowed, or outlive Braincode.
 //!
 //! Backends, best first ([`status`] picks one once per process):
 //! - **Bubblewrap** (Linux, `bwrap` on `PATH`): mount, pid, ipc and network namespaces plus a
-//!   seccomp filter. Enforces the whole policy.
+//!   seccomp filter. Enforces the whole policy; protected paths created after it was built are
+//!   caught by [`Sandbox::check_protected`].
 //! - **Landlock** (Linux ≥ 5.13) + seccomp, when bubblewrap is missing or cannot create
-//!   namespaces. Partial: see [`Sandbox::describe`] and the `landlock` module docs.
+//!   namespaces. Partial: see [`Sandbox::gaps`] and the `landlock` module docs.
 //! - **Seatbelt** (macOS, `sandbox-exec`): untested.
 //! - **Unavailable**: [`Sandbox::new`] fails and the caller must ask for approval per command.
+//!
+//! What no backend can forbid is checked after each command: [`Sandbox::check_protected`]
+//! undoes changes to protected paths and reports them (see the `guard` module).
 //!
 //! Secret environment variables are removed from every sandboxed command
 //! ([`is_secret_env_name`]).
 
 mod env;
+mod guard;
+mod lists;
 mod policy;
+mod walk;
 
 #[cfg(target_os = "linux")]
 mod bwrap;
@@ -29,6 +37,8 @@ mod macos;
 #[cfg(target_os = "linux")]
 mod seccomp;
 #[cfg(target_os = "linux")]
+mod sockets;
+#[cfg(target_os = "linux")]
 mod sys;
 
 use std::ffi::{OsStr, OsString};
@@ -38,10 +48,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 pub use env::{is_secret_env_name, scrub_secret_env};
-pub use policy::{
-    HOME_SECRET_PATHS, PROTECTED_PROJECT_PATHS, SECRET_FILE_EXCEPTIONS, SECRET_FILE_NAMES,
-    SandboxPolicy, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WALK_SKIPPED_DIRS, is_secret_file_name,
+pub use guard::{ChangeKind, ProtectedChange, ProtectedViolation};
+pub use lists::{
+    HOME_SECRET_PATHS, PROTECTED_PROJECT_PATHS, SECRET_CONTENT_FILES, SECRET_FILE_EXCEPTIONS,
+    SECRET_FILE_NAMES, SECRET_SNIFF_BYTES, is_protected_path, is_secret_file, is_secret_file_name,
 };
+pub use policy::SandboxPolicy;
+pub use walk::{WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WALK_SKIPPED_DIRS};
 
 /// Environment variable that forces a backend: `off` (no sandbox, to test the fail-closed
 /// path), `bwrap`, `landlock`, or `auto` (the default). Any other value means no sandbox.
@@ -333,6 +346,8 @@ pub struct Sandbox {
     policy: SandboxPolicy,
     kind: SandboxKind,
     backend: Backend,
+    guard: guard::Guard,
+    gaps: Vec<String>,
 }
 
 impl Sandbox {
@@ -361,6 +376,19 @@ impl Sandbox {
             });
         }
         let resolved = policy::resolve(&policy)?;
+        let project =
+            std::fs::canonicalize(&policy.project_root).map_err(|source| SandboxError::Setup {
+                what: "resolving the project root".into(),
+                source,
+            })?;
+        // Bubblewrap binds existing protected paths read-only: a change there comes from
+        // outside the sandbox. No other backend can say that of a path inside the project.
+        let enforced: &[std::path::PathBuf] = if kind == SandboxKind::Bubblewrap {
+            &resolved.read_only
+        } else {
+            &[]
+        };
+        let guard = guard::Guard::new(&project, &resolved.read_only, enforced);
         let backend = match kind {
             #[cfg(target_os = "linux")]
             SandboxKind::Bubblewrap => match bwrap_probe() {
@@ -389,10 +417,27 @@ impl Sandbox {
                 });
             }
         };
+        let mut gaps = match &backend {
+            #[cfg(target_os = "linux")]
+            Backend::Bwrap(b) => b.gaps(),
+            #[cfg(target_os = "linux")]
+            Backend::Landlock(b) => b.gaps().to_vec(),
+            #[cfg(target_os = "macos")]
+            Backend::Seatbelt(_) => {
+                vec!["the macOS Seatbelt backend has not been tested on a Mac".to_string()]
+            }
+        };
+        if policy.walk_truncated {
+            gaps.push(format!(
+                "the project has more than {WALK_MAX_ENTRIES} files and directories: secret files past them are not hidden and protected paths past them not checked"
+            ));
+        }
         Ok(Self {
             policy,
             kind,
             backend,
+            guard,
+            gaps,
         })
     }
 
@@ -425,6 +470,32 @@ impl Sandbox {
     /// The policy as given.
     pub fn policy(&self) -> &SandboxPolicy {
         &self.policy
+    }
+
+    /// What this sandbox cannot enforce of its policy, one sentence each; empty when it
+    /// enforces everything. Landlock has gaps (secret files inside the project readable,
+    /// protected paths writable, …); a caller that lets commands run without a person (`--yes`,
+    /// `--allow-edits`) should use such a sandbox only when the user opted in.
+    pub fn gaps(&self) -> &[String] {
+        &self.gaps
+    }
+
+    /// Checks the project's protected paths (at any depth) against how they were when this
+    /// sandbox was built (or last checked or accepted): a protected path a command created is
+    /// removed, one it changed or removed is restored, and `Err` says what happened. Call it
+    /// after every command ends and before Braincode itself reads the project (git, a review
+    /// diff): creating a path cannot be prevented by any backend, and Landlock cannot prevent
+    /// changes either. Changes below the paths the backend keeps read-only come from outside
+    /// the sandbox (the user's editor) and are accepted silently.
+    pub fn check_protected(&self) -> Result<(), ProtectedViolation> {
+        self.guard.check()
+    }
+
+    /// Takes the protected paths as they are now as the reference of
+    /// [`check_protected`](Self::check_protected): call it after a change a person approved
+    /// (an edit of `.vscode/settings.json`), so it is not undone.
+    pub fn accept_protected(&self) {
+        self.guard.accept();
     }
 
     /// One line for reports and the TUI, e.g. `bubblewrap + seccomp; writes: project, private

@@ -1,141 +1,17 @@
-//! What a sandboxed command may touch: [`SandboxPolicy`] and the default lists behind
-//! [`SandboxPolicy::for_project`].
+//! What a sandboxed command may touch: [`SandboxPolicy`], its defaults for a project
+//! ([`SandboxPolicy::for_project`], from the lists in [`crate::lists`]) and its resolution into
+//! canonical paths every backend enforces the same way.
 
-use std::collections::VecDeque;
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use crate::SandboxError;
-
-/// Paths inside the project that stay read-only for sandboxed commands, because writing them
-/// would let a command act later outside the sandbox (git hooks and config, editor tasks, MCP
-/// and agent configuration, package-manager config, direnv, dev containers, pre-commit hooks).
-pub const PROTECTED_PROJECT_PATHS: &[&str] = &[
-    ".git",
-    ".gitmodules",
-    ".hg",
-    ".jj",
-    ".agents",
-    ".braincode",
-    ".claude",
-    ".codex",
-    ".cursor",
-    ".gemini",
-    ".mcp.json",
-    "mcp.json",
-    ".npmrc",
-    ".yarnrc",
-    ".yarnrc.yml",
-    ".pnpmfile.cjs",
-    ".cargo",
-    ".vscode",
-    ".idea",
-    ".envrc",
-    ".devcontainer",
-    ".pre-commit-config.yaml",
-    ".husky",
-    "lefthook.yml",
-    ".lefthook.yml",
-];
-
-/// File-name patterns of secret files inside a project, hidden at any depth: an exact name,
-/// `prefix*` or `*suffix`. Names in [`SECRET_FILE_EXCEPTIONS`] are not secrets.
-pub const SECRET_FILE_NAMES: &[&str] = &[
-    ".env",
-    ".env.*",
-    "*.env",
-    ".netrc",
-    ".git-credentials",
-    ".pypirc",
-    ".pgpass",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-];
-
-/// Names that match [`SECRET_FILE_NAMES`] but are templates committed on purpose.
-pub const SECRET_FILE_EXCEPTIONS: &[&str] = &[
-    ".env.example",
-    ".env.sample",
-    ".env.template",
-    ".env.dist",
-    ".env.defaults",
-];
-
-/// Secret paths relative to the user's home, hidden from sandboxed commands (credentials of
-/// cloud CLIs, package registries, git, ssh, gpg, other agents, browsers, shell history).
-/// An entry ending in `*` hides every sibling whose name starts with the rest.
-pub const HOME_SECRET_PATHS: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".oci",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".config/git/credentials",
-    ".config/doctl",
-    ".config/rclone",
-    ".config/op",
-    ".config/github-copilot",
-    ".config/google-chrome",
-    ".config/chromium",
-    ".mozilla",
-    ".local/share/keyrings",
-    ".password-store",
-    ".docker/config.json",
-    ".kube",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".yarnrc",
-    ".pypirc",
-    ".pgpass",
-    ".my.cnf",
-    ".s3cfg",
-    ".boto",
-    ".vault-token",
-    ".terraform.d/credentials.tfrc.json",
-    ".gem/credentials",
-    ".cargo/credentials*",
-    ".codex/auth.json",
-    ".claude/.credentials.json",
-    ".claude.json",
-    ".bash_history",
-    ".zsh_history",
-];
-
-/// Directories the secret-file walk never enters: version control data, dependencies and build
-/// output, which are big and do not hold the project's own `.env` files.
-pub const WALK_SKIPPED_DIRS: &[&str] = &[
-    ".git",
-    ".hg",
-    ".svn",
-    "node_modules",
-    "target",
-    ".venv",
-    "venv",
-    "__pycache__",
-    ".tox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".gradle",
-    ".next",
-];
-
-/// How many directory entries the secret-file walk looks at before it stops; keeps
-/// [`SandboxPolicy::for_project`] cheap on huge trees.
-pub const WALK_MAX_ENTRIES: usize = 20_000;
-
-/// How deep below the project root the secret-file walk goes.
-pub const WALK_MAX_DEPTH: usize = 12;
+use crate::lists::HOME_SECRET_PATHS;
 
 /// What a sandboxed command may read, write and reach.
 ///
 /// Everything outside the writable roots is read-only; `hidden` paths are not readable at all.
-/// Paths that do not exist when the sandbox is built are skipped (nothing to protect yet).
+/// Paths that do not exist when the sandbox is built are skipped by the backends; protected
+/// paths that appear later are caught by [`crate::Sandbox::check_protected`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxPolicy {
     /// The project directory, canonical; read-write.
@@ -149,18 +25,27 @@ pub struct SandboxPolicy {
     pub hidden: Vec<PathBuf>,
     /// `false` = no network at all, loopback of the host included.
     pub network: bool,
+    /// UNIX sockets of the host a command may connect to (e.g. `/var/run/docker.sock`);
+    /// every other host socket is refused. Sockets a command makes itself (in the project or
+    /// its private temp dir) always work.
+    pub allow_unix_sockets: Vec<PathBuf>,
+    /// Whether the project walk of [`SandboxPolicy::for_project`] stopped at its bounds
+    /// ([`crate::WALK_MAX_ENTRIES`]), so secret files and protected paths past them are not
+    /// covered (the sandbox says so in [`crate::Sandbox::gaps`]).
+    pub walk_truncated: bool,
 }
 
 impl SandboxPolicy {
-    /// Defaults for a project: `read_only` = the existing [`PROTECTED_PROJECT_PATHS`] inside the
-    /// project; `hidden` = `braincode_home`, the existing [`HOME_SECRET_PATHS`] under
-    /// `user_home`, and the project's secret files ([`SECRET_FILE_NAMES`], e.g. `.env`,
-    /// `.env.*`) at any depth found by a bounded walk (skips [`WALK_SKIPPED_DIRS`], stops after
-    /// [`WALK_MAX_ENTRIES`] entries or [`WALK_MAX_DEPTH`] levels). No extra writable roots,
-    /// network off.
+    /// Defaults for a project, from one walk of it (see [`crate::walk`]): `read_only` = the
+    /// project's [`crate::PROTECTED_PROJECT_PATHS`] at any depth; `hidden` = `braincode_home`,
+    /// the existing [`HOME_SECRET_PATHS`] under `user_home`, and the project's secret files
+    /// at any depth ([`crate::is_secret_file`]: `.env`, keys, credentials, a `.npmrc` with a
+    /// token, also inside `node_modules` or `target`). No extra writable roots, network off,
+    /// no host UNIX socket.
     ///
     /// The walk is a snapshot: a secret file created later is not hidden until the policy is
-    /// built again.
+    /// built again (protected paths created later are caught by
+    /// [`crate::Sandbox::check_protected`]).
     pub fn for_project(
         project_root: &Path,
         user_home: Option<&Path>,
@@ -168,22 +53,25 @@ impl SandboxPolicy {
     ) -> Self {
         let project_root =
             std::fs::canonicalize(project_root).unwrap_or_else(|_| project_root.to_path_buf());
-        let read_only = PROTECTED_PROJECT_PATHS
+        let found = crate::walk::walk(&project_root, true);
+        let read_only = found
+            .protected
             .iter()
-            .map(|name| project_root.join(name))
-            .filter(|path| exists(path))
+            .map(|relative| project_root.join(relative))
             .collect();
         let mut hidden = vec![braincode_home.to_path_buf()];
         if let Some(home) = user_home {
             hidden.extend(home_secret_paths(home));
         }
-        hidden.extend(project_secret_files(&project_root));
+        hidden.extend(found.secrets);
         Self {
             project_root,
             writable: Vec::new(),
             read_only,
             hidden,
             network: false,
+            allow_unix_sockets: Vec::new(),
+            walk_truncated: found.truncated,
         }
     }
 }
@@ -223,63 +111,6 @@ fn home_secret_paths(home: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Whether a file name is a secret file name per [`SECRET_FILE_NAMES`].
-pub fn is_secret_file_name(name: &OsStr) -> bool {
-    let Some(name) = name.to_str() else {
-        return false;
-    };
-    if SECRET_FILE_EXCEPTIONS.contains(&name) {
-        return false;
-    }
-    SECRET_FILE_NAMES.iter().any(|pattern| {
-        if let Some(prefix) = pattern.strip_suffix('*') {
-            name.len() > prefix.len() && name.starts_with(prefix)
-        } else if let Some(suffix) = pattern.strip_prefix('*') {
-            name.len() > suffix.len() && name.ends_with(suffix)
-        } else {
-            name == *pattern
-        }
-    })
-}
-
-/// Secret files (not directories) inside `root`, found breadth-first within the walk bounds.
-fn project_secret_files(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut queue = VecDeque::from([(root.to_path_buf(), 0usize)]);
-    let mut seen = 0usize;
-    while let Some((dir, depth)) = queue.pop_front() {
-        let Ok(read) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in read.flatten() {
-            seen += 1;
-            if seen > WALK_MAX_ENTRIES {
-                return found;
-            }
-            let Ok(file_type) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            if file_type.is_dir() {
-                let skipped = name
-                    .to_str()
-                    .is_some_and(|n| WALK_SKIPPED_DIRS.contains(&n));
-                if !skipped && depth < WALK_MAX_DEPTH {
-                    queue.push_back((entry.path(), depth + 1));
-                }
-            } else if is_secret_file_name(&name) {
-                // A symlink named `.env` is hidden through its target (see `normalize`), unless
-                // it points at a directory, such as a virtualenv called `.env`.
-                let path = entry.path();
-                if !path.is_dir() {
-                    found.push(path);
-                }
-            }
-        }
-    }
-    found
-}
-
 /// A policy with canonical, existing paths only, checked for consistency. Used by every
 /// backend so they all enforce the same thing.
 #[derive(Debug, Clone)]
@@ -293,6 +124,8 @@ pub(crate) struct ResolvedPolicy {
     pub hidden: Vec<PathBuf>,
     /// Whether the network is allowed.
     pub network: bool,
+    /// Host UNIX sockets a command may connect to, canonical and existing.
+    pub sockets: Vec<PathBuf>,
 }
 
 impl ResolvedPolicy {
@@ -367,6 +200,7 @@ pub(crate) fn resolve(policy: &SandboxPolicy) -> Result<ResolvedPolicy, SandboxE
         read_only: Vec::new(),
         hidden,
         network: policy.network,
+        sockets: canonical_existing(&policy.allow_unix_sockets),
     };
     let read_only = canonical_existing(&policy.read_only)
         .into_iter()
@@ -404,30 +238,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secret_file_names_match_env_files_but_not_templates() {
-        for name in [
-            ".env",
-            ".env.local",
-            ".env.production",
-            "prod.env",
-            "id_rsa",
-            ".netrc",
-        ] {
-            assert!(is_secret_file_name(OsStr::new(name)), "{name}");
-        }
-        for name in [
-            ".env.example",
-            ".env.sample",
-            "env",
-            ".envrc",
-            "README.md",
-            ".env.",
-        ] {
-            assert!(!is_secret_file_name(OsStr::new(name)), "{name}");
-        }
-    }
-
-    #[test]
     fn for_project_lists_protected_and_secret_paths() -> std::io::Result<()> {
         let tmp = tempfile::tempdir()?;
         let project = tmp.path().join("proj");
@@ -439,7 +249,11 @@ mod tests {
             project.join("src/deep/er"),
             project.join("node_modules/pkg"),
             project.join("venvdir/.env"),
+            project.join("web"),
             home.join(".ssh"),
+            home.join(".m2"),
+            home.join(".config/containers"),
+            home.join(".cache/huggingface"),
             home.join(".cargo"),
             home.join(".config/gh"),
             bc_home.clone(),
@@ -452,7 +266,11 @@ mod tests {
             project.join("src/deep/er/.env.local"),
             project.join("node_modules/pkg/.env"),
             project.join(".mcp.json"),
+            project.join("web/.npmrc"),
             home.join(".netrc"),
+            home.join(".m2/settings.xml"),
+            home.join(".config/containers/auth.json"),
+            home.join(".cache/huggingface/token"),
             home.join(".cargo/credentials.toml"),
             home.join(".cargo/config.toml"),
         ] {
@@ -470,7 +288,8 @@ mod tests {
             vec![
                 project.join(".git"),
                 project.join(".mcp.json"),
-                project.join(".vscode")
+                project.join(".vscode"),
+                project.join("web/.npmrc"),
             ]
         );
         for expected in [
@@ -479,8 +298,12 @@ mod tests {
             home.join(".netrc"),
             home.join(".config/gh"),
             home.join(".cargo/credentials.toml"),
+            home.join(".m2/settings.xml"),
+            home.join(".config/containers/auth.json"),
+            home.join(".cache/huggingface/token"),
             project.join(".env"),
             project.join("src/deep/er/.env.local"),
+            project.join("node_modules/pkg/.env"),
         ] {
             assert!(
                 policy.hidden.contains(&expected),
@@ -493,7 +316,6 @@ mod tests {
             home.join(".cargo/config.toml"),
             home.join(".aws"),
             project.join(".env.example"),
-            project.join("node_modules/pkg/.env"),
             project.join("venvdir/.env"),
         ] {
             assert!(
@@ -516,11 +338,14 @@ mod tests {
             read_only: vec![root.join(".git"), root.join("nope"), PathBuf::from("/etc")],
             hidden: vec![root.join("gone")],
             network: false,
+            allow_unix_sockets: vec![root.join("no.sock")],
+            walk_truncated: false,
         };
         let resolved = resolve(&policy).map_err(std::io::Error::other)?;
         assert_eq!(resolved.writable, vec![root.clone()]);
         assert_eq!(resolved.read_only, vec![root.join(".git")]);
         assert!(resolved.hidden.is_empty());
+        assert!(resolved.sockets.is_empty());
 
         std::fs::create_dir_all(root.join("secrets/inner"))?;
         policy.hidden = vec![root.join("secrets/inner"), root.join("secrets")];

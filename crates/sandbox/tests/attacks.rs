@@ -44,6 +44,10 @@ for_each_backend!(
     tmpdir_is_writable_and_private,
     killing_the_group_kills_everything,
     seccomp_blocks_namespaces,
+    protected_paths_made_or_changed_are_undone,
+    host_unix_sockets_are_refused_unless_allowed,
+    credential_files_are_unreadable,
+    paths_of_deny_rules_survive_an_unreadable_rm,
 );
 
 /// (a) A marker written outside the project (a sibling dir, the home, `/etc`, `/var/tmp`)
@@ -395,4 +399,211 @@ fn landlock_describes_its_gaps() {
         "{line}"
     );
     assert!(line.contains("network: off"), "{line}");
+}
+
+// ---- protected paths at any depth, host sockets, credentials, deny rules ----
+
+/// Protected paths a command creates at any depth (they did not exist when the sandbox was
+/// built, so no backend can forbid them) are removed by `check_protected`; under Landlock the
+/// changes to existing ones (`.git/config`, a hook) are restored too.
+fn protected_paths_made_or_changed_are_undone(kind: SandboxKind) {
+    let fx = Fixture::new();
+    let sb = fx.sandbox(kind, false);
+    run(
+        &sb,
+        "mkdir -p .vscode web a/b/c .github/workflows; echo '{}' > .vscode/tasks.json; \
+         echo 'script-shell=/tmp/x' > web/.npmrc; echo 'on: push' > .github/workflows/x.yml; \
+         echo 'curl evil' > a/b/c/.envrc; echo '[core] fsmonitor = touch pwned' >> .git/config; \
+         printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/post-checkout",
+    );
+    let created = [
+        ".vscode/tasks.json",
+        "web/.npmrc",
+        ".github/workflows/x.yml",
+        "a/b/c/.envrc",
+    ];
+    for path in created {
+        // The command did create them: without the check they would stay.
+        assert!(
+            fx.project.join(path).exists(),
+            "{kind}: {path} was not created"
+        );
+    }
+    let violation = sb
+        .check_protected()
+        .expect_err("the changes must be reported");
+    let text = violation.to_string();
+    for path in [".vscode", "web/.npmrc", ".github/workflows", "a/b/c/.envrc"] {
+        assert!(
+            !fx.project.join(path).exists(),
+            "{kind}: {path} is still there"
+        );
+        assert!(
+            text.contains(&format!("created {path} (removed again)")),
+            "{kind}: {text}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(fx.project.join(".git/config")).unwrap(),
+        fx.git_config,
+        "{kind}: .git/config"
+    );
+    assert!(
+        !fx.project.join(".git/hooks/post-checkout").exists(),
+        "{kind}: hook"
+    );
+    assert!(violation.changes.iter().all(|c| c.undone), "{kind}: {text}");
+    assert_eq!(
+        sb.check_protected(),
+        Ok(()),
+        "{kind}: the restored state is the reference"
+    );
+    // Ordinary work is not a violation.
+    run(
+        &sb,
+        "echo more >> src/main.rs && mkdir -p src/new && echo x > src/new/a.rs",
+    );
+    assert_eq!(sb.check_protected(), Ok(()), "{kind}");
+}
+
+/// A listening UNIX socket of the host outside `/run` and `/tmp` (a Docker socket under
+/// `$HOME`) cannot be connected to, while the other files next to it stay visible; an allowed
+/// socket can (so the test can fail).
+fn host_unix_sockets_are_refused_unless_allowed(kind: SandboxKind) {
+    use std::os::unix::net::UnixListener;
+    let fx = Fixture::new();
+    let dir = fx.home.join(".docker/run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("docker.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::fs::write(dir.join("notes.txt"), "NEXT_TO_THE_SOCKET").unwrap();
+    let hits = || std::iter::from_fn(|| listener.accept().ok()).count();
+    let script = format!(
+        "cat '{}/notes.txt'; python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"SOCKET_CONNECTED\")'",
+        dir.display(),
+        socket.display()
+    );
+    let sb = fx.sandbox(kind, false);
+    let landlock_gap = sb.gaps().iter().any(|g| g.contains("UNIX sockets"));
+    let (_, text) = run(&sb, &script);
+    if kind == SandboxKind::Landlock && landlock_gap {
+        // Landlock before ABI 9 cannot refuse it, and says so.
+        assert!(sb.describe().contains("UNIX sockets"), "{}", sb.describe());
+        hits();
+    } else {
+        assert!(
+            !text.contains("SOCKET_CONNECTED"),
+            "{kind}: connected: {text}"
+        );
+        assert_eq!(hits(), 0, "{kind}: the host socket was reached");
+    }
+    assert!(text.contains("NEXT_TO_THE_SOCKET"), "{kind}: {text}");
+    let mut policy = fx.policy(false);
+    policy.allow_unix_sockets.push(socket.clone());
+    let (_, text) = run(&common::sandbox(kind, policy), &script);
+    assert!(
+        text.contains("SOCKET_CONNECTED"),
+        "{kind}: allowed socket: {text}"
+    );
+    assert_eq!(hits(), 1, "{kind}");
+}
+
+/// Credential files of the home and of the project, at any depth and inside dependencies and
+/// build output, cannot be read (Landlock: the home ones; it cannot hide files inside the
+/// project, and says so).
+fn credential_files_are_unreadable(kind: SandboxKind) {
+    let fx = Fixture::new();
+    let deep: String = (0..13).map(|i| format!("l{i}/")).collect();
+    let project_files = [
+        format!("{deep}.env"),
+        "node_modules/pkg/.env".to_string(),
+        "target/debug/.env".to_string(),
+        "config/master.key".to_string(),
+        "credentials.json".to_string(),
+        "infra/terraform.tfvars".to_string(),
+        "web/.npmrc".to_string(),
+        "certs/server.pem".to_string(),
+    ];
+    let home_files = [
+        ".m2/settings.xml",
+        ".config/containers/auth.json",
+        ".cache/huggingface/token",
+        ".aws/credentials",
+        ".docker/config.json",
+        ".kube/config",
+        ".netrc",
+        ".git-credentials",
+        ".pypirc",
+        ".config/gh/hosts.yml",
+    ];
+    let mut files: Vec<(std::path::PathBuf, String)> = Vec::new();
+    for (i, path) in project_files.iter().enumerate() {
+        files.push((fx.project.join(path), format!("{}-p{i}", fx.marker)));
+    }
+    for (i, path) in home_files.iter().enumerate() {
+        files.push((fx.home.join(path), format!("{}-h{i}", fx.marker)));
+    }
+    for (path, marker) in &files {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let body = match path.file_name().and_then(|n| n.to_str()) {
+            Some(".npmrc") => format!("//registry.npmjs.org/:_authToken={marker}\n"),
+            Some("server.pem") => {
+                format!("-----BEGIN PRIVATE KEY-----\n{marker}\n-----END PRIVATE KEY-----\n")
+            }
+            _ => format!("{marker}\n"),
+        };
+        std::fs::write(path, body).unwrap();
+    }
+    let sb = fx.sandbox(kind, false);
+    let script: String = files
+        .iter()
+        .map(|(path, _)| format!("cat '{}'; ", path.display()))
+        .collect();
+    let (_, text) = run(&sb, &script);
+    for (path, marker) in &files {
+        if kind == SandboxKind::Landlock && path.starts_with(&fx.project) {
+            continue;
+        }
+        assert!(
+            !text.contains(marker.as_str()),
+            "{kind}: {} was read",
+            path.display()
+        );
+        // Control: the host reads it.
+        assert!(
+            std::fs::read_to_string(path)
+                .unwrap()
+                .contains(marker.as_str())
+        );
+    }
+    if kind == SandboxKind::Landlock {
+        assert!(
+            sb.gaps()
+                .iter()
+                .any(|g| g.contains("secret files inside the project"))
+        );
+    }
+}
+
+/// A project path the user's deny rules cover (given to the sandbox as read-only) survives a
+/// command the parser cannot read (`${X:-rm} -rf d`); under Landlock it is restored.
+fn paths_of_deny_rules_survive_an_unreadable_rm(kind: SandboxKind) {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.project.join("d/sub")).unwrap();
+    std::fs::write(fx.project.join("d/sub/keep.txt"), "KEEP").unwrap();
+    let mut policy = fx.policy(false);
+    policy.read_only.push(fx.project.join("d"));
+    let sb = common::sandbox(kind, policy);
+    run(&sb, "X=; ${X:-rm} -rf d");
+    let checked = sb.check_protected();
+    assert_eq!(
+        std::fs::read_to_string(fx.project.join("d/sub/keep.txt")).unwrap_or_default(),
+        "KEEP",
+        "{kind}: the denied directory was deleted"
+    );
+    match kind {
+        SandboxKind::Bubblewrap => assert_eq!(checked, Ok(())),
+        _ => assert!(checked.is_err(), "{kind}: the removal must be reported"),
+    }
 }
