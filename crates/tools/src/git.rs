@@ -97,7 +97,15 @@ impl Tool for GitDiff {
         }
         match git(&root, &git_args, &context.cancel).await {
             Ok(stdout) => {
-                let text = String::from_utf8_lossy(&stdout);
+                let (text, omitted) = omit_secret_files(&root, &String::from_utf8_lossy(&stdout));
+                let text = if omitted.is_empty() {
+                    text
+                } else {
+                    format!(
+                        "{text}\n(diff not shown for {}, which hold credentials; read_file asks a person for them)",
+                        omitted.join(", ")
+                    )
+                };
                 if text.trim().is_empty() {
                     ToolOutput::ok("(no diff)").with_details(json!({"empty": true}))
                 } else {
@@ -109,6 +117,75 @@ impl Tool for GitDiff {
             Err(error) => ToolOutput::error(format!("git diff failed: {error}")),
         }
     }
+}
+
+/// The paths a `diff --git` section is about: both sides of its header (as far as they can
+/// be told apart), and its `---`/`+++` and rename lines.
+fn section_paths(section: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for line in section.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            // `a/P b/P`: the usual case, where spaces in P make splitting ambiguous.
+            let n = rest.len();
+            if n > 5 && (n - 5) % 2 == 0 {
+                let half = (n - 5) / 2;
+                if rest.starts_with("a/")
+                    && rest.get(2 + half..5 + half) == Some(" b/")
+                    && rest.get(2..2 + half) == rest.get(5 + half..)
+                {
+                    paths.push(rest[2..2 + half].to_string());
+                }
+            }
+            if let Some((a, b)) = rest.split_once(" b/") {
+                paths.push(a.trim_start_matches("a/").to_string());
+                paths.push(b.to_string());
+            }
+        } else if let Some(path) = line
+            .strip_prefix("--- a/")
+            .or_else(|| line.strip_prefix("+++ b/"))
+            .or_else(|| line.strip_prefix("rename from "))
+            .or_else(|| line.strip_prefix("rename to "))
+            .or_else(|| line.strip_prefix("copy from "))
+            .or_else(|| line.strip_prefix("copy to "))
+        {
+            paths.push(path.trim_end().to_string());
+        }
+    }
+    paths
+}
+
+/// `diff` without the sections of secret files ([`braincode_sandbox::is_secret_file`]), and
+/// the paths left out: a tracked `.env` must not reach the model through a diff when
+/// `read_file` would ask a person first.
+pub fn omit_secret_files(root: &Path, diff: &str) -> (String, Vec<String>) {
+    let mut kept = String::with_capacity(diff.len());
+    let mut omitted = Vec::new();
+    let mut sections: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (index, _) in diff.match_indices("diff --git ") {
+        if index == 0 || diff[..index].ends_with('\n') {
+            if index > start {
+                sections.push(&diff[start..index]);
+            }
+            start = index;
+        }
+    }
+    sections.push(&diff[start..]);
+    for section in sections {
+        let paths = section_paths(section);
+        match paths
+            .iter()
+            .find(|p| braincode_sandbox::is_secret_file(root, p.as_str()))
+        {
+            Some(secret) => {
+                if !omitted.contains(secret) {
+                    omitted.push(secret.clone());
+                }
+            }
+            None => kept.push_str(section),
+        }
+    }
+    (kept, omitted)
 }
 
 /// One changed file.
@@ -215,6 +292,25 @@ impl Tool for GetChangedFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_files_are_left_out_of_a_diff() {
+        let root = std::env::temp_dir();
+        let diff = "diff --git a/src/a.rs b/src/a.rs\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1 +1 @@\n-a\n+b\n\
+diff --git a/web/.env b/web/.env\n--- a/web/.env\n+++ b/web/.env\n@@ -1 +1 @@\n-K=1\n+K=SECRET\n\
+diff --git a/my dir/x.txt b/my dir/x.txt\n--- a/my dir/x.txt\n+++ b/my dir/x.txt\n@@ -1 +1 @@\n-x\n+y\n\
+diff --git a/old.txt b/config/master.key\nrename from old.txt\nrename to config/master.key\n";
+        let (kept, omitted) = omit_secret_files(&root, diff);
+        assert_eq!(omitted, vec!["web/.env", "config/master.key"]);
+        assert!(
+            !kept.contains("SECRET") && !kept.contains("master.key"),
+            "{kept}"
+        );
+        assert!(
+            kept.contains("+b\n") && kept.contains("my dir/x.txt"),
+            "{kept}"
+        );
+    }
 
     #[test]
     fn parses_renames_and_untracked() {

@@ -1100,7 +1100,40 @@ fn protected_paths_links_and_hard_links() {
         assert!(evaluation.summary().contains("protected: "));
     }
     assert!(!eval("edit_file", json!({"path": "src/a.rs", "content": "x"})).is_protected());
-    assert!(braincode_tools::PROTECTED_PATHS.contains(&".git/**"));
+    assert!(braincode_tools::PROTECTED_PATHS.contains(&".git"));
+}
+
+#[test]
+fn reading_a_secret_file_needs_a_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("config/deep")).unwrap();
+    std::fs::write(root.join("config/deep/.env.local"), "K=1\n").unwrap();
+    std::fs::write(root.join("src.rs"), "fn main() {}\n").unwrap();
+    std::os::unix::fs::symlink("config/deep/.env.local", root.join("innocent.txt")).unwrap();
+    let policy = PermissionPolicy::default();
+    let eval = |tool: &str, args: Value| evaluate_with(&policy, root, tool, args);
+    for (tool, args) in [
+        ("read_file", json!({"path": "config/deep/.env.local"})),
+        ("read_file", json!({"file": "./config/../config/master.key"})),
+        ("read_file", json!({"path": "innocent.txt"})),
+        ("git_diff", json!({"path": "config/deep/.env.local"})),
+    ] {
+        let evaluation = eval(tool, args.clone());
+        assert!(
+            evaluation.protected.iter().any(|p| p.contains("secret file")),
+            "{tool} {args}: {}",
+            evaluation.summary()
+        );
+        assert_eq!(evaluation.decision, Some(PolicyDecision::Ask));
+    }
+    for (tool, args) in [
+        ("read_file", json!({"path": "src.rs"})),
+        ("git_diff", json!({})),
+        ("read_file", json!({"path": ".env.example"})),
+    ] {
+        assert!(!eval(tool, args.clone()).is_protected(), "{tool} {args}");
+    }
 }
 
 /// `sh <<E0` inside `sh <<E1` …: script text re-parsed `levels` times.

@@ -54,6 +54,8 @@ struct Outcome {
     truncated: bool,
     literal_note: Option<String>,
     files_skipped: usize,
+    /// Secret files whose contents were not searched (`read_file` asks a person for them).
+    secrets_skipped: Vec<String>,
 }
 
 #[async_trait]
@@ -131,12 +133,19 @@ impl Tool for SearchFiles {
                 "\n(showing the first {max} results; narrow the query or glob, or raise maxResults)"
             ));
         }
+        if !outcome.secrets_skipped.is_empty() {
+            content.push_str(&format!(
+                "\n(not searched: {}, which hold credentials; read_file asks a person for them)",
+                outcome.secrets_skipped.join(", ")
+            ));
+        }
         ToolOutput::ok(content).with_details(json!({
             "mode": if path_mode { "path" } else { "content" },
             "count": outcome.lines.len(),
             "truncated": outcome.truncated,
             "literalFallback": outcome.literal_note.is_some(),
             "skippedLargeFiles": outcome.files_skipped,
+            "skippedSecretFiles": outcome.secrets_skipped,
         }))
     }
 }
@@ -175,6 +184,7 @@ fn search_paths(
         truncated,
         literal_note: None,
         files_skipped: 0,
+        secrets_skipped: Vec::new(),
     })
 }
 
@@ -216,6 +226,7 @@ fn search_contents(
     let mut lines: Vec<String> = Vec::new();
     let mut truncated = false;
     let mut files_skipped = 0;
+    let mut secrets_skipped = Vec::new();
     for entry in walk(dir, glob)?.flatten() {
         if cancel.is_cancelled() || truncated {
             break;
@@ -228,6 +239,10 @@ fn search_contents(
             continue;
         }
         let rel = relative(root, entry.path());
+        if braincode_sandbox::is_secret_file(root, &rel) {
+            secrets_skipped.push(rel);
+            continue;
+        }
         let result = searcher.search_path(
             &matcher,
             entry.path(),
@@ -251,5 +266,6 @@ fn search_contents(
         truncated,
         literal_note,
         files_skipped,
+        secrets_skipped,
     })
 }

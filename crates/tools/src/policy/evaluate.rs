@@ -109,6 +109,17 @@ impl PermissionPolicy {
         for link in &extracted.links {
             evaluation.add_protected(format!("creates a symbolic link {link}"));
         }
+        for read in &extracted.reads {
+            if let Ok(resolved) = resolve_from(&root, &root, &read.raw)
+                && resolved.inside
+                && braincode_sandbox::is_secret_file(&root, &resolved.relative)
+            {
+                evaluation.add_protected(format!(
+                    "reads the secret file {} (credentials the sandbox hides from commands)",
+                    resolved.relative
+                ));
+            }
+        }
         for target in &extracted.paths {
             any_target = true;
             let (allowed, matched) = self.evaluate_path(&root, target, &mut evaluation);

@@ -23,6 +23,7 @@
 //!   Makefile recipe text behind it.
 
 pub mod approval;
+mod denied;
 mod evaluate;
 pub mod gitcmd;
 mod normalize;

@@ -4,59 +4,29 @@
 //! names (hard links) is "protected": only a person may approve it, per call.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+/// Project paths that only a person may let a call create or change, matched at any depth
+/// together with everything inside them: the sandbox's one list
+/// ([`braincode_sandbox::PROTECTED_PROJECT_PATHS`]).
+pub const PROTECTED_PATHS: &[&str] = braincode_sandbox::PROTECTED_PROJECT_PATHS;
 
-/// Project paths (globs, also matched at any depth) that only a person may let a call create
-/// or change.
-pub const PROTECTED_PATHS: &[&str] = &[
-    ".agents",
-    ".agents/**",
-    ".braincode",
-    ".braincode/**",
-    ".mcp.json",
-    "mcp.json",
-    ".git",
-    ".git/**",
-    ".gitmodules",
-    ".npmrc",
-    ".yarnrc*",
-    ".cargo/config*",
-    ".vscode/**",
-    ".idea/**",
-    ".envrc",
-    ".devcontainer/**",
-    ".pre-commit-config.yaml",
-    ".github/workflows/**",
-];
-
-fn matcher() -> &'static Option<GlobSet> {
-    static MATCHER: OnceLock<Option<GlobSet>> = OnceLock::new();
-    MATCHER.get_or_init(|| {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in PROTECTED_PATHS {
-            for variant in [(*pattern).to_string(), format!("**/{pattern}")] {
-                let glob = GlobBuilder::new(&variant)
-                    .literal_separator(true)
-                    .case_insensitive(true)
-                    .backslash_escape(false)
-                    .build()
-                    .ok()?;
-                builder.add(glob);
-            }
-        }
-        builder.build().ok()
-    })
-}
-
-/// Whether a project-relative path is protected. Fails closed: if the patterns could not be
-/// compiled, every path is.
+/// Whether a project-relative path (as written: `..` is applied lexically) is protected (see
+/// [`braincode_sandbox::is_protected_path`]). A path that climbs out of the project is not
+/// judged here: the rules for paths outside the project are.
 pub fn is_protected(relative: &str) -> bool {
-    match matcher() {
-        Some(set) => set.is_match(relative.trim_end_matches('/')),
-        None => true,
+    let mut parts: Vec<&str> = Vec::new();
+    for part in relative.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return false;
+                }
+            }
+            part => parts.push(part),
+        }
     }
+    braincode_sandbox::is_protected_path(parts.join("/"))
 }
 
 /// How many names (hard links) a regular file has; `None` when it is not a regular file.
@@ -96,6 +66,7 @@ mod tests {
             ".github/workflows/ci.yml",
             ".vscode/settings.json",
             ".envrc",
+            "src/../.git/config",
         ] {
             assert!(is_protected(path), "{path}");
         }
@@ -104,6 +75,8 @@ mod tests {
             ".gitignore",
             "docs/git.md",
             ".github/CODEOWNERS",
+            "src/x/../auth/a.ts",
+            "../outside/.git",
         ] {
             assert!(!is_protected(path), "{path}");
         }

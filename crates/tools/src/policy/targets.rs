@@ -9,8 +9,8 @@ use crate::args::Args;
 use crate::patch::{patch_paths, symlink_paths};
 use crate::script::resolve_script;
 use crate::tool_args::{
-    ApplyPatchArgs, ArgsError, EditFileArgs, ExecCommandArgs, RunScriptArgs, ShellArgs, ToolArgs,
-    WriteStdinArgs,
+    ApplyPatchArgs, ArgsError, EditFileArgs, ExecCommandArgs, GitDiffArgs, ReadFileArgs,
+    RunScriptArgs, ShellArgs, ToolArgs, WriteStdinArgs,
 };
 
 /// Where a path target came from.
@@ -24,7 +24,7 @@ pub enum PathOrigin {
     Redirect,
 }
 
-/// A path the call writes.
+/// A path the call writes (or, in [`Targets::reads`], reads).
 #[derive(Debug, Clone)]
 pub struct PathTarget {
     /// The path as written.
@@ -57,6 +57,9 @@ pub struct CommandTarget {
 pub struct Targets {
     /// Paths written.
     pub paths: Vec<PathTarget>,
+    /// Files a read tool shows the model (`read_file`, `git_diff` of one path): a secret one
+    /// needs a person.
+    pub reads: Vec<PathTarget>,
     /// Paths created as symbolic links (a patch with mode 120000).
     pub links: Vec<String>,
     /// Commands run.
@@ -193,6 +196,24 @@ fn extract_builtin(
             "run_script" => {
                 let args = RunScriptArgs::parse(arguments)?;
                 script_targets(&args.script, &args.args, project_root, &mut targets);
+            }
+            "read_file" => {
+                let args = ReadFileArgs::parse(arguments)?;
+                targets.reads.push(PathTarget {
+                    raw: args.path,
+                    base: None,
+                    origin: PathOrigin::Argument,
+                });
+            }
+            "git_diff" => {
+                let args = GitDiffArgs::parse(arguments)?;
+                if let Some(path) = args.path.filter(|p| !p.trim().is_empty()) {
+                    targets.reads.push(PathTarget {
+                        raw: path,
+                        base: None,
+                        origin: PathOrigin::Argument,
+                    });
+                }
             }
             _ => {
                 crate::tool_args::check_builtin(tool_name, arguments)?;
