@@ -71,17 +71,11 @@ pub fn clip_chars(text: &str, limit: usize) -> String {
     }
 }
 
-/// Replaces every occurrence of `secret`, and of every secret registered with
-/// [`braincode_protocol::secrets`], in `text`. Call it before clipping: a clipped echo of a key
+/// `text` through the product's one redactor ([`braincode_protocol::secrets`]), with `secret`
+/// (the key of the call) among the secrets. Call it before clipping: a clipped echo of a key
 /// would otherwise keep all but its last characters.
 pub fn redact(text: &str, secret: Option<&str>) -> String {
-    let text = match secret.map(str::trim) {
-        Some(secret) if secret.len() >= 4 && text.contains(secret) => {
-            text.replace(secret, braincode_protocol::secrets::REDACTED)
-        }
-        _ => text.to_string(),
-    };
-    braincode_protocol::secrets::redact_secrets(&text).into_owned()
+    braincode_protocol::secrets::redact_secrets_with(text, secret)
 }
 
 /// The `error.message` (or `message`, or `error` string) of a provider JSON error body, with
