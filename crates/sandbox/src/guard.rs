@@ -9,19 +9,16 @@
 //! a path the backend itself keeps read-only can only come from outside the sandbox (the
 //! user's editor, their own git): it is taken into the baseline, not undone.
 //!
-//! Every change the guard makes goes through directory file descriptors opened with
-//! `O_NOFOLLOW` from the project root down (rustix), so a symlink planted in the project
-//! cannot turn a removal or a restore into a write outside it.
+//! Every change the guard makes goes through [`crate::beneath`], so a symlink planted in the
+//! project cannot turn a removal or a restore into a write outside it.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{Read, Write};
-use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{AtFlags, Mode, OFlags};
+use crate::beneath::{self, Kept, read_beneath, remove_beneath};
 
 /// Most entries one baseline tracks (a huge protected tree is tracked in part).
 const MAX_TRACKED: usize = 20_000;
@@ -288,7 +285,7 @@ impl Guard {
                         && meta.len() <= MAX_KEPT_FILE
                         && kept + meta.len() as usize <= MAX_KEPT_TOTAL =>
                 {
-                    if let Ok(bytes) = read_beneath(&self.root, &relative) {
+                    if let Ok(bytes) = read_beneath(&self.root, &relative, MAX_KEPT_FILE) {
                         kept += bytes.len();
                         entry.content = Some(Arc::new(bytes));
                     }
@@ -386,109 +383,8 @@ fn same_file_content(root: &Path, path: &Path, old: &Entry, now: &Entry) -> bool
         return false;
     }
     match &old.content {
-        Some(kept) => read_beneath(root, path).is_ok_and(|bytes| bytes == **kept),
+        Some(kept) => read_beneath(root, path, MAX_KEPT_FILE).is_ok_and(|bytes| bytes == **kept),
         None => false,
-    }
-}
-
-/// The normal components of a relative path, or `None` when it is not a plain relative path.
-fn parts(relative: &Path) -> Option<Vec<&std::ffi::OsStr>> {
-    relative
-        .components()
-        .map(|c| match c {
-            Component::Normal(name) => Some(name),
-            _ => None,
-        })
-        .collect()
-}
-
-fn dir_flags() -> OFlags {
-    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
-}
-
-/// The directory `root/dirs…`, opened one component at a time without following a symlink;
-/// with `create`, missing directories are made (mode 0755).
-fn open_dirs(root: &Path, dirs: &[&std::ffi::OsStr], create: bool) -> std::io::Result<OwnedFd> {
-    let mut fd = rustix::fs::open(root, dir_flags(), Mode::empty())?;
-    for name in dirs {
-        let next = match rustix::fs::openat(&fd, *name, dir_flags(), Mode::empty()) {
-            Err(rustix::io::Errno::NOENT) if create => {
-                rustix::fs::mkdirat(&fd, *name, Mode::from_raw_mode(0o755))?;
-                rustix::fs::openat(&fd, *name, dir_flags(), Mode::empty())?
-            }
-            other => other?,
-        };
-        fd = next;
-    }
-    Ok(fd)
-}
-
-/// The parent of `relative` (opened as [`open_dirs`] does) and its last name.
-fn open_parent<'a>(
-    root: &Path,
-    relative: &'a Path,
-    create: bool,
-) -> std::io::Result<(OwnedFd, &'a std::ffi::OsStr)> {
-    let names = parts(relative).ok_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a relative path")
-    })?;
-    let (last, dirs) = names
-        .split_last()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty path"))?;
-    Ok((open_dirs(root, dirs, create)?, last))
-}
-
-/// The contents of the regular file `root/relative`, reached without following a symlink.
-fn read_beneath(root: &Path, relative: &Path) -> std::io::Result<Vec<u8>> {
-    let (dir, name) = open_parent(root, relative, false)?;
-    let fd = rustix::fs::openat(
-        &dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-        Mode::empty(),
-    )?;
-    let file = std::fs::File::from(fd);
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    Read::take(file, MAX_KEPT_FILE + 1).read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
-/// Removes `name` in `dir` and, if it is a directory, everything in it; never follows a
-/// symlink (a symlink is removed itself).
-fn remove_at(dir: &OwnedFd, name: &std::ffi::OsStr) -> std::io::Result<()> {
-    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
-    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::Directory {
-        rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
-        return Ok(());
-    }
-    let child = rustix::fs::openat(dir, name, dir_flags(), Mode::empty())?;
-    let mut names = Vec::new();
-    for entry in rustix::fs::Dir::read_from(&child)? {
-        let entry = entry?;
-        let entry_name = entry.file_name().to_bytes();
-        if entry_name != b"." && entry_name != b".." {
-            names.push(
-                <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(entry_name)
-                    .to_os_string(),
-            );
-        }
-    }
-    for entry_name in names {
-        remove_at(&child, &entry_name)?;
-    }
-    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?;
-    Ok(())
-}
-
-/// Removes `root/relative` (see [`remove_at`]); a path already gone counts as removed.
-fn remove_beneath(root: &Path, relative: &Path) -> std::io::Result<()> {
-    let (dir, name) = open_parent(root, relative, false)?;
-    match remove_at(&dir, name) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        other => other,
     }
 }
 
@@ -500,57 +396,16 @@ fn restore(root: &Path, path: &Path, baseline: &Snapshot) -> bool {
         if !relative.starts_with(path) {
             break;
         }
-        all &= restore_one(root, relative, entry).is_ok();
+        let kept = match entry.meta.kind {
+            Kind::Dir => Some(Kept::Dir),
+            Kind::File => entry.content.as_deref().map(|bytes| Kept::File(bytes)),
+            Kind::Symlink => entry.link.as_deref().map(Kept::Symlink),
+            Kind::Other => None,
+        };
+        all &= kept
+            .is_some_and(|kept| beneath::restore(root, relative, &kept, entry.meta.mode).is_ok());
     }
     all
-}
-
-fn restore_one(root: &Path, relative: &Path, entry: &Entry) -> std::io::Result<()> {
-    let (dir, name) = open_parent(root, relative, true)?;
-    let existing = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW).ok();
-    let existing_kind = existing.map(|stat| rustix::fs::FileType::from_raw_mode(stat.st_mode));
-    let mode = Mode::from_raw_mode(entry.meta.mode);
-    match entry.meta.kind {
-        Kind::Dir => {
-            if existing_kind != Some(rustix::fs::FileType::Directory) {
-                if existing.is_some() {
-                    remove_at(&dir, name)?;
-                }
-                rustix::fs::mkdirat(&dir, name, mode)?;
-            }
-            let fd = rustix::fs::openat(&dir, name, dir_flags(), Mode::empty())?;
-            rustix::fs::fchmod(&fd, mode)?;
-        }
-        Kind::File => {
-            let content = entry
-                .content
-                .as_ref()
-                .ok_or_else(|| std::io::Error::other("its contents were not kept"))?;
-            if existing.is_some() {
-                remove_at(&dir, name)?;
-            }
-            let fd = rustix::fs::openat(
-                &dir,
-                name,
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                mode,
-            )?;
-            rustix::fs::fchmod(&fd, mode)?;
-            std::fs::File::from(fd).write_all(content)?;
-        }
-        Kind::Symlink => {
-            let target = entry
-                .link
-                .as_ref()
-                .ok_or_else(|| std::io::Error::other("its target was not kept"))?;
-            if existing.is_some() {
-                remove_at(&dir, name)?;
-            }
-            rustix::fs::symlinkat(target.as_path(), &dir, name)?;
-        }
-        Kind::Other => return Err(std::io::Error::other("not a file, directory or link")),
-    }
-    Ok(())
 }
 
 #[cfg(test)]

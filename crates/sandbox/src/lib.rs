@@ -22,6 +22,7 @@
 //! Secret environment variables are removed from every sandboxed command
 //! ([`is_secret_env_name`]).
 
+mod beneath;
 mod env;
 mod guard;
 mod lists;
