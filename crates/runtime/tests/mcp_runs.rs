@@ -291,13 +291,19 @@ async fn a_server_scoped_to_dba_is_seen_and_started_by_dba_alone() {
 }
 
 /// A server runs in the OS sandbox: even a tool the run lets through (`--yes`) cannot write
-/// outside the project.
+/// outside the project. (A user-level server starts outside the project: it names project
+/// files by their full path.)
 #[tokio::test]
 async fn a_sandboxed_server_cannot_write_outside_the_project() {
     let dir = tempfile::tempdir().unwrap();
     let outside = dir.path().join("outside.txt");
+    let project = tempfile::tempdir().unwrap();
+    let inside = std::fs::canonicalize(project.path())
+        .unwrap()
+        .join("inside.txt");
     let outcome = TestRun::new(PROMPT)
         .home_file("mcp.json", &mcp_json(&[("t", json!({}))]))
+        .project_dir(project.path())
         .permission(PermissionMode::Yes)
         .script(primary_calling(vec![
             (
@@ -306,7 +312,7 @@ async fn a_sandboxed_server_cannot_write_outside_the_project() {
             ),
             (
                 "mcp_call",
-                json!({"name": "mcp__t__write_marker", "arguments": {"path": "inside.txt", "text": "fine"}}),
+                json!({"name": "mcp__t__write_marker", "arguments": {"path": inside, "text": "fine"}}),
             ),
         ]))
         .run()
@@ -315,7 +321,6 @@ async fn a_sandboxed_server_cannot_write_outside_the_project() {
         !outside.exists(),
         "the sandboxed server wrote outside the project"
     );
-    let inside = outcome.fixtures.project.path().join("inside.txt");
     assert_eq!(
         std::fs::read_to_string(&inside).ok().as_deref(),
         Some("fine"),

@@ -33,22 +33,27 @@ async fn the_npm_filesystem_server_lists_the_project_and_cannot_write_in_a_read_
         );
         return;
     };
+    // A user-level server starts outside the project: it is given the project by name.
+    let project = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(project.path()).unwrap();
+    std::fs::write(root.join("NOTES.md"), "notes\n").unwrap();
     let calls: Vec<(&str, Value)> = vec![
         ("mcp_search", json!({"query": "list directory", "limit": 3})),
         (
             "mcp_call",
-            json!({"name": "mcp__fs__list_directory", "arguments": {"path": "."}}),
+            json!({"name": "mcp__fs__list_directory", "arguments": {"path": root}}),
         ),
         (
             "mcp_call",
-            json!({"name": "mcp__fs__write_file", "arguments": {"path": "./pwned.txt", "content": "x"}}),
+            json!({"name": "mcp__fs__write_file", "arguments": {"path": root.join("pwned.txt"), "content": "x"}}),
         ),
     ];
     let script = support::primary_calling(calls, "\n=====\n");
-    let mcp = json!({"mcpServers": {"fs": {"command": server, "args": ["."]}}});
+    let mcp =
+        json!({"mcpServers": {"fs": {"command": server, "args": ["${BRAINCODE_PROJECT_DIR}"]}}});
     let outcome = TestRun::new("List the project's files with the filesystem tools")
         .home_file("mcp.json", &mcp.to_string())
-        .file("NOTES.md", "notes\n")
+        .project_dir(&root)
         .script(script)
         .run()
         .await;
@@ -62,7 +67,7 @@ async fn the_npm_filesystem_server_lists_the_project_and_cannot_write_in_a_read_
     assert!(results[0].contains("input schema"), "{}", results[0]);
     assert!(results[1].contains("NOTES.md"), "{}", results[1]);
     assert!(results[2].contains("may only read"), "{}", results[2]);
-    assert!(!outcome.fixtures.project.path().join("pwned.txt").exists());
+    assert!(!root.join("pwned.txt").exists());
     let report = outcome.report.mcp.clone().expect("an MCP report");
     assert_eq!(report.connected.len(), 1, "{report:?}");
     assert!(

@@ -4,6 +4,8 @@
 //! * `${NAME:-default}`: the variable, or `default` when it is unset or empty.
 //! * `${BRAINCODE_AUTH:<provider>}`: the provider's API key from auth.json (then the
 //!   environment, as for models).
+//! * `${BRAINCODE_PROJECT_DIR}`: the project's root, for a user-level server that works on
+//!   the project (it starts outside it).
 //! * `$$` is a literal `$`; any other `$` is kept as written.
 
 /// Where `${…}` values come from.
@@ -14,15 +16,23 @@ pub trait VarSource {
     fn auth(&self, provider: &str) -> Option<String>;
 }
 
-/// The process environment and the user's auth.json.
+/// The name that expands to the project's root.
+pub const PROJECT_DIR_VAR: &str = "BRAINCODE_PROJECT_DIR";
+
+/// The process environment, the user's auth.json and the project's root.
 pub struct ProcessVars<'a> {
     /// The home whose auth.json is read.
     pub home: &'a crate::Home,
+    /// What `${BRAINCODE_PROJECT_DIR}` expands to.
+    pub project_dir: Option<&'a std::path::Path>,
 }
 
 impl VarSource for ProcessVars<'_> {
     fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
+        match self.project_dir {
+            Some(dir) if name == PROJECT_DIR_VAR => Some(dir.display().to_string()),
+            _ => std::env::var(name).ok(),
+        }
     }
 
     fn auth(&self, provider: &str) -> Option<String> {

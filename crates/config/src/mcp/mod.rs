@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use braincode_protocol::McpLoadingStrategy;
-pub use expand::{ProcessVars, VarSource, expand_vars};
+pub use expand::{PROJECT_DIR_VAR, ProcessVars, VarSource, expand_vars};
 
 use crate::hooks::Scope;
 use crate::{Home, json_io};
@@ -155,8 +155,9 @@ pub struct McpServerConfig {
     /// Whether a stdio server runs in the OS sandbox (default yes; only a user-level server
     /// may say `false`).
     pub sandbox: bool,
-    /// Whether a sandboxed stdio server may use the network (default yes: most servers are
-    /// API clients).
+    /// Whether a sandboxed stdio server may use the network: a project's server by default
+    /// (the project is trusted, and most servers are API clients); a user-level one only when
+    /// its entry says `"network": true` (it also runs for untrusted projects).
     pub network: bool,
     /// The file it came from.
     pub source: PathBuf,
@@ -266,7 +267,9 @@ pub fn read_mcp_file(path: &Path, scope: Scope) -> (Vec<McpServerConfig>, Vec<St
                 schemas: entry.schemas,
                 // A repository cannot take its own servers out of the sandbox.
                 sandbox: entry.sandbox.unwrap_or(true) || scope == Scope::Project,
-                network: entry.network.unwrap_or(true),
+                // A user-level server runs in every project, untrusted ones included: no
+                // network unless its entry asks for it.
+                network: entry.network.unwrap_or(scope == Scope::Project),
                 source: path.to_path_buf(),
             }
         })
@@ -384,7 +387,8 @@ mod tests {
         let remote = by("remote");
         assert_eq!(remote.transport, McpTransport::Http);
         assert_eq!(remote.http_headers["Authorization"], "Bearer ${TOKEN}");
-        assert!(remote.sandbox && remote.network && remote.loading.is_none());
+        // No network for a user-level server unless its entry asks.
+        assert!(remote.sandbox && !remote.network && remote.loading.is_none());
         let local = by("local");
         assert!(local.disabled);
         assert_eq!(local.startup_timeout_ms, Some(2_500));

@@ -237,7 +237,7 @@ pub fn configured_servers(
         // Planned apart from the loaded servers: a server the project cannot start must not
         // shadow the user's server of the same name. Nothing in it is expanded or run.
         planned.extend(
-            plan_for(home, &untrusted, settings)
+            plan_for(home, &untrusted, settings, project_root)
                 .into_iter()
                 .map(|mut p| {
                     p.skip = Some(UNTRUSTED_REASON.to_string());
@@ -245,7 +245,7 @@ pub fn configured_servers(
                 }),
         );
     }
-    planned.extend(plan_for(home, loaded, settings));
+    planned.extend(plan_for(home, loaded, settings, project_root));
     (planned, warnings)
 }
 

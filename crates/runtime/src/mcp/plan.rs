@@ -94,14 +94,22 @@ pub fn plan_servers(
         .collect()
 }
 
-/// The servers of the user's home and the project, planned with the process environment and
-/// auth.json.
+/// The servers of the user's home and the project, planned with the process environment,
+/// auth.json and `${BRAINCODE_PROJECT_DIR}` = `project_root`.
 pub fn plan_for(
     home: &Home,
     servers: &[McpServerConfig],
     settings: &McpSettings,
+    project_root: &Path,
 ) -> Vec<PlannedServer> {
-    plan_servers(servers, settings, &ProcessVars { home })
+    plan_servers(
+        servers,
+        settings,
+        &ProcessVars {
+            home,
+            project_dir: Some(project_root),
+        },
+    )
 }
 
 fn transport_problem(config: &McpServerConfig) -> Option<String> {
@@ -174,10 +182,49 @@ impl McpSandboxes {
     }
 }
 
+/// Where a user-level stdio server starts: its `cwd` (absolute or `~/…`), else the user's
+/// home; never the project, whose files would shadow the server's own (`python3 -m name`
+/// imports `name.py` from its working directory first).
+fn user_server_dir(configured: Option<&str>, project_root: &Path) -> Result<PathBuf, String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let dir = match configured.map(str::trim) {
+        Some(raw) => match (raw.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ if Path::new(raw).is_absolute() => PathBuf::from(raw),
+            _ => {
+                return Err(format!(
+                    "cwd {raw:?} of a user-level server must be absolute or start with ~/"
+                ));
+            }
+        },
+        None => home
+            .filter(|home| home.is_dir() && !home.starts_with(project_root))
+            .unwrap_or_else(|| PathBuf::from("/")),
+    };
+    Ok(dir)
+}
+
+/// `PATH` without the entries a project could plant programs in: relative ones (they resolve
+/// from the working directory), empty ones (the working directory) and ones inside the
+/// project (`node_modules/.bin`, `.venv/bin`).
+pub fn path_outside(path: &std::ffi::OsStr, project_root: &Path) -> std::ffi::OsString {
+    let project = std::fs::canonicalize(project_root).unwrap_or_else(|_| project_root.into());
+    let kept: Vec<PathBuf> = std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute())
+        .filter(|dir| {
+            let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            !real.starts_with(&project) && !dir.starts_with(project_root)
+        })
+        .collect();
+    std::env::join_paths(kept).unwrap_or_default()
+}
+
 /// The hub's spec of a startable server. A stdio server's command runs in the sandbox (unless
-/// its user-level entry says `"sandbox": false`), in the project root (or its `cwd` inside
-/// the project), with secrets scrubbed from the inherited environment and its own `env`
-/// added.
+/// its user-level entry says `"sandbox": false`), with secrets scrubbed from the inherited
+/// environment and its own `env` added. A project server starts in the project root (or its
+/// `cwd` inside the project); a user-level one outside it ([`user_server_dir`]), with a
+/// `PATH` that leads nowhere into the project ([`path_outside`]), so the repository cannot
+/// stand in for the program or the modules the user configured.
 pub fn server_spec(
     planned: &PlannedServer,
     project_root: &Path,
@@ -203,8 +250,10 @@ pub fn server_spec(
         },
         McpTransport::Stdio => {
             let program = config.command.clone().unwrap_or_default();
-            let cwd = match &config.cwd {
-                Some(dir) => {
+            let user_level = config.scope == Scope::User;
+            let cwd = match (&config.cwd, user_level) {
+                (configured, true) => user_server_dir(configured.as_deref(), project_root)?,
+                (Some(dir), false) => {
                     let dir = project_root.join(dir);
                     if !dir.starts_with(project_root)
                         || dir
@@ -215,8 +264,13 @@ pub fn server_spec(
                     }
                     dir
                 }
-                None => project_root.to_path_buf(),
+                (None, false) => project_root.to_path_buf(),
             };
+            // The server's own `env` may set PATH: that one is the user's word.
+            let path = (user_level && !config.env.contains_key("PATH"))
+                .then(|| std::env::var_os("PATH"))
+                .flatten()
+                .map(|path| path_outside(&path, project_root));
             let sandbox = if config.sandbox {
                 Some(sandboxes.get(config.network).map_err(|err| {
                     format!(
@@ -246,6 +300,9 @@ pub fn server_spec(
                         command
                     }
                 };
+                if let Some(path) = &path {
+                    command.env("PATH", path);
+                }
                 // The server's own variables are meant for it: added after the scrub.
                 command.envs(&env);
                 command
@@ -259,4 +316,34 @@ pub fn server_spec(
         startup_timeout,
         call_timeout,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_user_level_server_gets_no_path_into_the_project() {
+        let project = Path::new("/work/proj");
+        let path = std::ffi::OsString::from(
+            "/usr/bin::.:node_modules/.bin:/work/proj/.venv/bin:/work/proj-other/bin:/bin",
+        );
+        assert_eq!(
+            path_outside(&path, project),
+            std::ffi::OsString::from("/usr/bin:/work/proj-other/bin:/bin")
+        );
+    }
+
+    #[test]
+    fn a_user_level_server_starts_outside_the_project() -> Result<(), String> {
+        let project = Path::new("/nonexistent/proj");
+        assert_eq!(
+            user_server_dir(Some("/srv/tools"), project)?,
+            PathBuf::from("/srv/tools")
+        );
+        assert!(user_server_dir(Some("relative"), project).is_err());
+        let default = user_server_dir(None, project)?;
+        assert!(default.is_absolute() && !default.starts_with(project));
+        Ok(())
+    }
 }
