@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod run_harness;
+#[path = "untrusted_repo/sandbox_promises.rs"]
+mod sandbox_promises;
 
 use braincode_test_support::{
     HitServer, Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo,

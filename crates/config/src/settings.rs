@@ -168,6 +168,14 @@ pub struct SandboxSettings {
     /// Extra directories commands may write (absolute, or starting with `~/`), e.g. a shared
     /// build cache.
     pub writable_paths: Vec<String>,
+    /// Host UNIX sockets commands may connect to (absolute, or starting with `~/`), e.g.
+    /// `/var/run/docker.sock`; every other socket of the host is refused.
+    pub allow_unix_sockets: Vec<String>,
+    /// Use a sandbox that does not enforce everything (Landlock: secret files inside the
+    /// project readable, protected paths only checked after each command) for commands that
+    /// run without a person's approval (`--yes`, checks under `--allow-edits`). Off: such
+    /// commands then need a person. Each run that uses it says so in a warning.
+    pub allow_partial: bool,
 }
 
 impl Default for Settings {

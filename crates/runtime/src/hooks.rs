@@ -282,6 +282,9 @@ pub struct HookEnvironment {
     /// trusted configuration, so they then run unconfined, with credentials still removed
     /// from their environment).
     pub sandbox: Option<std::sync::Arc<braincode_sandbox::Sandbox>>,
+    /// Checks the project's protected paths after the hooks ran (a hook runs in the sandbox,
+    /// which cannot forbid creating one); `None`: not checked.
+    pub protected: Option<std::sync::Arc<crate::protect::ProtectedWatch>>,
 }
 
 /// Whether `matcher` selects `value`.
@@ -331,6 +334,10 @@ pub async fn run_hooks(
         .iter()
         .map(|handler| run_handler(handler, event, env, &payload, cancel));
     let outcomes = futures::future::join_all(runs).await;
+    if let (false, Some(watch)) = (outcomes.is_empty(), &env.protected) {
+        // A change stops the run (the watch cancels it); the hooks' result still counts.
+        let _ = watch.check(&format!("the {} hooks", event.name())).await;
+    }
 
     let mut result = HookResult::default();
     let mut asked = None;

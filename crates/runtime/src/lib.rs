@@ -14,6 +14,7 @@ pub mod model_check;
 pub mod models;
 pub mod permission_explain;
 pub mod pet;
+pub mod protect;
 pub mod replay;
 pub mod report;
 pub mod run;

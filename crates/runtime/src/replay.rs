@@ -187,6 +187,15 @@ impl JournaledRun {
         if clipped_prompt {
             return Some("the journal holds the prompt clipped to fit a line".into());
         }
+        let stopped_by_guard = self.entries.iter().any(|e| {
+            matches!(&e.record, Record::RunError(error) if error.error.starts_with(crate::protect::PROTECTED_CHANGED))
+        });
+        if stopped_by_guard {
+            return Some(
+                "the run was stopped by a change to protected paths, which a replay (running no command) cannot meet again"
+                    .into(),
+            );
+        }
         let clipped_reply = self
             .session_entries
             .iter()

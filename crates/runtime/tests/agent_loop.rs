@@ -158,6 +158,7 @@ fn harness(
         tape: None,
         ledger: None,
         hooks: None,
+        protected: None,
     };
     Harness {
         setup,

@@ -33,6 +33,7 @@ fn env(dir: &Path) -> HookEnvironment {
         model: "braincode".into(),
         permission_mode: "default".into(),
         sandbox: None,
+        protected: None,
     }
 }
 

@@ -1115,13 +1115,19 @@ fn reading_a_secret_file_needs_a_person() {
     let eval = |tool: &str, args: Value| evaluate_with(&policy, root, tool, args);
     for (tool, args) in [
         ("read_file", json!({"path": "config/deep/.env.local"})),
-        ("read_file", json!({"file": "./config/../config/master.key"})),
+        (
+            "read_file",
+            json!({"file": "./config/../config/master.key"}),
+        ),
         ("read_file", json!({"path": "innocent.txt"})),
         ("git_diff", json!({"path": "config/deep/.env.local"})),
     ] {
         let evaluation = eval(tool, args.clone());
         assert!(
-            evaluation.protected.iter().any(|p| p.contains("secret file")),
+            evaluation
+                .protected
+                .iter()
+                .any(|p| p.contains("secret file")),
             "{tool} {args}: {}",
             evaluation.summary()
         );

@@ -338,6 +338,13 @@ async fn run_one(
             output: None,
         }));
 
+    // A write takes the protected paths as they are after it (a person or the policy approved
+    // it): first make sure nothing else changed them since the last check.
+    if let (ToolPermission::Write, Some(watch)) = (definition.permission, &services.protected)
+        && let Err(message) = watch.check("the previous commands").await
+    {
+        return ToolOutput::error(format!("{} was not run: {message}", definition.name));
+    }
     // What a write is about to change, for the patch ledger (the gate has allowed it).
     let snapshot = match &services.ledger {
         Some(ledger) if definition.permission == ToolPermission::Write => {
@@ -360,6 +367,18 @@ async fn run_one(
         }
     };
 
+    let mut output = output;
+    match (definition.permission, &services.protected) {
+        (ToolPermission::Read, _) | (_, None) => {}
+        (ToolPermission::Write, Some(watch)) => watch.accept().await,
+        (_, Some(watch)) => {
+            if let Err(message) = watch.check(&format!("the {} call", definition.name)).await {
+                output.is_error = true;
+                output.content.push_str("\n\n");
+                output.content.push_str(&message);
+            }
+        }
+    }
     let duration_ms = started.elapsed().as_millis() as u64;
     services.stats.count(setup.origin.phase, output.is_error);
     services
@@ -393,7 +412,6 @@ async fn run_one(
         is_error: output.is_error,
         duration_ms,
     });
-    let mut output = output;
     if let Some(hooks) = services.hooks.as_deref() {
         let post = hooks
             .post_tool_use(&setup.origin, call, &output.content, output.is_error)

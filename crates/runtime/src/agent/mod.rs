@@ -111,6 +111,9 @@ pub struct AgentServices {
     pub ledger: Option<Arc<crate::ledger::PatchLedger>>,
     /// The run's tool and compaction hooks (`None`: none fire, as in agent tests).
     pub hooks: Option<Arc<crate::hooks::AgentHooks>>,
+    /// Checks the protected paths around every call that may write (`None`: not checked, as
+    /// when no sandbox confines the run's commands).
+    pub protected: Option<Arc<crate::protect::ProtectedWatch>>,
 }
 
 /// How an agent finished.

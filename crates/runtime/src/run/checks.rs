@@ -161,6 +161,7 @@ async fn live_checks(
     )
     .await
     .map_err(|Cancelled| RunError::Cancelled)?;
+    shared.check_protected("the checks").await?;
     results.extend(ran.results);
     let not_run = ran.not_run;
     let failed: Vec<&str> = results

@@ -152,6 +152,19 @@ pub(crate) fn finish(
                 None,
             )
         }
+        Err(RunError::Cancelled)
+            if cancel_reason.is_some_and(|r| r.starts_with(crate::protect::PROTECTED_CHANGED)) =>
+        {
+            // The watch journaled the one warning that says what changed and was undone.
+            let reason = cancel_reason.unwrap_or_default();
+            (
+                FinalStatus::Blocked,
+                format!(
+                    "The run was stopped: {reason}. Check what the commands did before running again."
+                ),
+                Some((reason.to_string(), "blocked")),
+            )
+        }
         Err(RunError::Cancelled) => {
             let error = match cancel_reason {
                 Some(reason) => format!("the run was cancelled ({reason})"),

@@ -68,6 +68,8 @@ pub(super) async fn pipeline(
         &mut answer,
     )
     .await?;
+    // What runs in the background (an exec session, an MCP server) may still have acted.
+    shared.check_protected("the run's commands").await?;
     Ok(stop_stage(&shared, answer).await)
 }
 
@@ -87,6 +89,17 @@ async fn prepare(
     }
     if let Some(problem) = &shared.checks.problem {
         sink.warning(problem.clone());
+    }
+    if let Ok(sandbox) = &shared.sandbox
+        && !sandbox.gaps().is_empty()
+    {
+        // Used with its gaps only because the user opted in, or because a person approves
+        // each command.
+        sink.warning(format!(
+            "commands run in the {} sandbox, which does not enforce everything: {}",
+            sandbox.kind(),
+            sandbox.gaps().join("; ")
+        ));
     }
     if let (Err(reason), PermissionMode::Yes) = (&shared.sandbox, request.permission) {
         // Said the same with or without someone to ask (a replay must say it alike): without

@@ -57,12 +57,29 @@ pub(crate) fn build_base(
         make_sandbox(
             &services.home,
             &project_root,
-            request.allow_network || loaded.settings.sandbox.allow_network,
-            &loaded.settings.sandbox.writable_paths,
+            &SandboxRequest {
+                settings: &loaded.settings.sandbox,
+                allow_network: request.allow_network || loaded.settings.sandbox.allow_network,
+                denied: policy.denied_project_paths(&project_root),
+                unattended: request.permission != PermissionMode::ReadOnly,
+            },
         )
     } else {
         Err("not set up: this run starts no command".to_string())
     };
+    // A replay runs no command: nothing can change the project under it.
+    let replaying = services
+        .tape
+        .as_deref()
+        .is_some_and(crate::tape::Tape::is_strict);
+    let protected = sandbox.as_ref().ok().filter(|_| !replaying).map(|sandbox| {
+        Arc::new(crate::protect::ProtectedWatch::new(
+            sandbox.clone(),
+            sink.clone(),
+            services.cancel.clone(),
+            services.cancel_reason.clone(),
+        ))
+    });
     let gate = Arc::new(PolicyGate::new(
         policy,
         project_root.clone(),
@@ -76,7 +93,12 @@ pub(crate) fn build_base(
     ));
     let support = loaded.support;
     let mcp = crate::mcp::McpRuntime::new(
-        crate::mcp::plan_for(&services.home, &support.mcp_servers, &loaded.settings.mcp),
+        crate::mcp::plan_for(
+            &services.home,
+            &support.mcp_servers,
+            &loaded.settings.mcp,
+            &project_root,
+        ),
         loaded.settings.mcp.clone(),
         &loaded.brain,
         &services.home,
@@ -96,6 +118,7 @@ pub(crate) fn build_base(
         model: loaded.brain_id.clone(),
         permission_mode: request.permission.as_str().to_string(),
         sandbox: sandbox.as_ref().ok().cloned(),
+        protected: protected.clone(),
     };
     Ok(RunBase {
         sink: sink.clone(),
@@ -154,11 +177,12 @@ pub(crate) fn build_base(
         ))),
         tape: services.tape.clone(),
         mcp,
+        protected,
     })
 }
 
-/// The OS sandbox a project's commands run in (what a run with these settings uses), or
-/// why there is none.
+/// The OS sandbox a project's commands run in when a person runs them (`braincode checks
+/// run`): a run's settings, and a partial backend accepted (the person is there).
 pub fn project_sandbox(
     home: &Home,
     project_root: &std::path::Path,
@@ -167,36 +191,75 @@ pub fn project_sandbox(
     make_sandbox(
         home,
         project_root,
-        settings.sandbox.allow_network,
-        &settings.sandbox.writable_paths,
+        &SandboxRequest {
+            settings: &settings.sandbox,
+            allow_network: settings.sandbox.allow_network,
+            denied: Vec::new(),
+            unattended: false,
+        },
     )
+}
+
+/// What a run asks of its sandbox beyond the project's defaults.
+struct SandboxRequest<'a> {
+    settings: &'a braincode_config::SandboxSettings,
+    allow_network: bool,
+    /// Project paths the user's deny rules cover: read-only for commands.
+    denied: Vec<std::path::PathBuf>,
+    /// Whether commands run without a person approving each one.
+    unattended: bool,
+}
+
+/// A settings path: absolute, or `~/…` under the user's home.
+fn settings_path(
+    raw: &str,
+    user_home: Option<&std::path::Path>,
+    field: &str,
+) -> Result<std::path::PathBuf, String> {
+    let path = match (raw.strip_prefix("~/"), user_home) {
+        (Some(rest), Some(home_dir)) => home_dir.join(rest),
+        _ => std::path::PathBuf::from(raw),
+    };
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "settings.json sandbox.{field} entry {raw:?} must be absolute or start with ~/"
+        ))
+    }
 }
 
 /// The OS sandbox this run's commands use, or why there is none.
 fn make_sandbox(
     home: &Home,
     project_root: &std::path::Path,
-    allow_network: bool,
-    writable_paths: &[String],
+    request: &SandboxRequest<'_>,
 ) -> Result<Arc<Sandbox>, String> {
     let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let mut policy = SandboxPolicy::for_project(project_root, user_home.as_deref(), home.root());
-    policy.network = allow_network;
-    for raw in writable_paths {
-        let path = match (raw.strip_prefix("~/"), &user_home) {
-            (Some(rest), Some(home_dir)) => home_dir.join(rest),
-            _ => std::path::PathBuf::from(raw),
-        };
-        if !path.is_absolute() {
-            return Err(format!(
-                "settings.json sandbox.writablePaths entry {raw:?} must be absolute or start with ~/"
-            ));
-        }
-        policy.writable.push(path);
+    policy.network = request.allow_network;
+    for raw in &request.settings.writable_paths {
+        policy
+            .writable
+            .push(settings_path(raw, user_home.as_deref(), "writablePaths")?);
     }
-    Sandbox::new(policy)
-        .map(Arc::new)
-        .map_err(|err| err.to_string())
+    for raw in &request.settings.allow_unix_sockets {
+        policy.allow_unix_sockets.push(settings_path(
+            raw,
+            user_home.as_deref(),
+            "allowUnixSockets",
+        )?);
+    }
+    policy.read_only.extend(request.denied.iter().cloned());
+    let sandbox = Sandbox::new(policy).map_err(|err| err.to_string())?;
+    if request.unattended && !sandbox.gaps().is_empty() && !request.settings.allow_partial {
+        return Err(format!(
+            "the {} sandbox is partial here ({}); commands would run with those gaps, so they need a person's approval. Install bubblewrap (`apt install bubblewrap`) where user namespaces work, or accept the gaps with \"sandbox\": {{\"allowPartial\": true}} in settings.json",
+            sandbox.kind(),
+            sandbox.gaps().join("; ")
+        ));
+    }
+    Ok(Arc::new(sandbox))
 }
 
 /// The environment lines of every prompt; `git` is the repository line of

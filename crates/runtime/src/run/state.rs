@@ -64,6 +64,8 @@ pub(crate) struct RunBase {
     pub ledger: Option<Arc<crate::ledger::PatchLedger>>,
     /// The run's MCP servers.
     pub mcp: Arc<crate::mcp::McpRuntime>,
+    /// Checks the protected paths after commands (none without a sandbox).
+    pub protected: Option<Arc<crate::protect::ProtectedWatch>>,
 }
 
 /// The request as agents see it, made by the run's first stage.
@@ -252,6 +254,19 @@ impl RunBase {
                 sandbox: self.sandbox.as_ref().ok().cloned(),
             },
             stats: self.stats.clone(),
+            protected: self.protected.clone(),
+        }
+    }
+
+    /// Checks the protected paths before Braincode reads the project itself (git, a review
+    /// diff) or ends the run: a change undoes itself and stops the run.
+    pub async fn check_protected(&self, before: &str) -> Result<(), super::RunError> {
+        match &self.protected {
+            Some(watch) => watch
+                .check(before)
+                .await
+                .map_err(|_| super::RunError::Cancelled),
+            None => Ok(()),
         }
     }
 

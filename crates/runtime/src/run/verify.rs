@@ -56,6 +56,8 @@ pub(crate) async fn verify_stage(
     let can_fix = verify.primary_plan.role != Role::Review;
     let mut iteration = 0;
     loop {
+        // Before git reads the project for the patch and the review diff.
+        shared.check_protected("the agents' work").await?;
         let patch = patch_summary(shared, verify.baseline, iteration).await;
         let checks = match &patch {
             Some(patch) if patch.has_patch_activity => {
