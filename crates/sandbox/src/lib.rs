@@ -55,7 +55,7 @@ pub use lists::{
     SECRET_FILE_NAMES, SECRET_SNIFF_BYTES, is_protected_path, is_secret_file, is_secret_file_name,
 };
 pub use policy::SandboxPolicy;
-pub use walk::{WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WALK_SKIPPED_DIRS};
+pub use walk::{WALK_DEPENDENCY_DEPTH, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WALK_SKIPPED_DIRS};
 
 /// Environment variable that forces a backend: `off` (no sandbox, to test the fail-closed
 /// path), `bwrap`, `landlock`, or `auto` (the default). Any other value means no sandbox.

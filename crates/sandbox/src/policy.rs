@@ -40,7 +40,8 @@ impl SandboxPolicy {
     /// project's [`crate::PROTECTED_PROJECT_PATHS`] at any depth; `hidden` = `braincode_home`,
     /// the existing [`HOME_SECRET_PATHS`] under `user_home`, and the project's secret files
     /// at any depth ([`crate::is_secret_file`]: `.env`, keys, credentials, a `.npmrc` with a
-    /// token, also inside `node_modules` or `target`). No extra writable roots, network off,
+    /// token; in `node_modules`, `target` and other dependency and build directories,
+    /// [`crate::WALK_DEPENDENCY_DEPTH`] levels down). No extra writable roots, network off,
     /// no host UNIX socket.
     ///
     /// The walk is a snapshot: a secret file created later is not hidden until the policy is

@@ -2,10 +2,14 @@
 //!
 //! One breadth-first pass, no symlink followed, bounded by [`WALK_MAX_ENTRIES`] and
 //! [`WALK_MAX_DEPTH`]. Secret files are looked for everywhere except inside version-control
-//! data (`.git`, …), dependencies and build output included (`node_modules/x/.env`,
-//! `target/.env`). Protected paths are looked for outside [`WALK_SKIPPED_DIRS`]: tools that
-//! act outside the sandbox (git, editors, direnv) do not read them inside dependencies, and
-//! skipping those keeps the check after every command cheap.
+//! data (`.git`, …), at any depth of the project's own directories, and
+//! [`WALK_DEPENDENCY_DEPTH`] levels into dependencies and build output (`node_modules/.env`,
+//! `node_modules/@scope/pkg/.env`, `target/debug/.env`, `.next/standalone/.env`): listing a
+//! whole `node_modules` costs the kernel about a second per hundred thousand files, where
+//! copied or shipped `.env` files sit near the top. Protected paths are looked for outside
+//! [`WALK_SKIPPED_DIRS`]: tools that act outside the sandbox (git, editors, direnv) do not
+//! read them inside dependencies, and skipping those keeps the check after every command
+//! cheap.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -37,6 +41,10 @@ pub const WALK_MAX_ENTRIES: usize = 200_000;
 /// How deep below the project root a walk goes.
 pub const WALK_MAX_DEPTH: usize = 64;
 
+/// How many levels into a directory of [`WALK_SKIPPED_DIRS`] the secret walk looks (a
+/// `@scope` directory of npm does not count as one).
+pub const WALK_DEPENDENCY_DEPTH: usize = 2;
+
 /// What one walk found.
 #[derive(Debug, Default)]
 pub(crate) struct WalkResult {
@@ -55,8 +63,8 @@ pub(crate) fn walk(root: &Path, secrets: bool) -> WalkResult {
     struct Dir {
         path: PathBuf,
         names: Vec<String>,
-        /// Inside a directory the protected-path walk skips.
-        skipped: bool,
+        /// Inside a directory the protected-path walk skips: how many levels below it.
+        skipped: Option<usize>,
         /// Inside a protected path (its contents are covered by it).
         protected: bool,
     }
@@ -64,7 +72,7 @@ pub(crate) fn walk(root: &Path, secrets: bool) -> WalkResult {
     let mut queue = VecDeque::from([Dir {
         path: root.to_path_buf(),
         names: Vec::new(),
-        skipped: false,
+        skipped: None,
         protected: false,
     }]);
     let mut seen = 0usize;
@@ -87,7 +95,7 @@ pub(crate) fn walk(root: &Path, secrets: bool) -> WalkResult {
                 continue;
             };
             let protected_here =
-                !dir.skipped && !dir.protected && is_protected_entry(&parent, name);
+                dir.skipped.is_none() && !dir.protected && is_protected_entry(&parent, name);
             if protected_here {
                 let mut relative: PathBuf = dir.names.iter().collect();
                 relative.push(name);
@@ -97,8 +105,15 @@ pub(crate) fn walk(root: &Path, secrets: bool) -> WalkResult {
                 if VCS_DIRS.contains(&name) {
                     continue;
                 }
-                let skipped = dir.skipped || WALK_SKIPPED_DIRS.contains(&name);
-                if (skipped || dir.protected || protected_here) && !secrets {
+                let skipped = match dir.skipped {
+                    Some(depth) if name.starts_with('@') => Some(depth),
+                    Some(depth) => Some(depth + 1),
+                    None => WALK_SKIPPED_DIRS.contains(&name).then_some(0),
+                };
+                if (skipped.is_some() || dir.protected || protected_here) && !secrets {
+                    continue;
+                }
+                if skipped.is_some_and(|depth| depth >= WALK_DEPENDENCY_DEPTH) {
                     continue;
                 }
                 if dir.names.len() < WALK_MAX_DEPTH {
@@ -141,6 +156,7 @@ mod tests {
         for dir in [
             deep.clone(),
             PathBuf::from("node_modules/pkg/.git"),
+            PathBuf::from("node_modules/@scope/pkg/lib/deep"),
             PathBuf::from("target/debug"),
             PathBuf::from(".git/hooks"),
             PathBuf::from("web/.vscode"),
@@ -152,7 +168,10 @@ mod tests {
         for file in [
             deep.join(".env"),
             PathBuf::from("node_modules/pkg/.env"),
+            PathBuf::from("node_modules/@scope/pkg/.env"),
+            PathBuf::from("node_modules/@scope/pkg/lib/deep/.env"),
             PathBuf::from("target/.env"),
+            PathBuf::from("target/debug/.env"),
             PathBuf::from(".git/.env"),
             PathBuf::from("web/.npmrc"),
             PathBuf::from("web/.vscode/tasks.json"),
@@ -169,11 +188,15 @@ mod tests {
         for secret in [
             deep.join(".env"),
             PathBuf::from("node_modules/pkg/.env"),
+            PathBuf::from("node_modules/@scope/pkg/.env"),
             PathBuf::from("target/.env"),
+            PathBuf::from("target/debug/.env"),
             PathBuf::from("config/master.key"),
         ] {
             assert!(found.secrets.contains(&root.join(&secret)), "{secret:?}");
         }
+        // Past the dependency depth: not looked for (the cost of listing everything).
+        assert!(!found.secrets.iter().any(|s| s.ends_with("lib/deep/.env")));
         assert!(!found.secrets.contains(&root.join(".git/.env")));
         assert!(!found.secrets.iter().any(|s| s.ends_with("venv/.env")));
         let mut protected = found.protected.clone();
