@@ -20,6 +20,43 @@ pub struct SandboxBenchArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also time, on this project, the sandbox's setup (its walk for secret files and
+    /// protected paths) and the protected-path check made after every command.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<std::path::PathBuf>,
+}
+
+/// Median milliseconds of `runs` calls of `work` (after one untimed call).
+fn time_calls(runs: usize, mut work: impl FnMut()) -> f64 {
+    work();
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            work();
+            started.elapsed().as_secs_f64() * 1_000.0
+        })
+        .collect();
+    median(&mut times)
+}
+
+/// The setup and protected-path check timings on `project` (see [`SandboxBenchArgs::project`]).
+fn guard_row(project: &std::path::Path, home: &std::path::Path, runs: usize) -> serde_json::Value {
+    let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let policy = || SandboxPolicy::for_project(project, user_home.as_deref(), home);
+    let setup_ms = time_calls(runs.min(10), || {
+        let _ = Sandbox::new(policy());
+    });
+    match Sandbox::new(policy()) {
+        Ok(sandbox) => {
+            let check_ms = time_calls(runs, || {
+                let _ = sandbox.check_protected();
+            });
+            json!({"project": project.display().to_string(), "setupMs": setup_ms, "checkMs": check_ms})
+        }
+        Err(err) => {
+            json!({"project": project.display().to_string(), "unavailable": err.to_string()})
+        }
+    }
 }
 
 fn time_runs(runs: usize, mut make: impl FnMut() -> Command) -> anyhow::Result<Vec<f64>> {
@@ -76,10 +113,23 @@ pub fn execute(args: SandboxBenchArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    let mut guards = vec![guard_row(
+        &project.path().canonicalize()?,
+        braincode_home.path(),
+        runs,
+    )];
+    if let Some(dir) = &args.project {
+        let dir = dir
+            .canonicalize()
+            .with_context(|| format!("--project {}", dir.display()))?;
+        guards.push(guard_row(&dir, braincode_home.path(), runs));
+    }
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({"runs": runs, "results": rows}))?
+            serde_json::to_string_pretty(
+                &json!({"runs": runs, "results": rows, "protectedPaths": guards})
+            )?
         );
     } else {
         println!("`true`, {runs} runs each, median wall time from spawn to exit:");
@@ -93,6 +143,19 @@ pub fn execute(args: SandboxBenchArgs) -> anyhow::Result<ExitCode> {
                 None => println!(
                     "  {:<11} unavailable: {}",
                     row["variant"].as_str().unwrap_or_default(),
+                    row["unavailable"].as_str().unwrap_or_default()
+                ),
+            }
+        }
+        println!("sandbox setup (project walk) and protected-path check after each command:");
+        for row in &guards {
+            match (row["setupMs"].as_f64(), row["checkMs"].as_f64()) {
+                (Some(setup), Some(check)) => println!(
+                    "  setup {setup:>7.2} ms, check {check:>6.2} ms  {}",
+                    row["project"].as_str().unwrap_or_default()
+                ),
+                _ => println!(
+                    "  unavailable: {}",
                     row["unavailable"].as_str().unwrap_or_default()
                 ),
             }

@@ -302,6 +302,15 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
             format!("no OS sandbox: {}", sandbox.detail),
             "install bubblewrap (`apt-get install bubblewrap`) or use a kernel with Landlock; until then every command needs your approval",
         );
+    } else if sandbox.kind == braincode_sandbox::SandboxKind::Landlock {
+        checks.warn(
+            "sandbox",
+            format!(
+                "commands run confined by {}, which is partial: secret files inside the project are readable by commands, protected paths are only checked after each command, host UNIX sockets need Landlock ABI 9",
+                sandbox.detail
+            ),
+            "install bubblewrap where user namespaces work; until then --yes and --allow-edits run commands only with \"sandbox\": {\"allowPartial\": true} in settings.json",
+        );
     } else {
         checks.ok(
             "sandbox",
