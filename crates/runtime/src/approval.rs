@@ -123,6 +123,8 @@ pub struct PolicyGate {
     /// policy reads a new piece together with it (`git pu` + `sh\n` is `git push`).
     typed: Mutex<HashMap<u64, String>>,
     review_required: AtomicBool,
+    /// Calls that change protected paths and that a person approved.
+    protected_approved: Mutex<HashSet<String>>,
 }
 
 /// What approving a call needs beyond the policy.
@@ -176,6 +178,7 @@ impl PolicyGate {
             approved_for_session: Mutex::new(HashSet::new()),
             typed: Mutex::new(HashMap::new()),
             review_required: AtomicBool::new(false),
+            protected_approved: Mutex::new(HashSet::new()),
         }
     }
 
@@ -448,7 +451,16 @@ impl PolicyGate {
             policy_summary,
             origin: request.origin.clone(),
         };
-        match handler.decide(&ask).await {
+        let answer = handler.decide(&ask).await;
+        if matches!(person_only, Some(PersonOnly::Protected(_)))
+            && matches!(
+                answer,
+                ApprovalAnswer::Approve | ApprovalAnswer::ApproveForSession
+            )
+        {
+            lock(&self.protected_approved).insert(request.call.id.clone());
+        }
+        match answer {
             ApprovalAnswer::Approve => {
                 self.record(
                     request,
@@ -524,6 +536,10 @@ impl ToolGate for PolicyGate {
             self.remember_typed(args.session_id, chars);
         }
         outcome
+    }
+
+    fn person_approved_protected(&self, call_id: &str) -> bool {
+        lock(&self.protected_approved).contains(call_id)
     }
 }
 

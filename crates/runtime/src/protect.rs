@@ -44,6 +44,9 @@ impl ProtectedWatch {
         cancel: CancellationToken,
         reason: Arc<OnceLock<String>>,
     ) -> Self {
+        // The reference is the project as the run starts, before any command, hook or MCP
+        // server of the run could act.
+        sandbox.accept_protected();
         Self {
             sandbox,
             sink,

@@ -750,11 +750,14 @@ async fn protected_edits_need_a_person_for_each_call() {
         true,
     );
     let hooks = json!({"path": ".agents/hooks.json", "content": "{\"x\": 1}"});
+    assert!(!armed.gate.person_approved_protected("call-1"));
     assert!(
         attempt(&armed.gate, &lab, &edit, hooks.clone())
             .await
             .is_ok()
     );
+    // What the person approved is not a change for the protected-path check to undo.
+    assert!(armed.gate.person_approved_protected("call-1"));
     assert_eq!(
         lab.read(".agents/hooks.json").as_deref(),
         Some("{\"x\": 1}")

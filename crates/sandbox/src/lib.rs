@@ -347,7 +347,16 @@ pub struct Sandbox {
     policy: SandboxPolicy,
     kind: SandboxKind,
     backend: Backend,
-    guard: guard::Guard,
+    /// The protected-path guard, made before the first command (a sandbox that never runs
+    /// one never walks the project for it).
+    guard: OnceLock<guard::Guard>,
+    /// What the guard is made from: the project, the policy's read-only paths, and those the
+    /// backend enforces.
+    guard_inputs: (
+        std::path::PathBuf,
+        Vec<std::path::PathBuf>,
+        Vec<std::path::PathBuf>,
+    ),
     gaps: Vec<String>,
 }
 
@@ -384,12 +393,12 @@ impl Sandbox {
             })?;
         // Bubblewrap binds existing protected paths read-only: a change there comes from
         // outside the sandbox. No other backend can say that of a path inside the project.
-        let enforced: &[std::path::PathBuf] = if kind == SandboxKind::Bubblewrap {
-            &resolved.read_only
+        let enforced = if kind == SandboxKind::Bubblewrap {
+            resolved.read_only.clone()
         } else {
-            &[]
+            Vec::new()
         };
-        let guard = guard::Guard::new(&project, &resolved.read_only, enforced);
+        let guard_inputs = (project, resolved.read_only.clone(), enforced);
         let backend = match kind {
             #[cfg(target_os = "linux")]
             SandboxKind::Bubblewrap => match bwrap_probe() {
@@ -437,7 +446,8 @@ impl Sandbox {
             policy,
             kind,
             backend,
-            guard,
+            guard: OnceLock::new(),
+            guard_inputs,
             gaps,
         })
     }
@@ -451,6 +461,8 @@ impl Sandbox {
     /// spawned it exits, so spawn from a long-lived thread (a runtime worker, not a
     /// `spawn_blocking` thread, which the runtime retires when idle).
     pub fn command(&self, program: &OsStr, args: &[OsString], cwd: &Path) -> Command {
+        // The reference of `check_protected` is the project before its first command.
+        self.guard();
         let mut command = match &self.backend {
             #[cfg(target_os = "linux")]
             Backend::Bwrap(b) => b.command(program, args, cwd),
@@ -461,6 +473,13 @@ impl Sandbox {
         };
         scrub_secret_env(&mut command);
         command
+    }
+
+    fn guard(&self) -> &guard::Guard {
+        self.guard.get_or_init(|| {
+            let (project, extra, enforced) = &self.guard_inputs;
+            guard::Guard::new(project, extra, enforced)
+        })
     }
 
     /// The backend in use.
@@ -481,22 +500,29 @@ impl Sandbox {
         &self.gaps
     }
 
-    /// Checks the project's protected paths (at any depth) against how they were when this
-    /// sandbox was built (or last checked or accepted): a protected path a command created is
-    /// removed, one it changed or removed is restored, and `Err` says what happened. Call it
+    /// Checks the project's protected paths (at any depth) against how they were before this
+    /// sandbox's first command (or when last checked or accepted): a protected path a
+    /// command created is removed, one it changed or removed is restored, and `Err` says what
+    /// happened. Call it
     /// after every command ends and before Braincode itself reads the project (git, a review
     /// diff): creating a path cannot be prevented by any backend, and Landlock cannot prevent
     /// changes either. Changes below the paths the backend keeps read-only come from outside
     /// the sandbox (the user's editor) and are accepted silently.
     pub fn check_protected(&self) -> Result<(), ProtectedViolation> {
-        self.guard.check()
+        self.guard().check()
     }
 
     /// Takes the protected paths as they are now as the reference of
     /// [`check_protected`](Self::check_protected): call it after a change a person approved
     /// (an edit of `.vscode/settings.json`), so it is not undone.
     pub fn accept_protected(&self) {
-        self.guard.accept();
+        match self.guard.get() {
+            Some(guard) => guard.accept(),
+            // Made now, from the project as it is: that is the acceptance.
+            None => {
+                self.guard();
+            }
+        }
     }
 
     /// One line for reports and the TUI, e.g. `bubblewrap + seccomp; writes: project, private

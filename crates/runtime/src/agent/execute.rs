@@ -370,7 +370,12 @@ async fn run_one(
     let mut output = output;
     match (definition.permission, &services.protected) {
         (ToolPermission::Read, _) | (_, None) => {}
+        // A person approved this call's change to protected paths (or it is a file edit the
+        // policy let through): the result is the new reference.
         (ToolPermission::Write, Some(watch)) => watch.accept().await,
+        (_, Some(watch)) if services.gate.person_approved_protected(&call.id) => {
+            watch.accept().await;
+        }
         (_, Some(watch)) => {
             if let Err(message) = watch.check(&format!("the {} call", definition.name)).await {
                 output.is_error = true;

@@ -55,6 +55,13 @@ pub trait ToolGate: Send + Sync {
         }
         self.check(request).await
     }
+
+    /// Whether a person approved call `call_id` although it changes protected paths: what it
+    /// changes there is then the new reference, not a change to undo (see
+    /// [`crate::protect`]).
+    fn person_approved_protected(&self, _call_id: &str) -> bool {
+        false
+    }
 }
 
 /// A gate that lets everything through (tests, trusted internal agents).
