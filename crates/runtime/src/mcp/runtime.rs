@@ -82,6 +82,9 @@ pub struct McpRuntime {
     sink: RunSink,
     started: Instant,
     writer: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The last report recorded (serialized): a report that says nothing new is not recorded
+    /// again.
+    last_report: Mutex<String>,
 }
 
 impl McpRuntime {
@@ -123,6 +126,7 @@ impl McpRuntime {
             sink,
             started: Instant::now(),
             writer: Mutex::new(None),
+            last_report: Mutex::new(String::new()),
         })
     }
 
@@ -250,6 +254,7 @@ impl McpRuntime {
         }
     }
 
+    /// Records the servers' outcomes when they changed since the last report.
     fn record_report(&self, hub: Option<&Hub>) {
         let states = hub.map(Hub::states);
         let report = connect_report(
@@ -258,6 +263,13 @@ impl McpRuntime {
             self.settings.loading,
             &|server| self.waiting_reason(server),
         );
+        let text = serde_json::to_string(&report).unwrap_or_default();
+        if let Ok(mut last) = self.last_report.lock() {
+            if *last == text {
+                return;
+            }
+            *last = text;
+        }
         self.sink.record(Record::McpConnect(McpConnect { report }));
     }
 
@@ -290,6 +302,9 @@ impl McpRuntime {
                 return;
             };
             let mut changes = hub.subscribe();
+            // An agent may have started (and waited for) its eager servers before this task
+            // subscribed: what they became is reported now, not lost with their events.
+            this.record_report(Some(&hub));
             for server in &this.planned {
                 if server.startable()
                     && server.loading != McpLoadingStrategy::Lazy
@@ -429,6 +444,13 @@ impl McpRuntime {
     pub async fn shutdown(&self) {
         if let Some(task) = self.writer.lock().ok().and_then(|mut w| w.take()) {
             task.abort();
+        }
+        // The run's last word on its servers: what connected or failed after the last event
+        // the background writer saw (or before it ever ran) is not left out of the report.
+        if self.live
+            && let Some(Some(hub)) = self.hub.get()
+        {
+            self.record_report(Some(hub));
         }
         // A session's servers stay up for its next run.
         if self.cache.is_none()
