@@ -16,7 +16,7 @@ use tokio::process::Command;
 const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 async fn git(root: &Path, args: &[&str], timeout: Duration) -> Option<String> {
-    let mut command = Command::from(braincode_tools::git_safe::git_command(root));
+    let mut command = Command::from(braincode_tools::git_safe::git_command(root).ok()?);
     let child = command
         .args(args)
         .stdout(Stdio::piped())
@@ -43,6 +43,12 @@ pub struct RepositoryProbe {
 
 /// Looks at the repository once: see [`RepositoryProbe`].
 pub async fn probe_repository(root: &Path) -> RepositoryProbe {
+    if braincode_sandbox::helper_sandbox(root).is_err() {
+        return RepositoryProbe {
+            description: "not read (Braincode runs git only inside the OS sandbox, and none is available)".to_string(),
+            baseline: None,
+        };
+    }
     let Some((header, entries)) = status_entries(root, true).await else {
         return RepositoryProbe {
             description: "not a git repository".to_string(),
@@ -132,7 +138,9 @@ async fn content_hashes(root: &Path, paths: &[&str]) -> BTreeMap<String, String>
         if existing.is_empty() {
             continue;
         }
-        let mut args = vec!["hash-object", "--"];
+        // `--no-filters`: hashing must not run a clean filter (the sandbox would hold it, but
+        // the hash is of the bytes on disk either way).
+        let mut args = vec!["hash-object", "--no-filters", "--"];
         args.extend(existing.iter().copied());
         if let Some(out) = git(root, &args, GIT_TIMEOUT).await {
             for (path, hash) in existing.iter().zip(out.lines()) {
@@ -253,7 +261,7 @@ impl PatchBaseline {
 /// started, that is its content then — also when the run staged its edit since (the index
 /// would hold the edit).
 pub async fn committed_content(root: &Path, path: &str) -> Option<Vec<u8>> {
-    let mut command = Command::from(braincode_tools::git_safe::git_command(root));
+    let mut command = Command::from(braincode_tools::git_safe::git_command(root).ok()?);
     let child = command
         .arg("show")
         .arg(format!("HEAD:{path}"))
@@ -320,8 +328,26 @@ pub async fn review_diff(root: &Path, new_files: &[String]) -> (String, bool) {
         }
     }
     for path in new_files {
-        let full = root.join(path);
-        let Ok(bytes) = std::fs::read(&full) else {
+        // Read beneath the root with no symlink followed: an untracked `notes.txt ->
+        // ~/.ssh/id_rsa` is named, never read; secret files are named, never shown.
+        let relative = Path::new(path);
+        match braincode_sandbox::beneath::stat(root, relative) {
+            Ok(Some(entry)) if entry.kind == braincode_sandbox::beneath::EntryKind::File => {}
+            Ok(Some(entry)) if entry.kind == braincode_sandbox::beneath::EntryKind::Symlink => {
+                out.push_str(&format!("# new file {path} (symbolic link, not followed)\n"));
+                continue;
+            }
+            _ => continue,
+        }
+        if braincode_sandbox::is_secret_file(root, relative) {
+            out.push_str(&format!("# new file {path} (secret file, not shown)\n"));
+            continue;
+        }
+        let Ok(bytes) = braincode_sandbox::beneath::read_file(
+            root,
+            relative,
+            UNTRACKED_PREVIEW_MAX_BYTES as u64 * 4,
+        ) else {
             continue;
         };
         if bytes.iter().take(4_096).any(|b| *b == 0) {

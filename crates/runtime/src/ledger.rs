@@ -140,7 +140,7 @@ impl PatchLedger {
             .targets(tool_name, arguments)
             .into_iter()
             .map(|path| {
-                let state = FileState::read(&self.root.join(&path));
+                let state = FileState::read(&self.root, &path);
                 (path, state)
             })
             .collect();
@@ -152,7 +152,7 @@ impl PatchLedger {
     pub fn after(&self, snapshot: Snapshot, origin: CallOrigin<'_>) -> Vec<FileChange> {
         let mut changes = Vec::new();
         for (path, before) in snapshot.files {
-            let after = FileState::read(&self.root.join(&path));
+            let after = FileState::read(&self.root, &path);
             if before == after || before.hash().is_none() && after.hash().is_none() {
                 continue;
             }
@@ -266,7 +266,7 @@ impl PatchLedger {
         }
         let mut changes = Vec::new();
         for path in paths {
-            let after = FileState::read(&root.join(&path));
+            let after = FileState::read(&root, &path);
             let change = match latest.get(&path) {
                 Some(last) if last.as_deref() == after.hash() => continue,
                 Some(last) => {

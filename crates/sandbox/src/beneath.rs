@@ -1,7 +1,14 @@
-//! File operations beneath a directory that never follow a symlink: every path is reached
-//! through directory file descriptors opened one component at a time with `O_NOFOLLOW`
-//! (rustix), so a symlink planted in the project (even swapped in between two calls) cannot
-//! turn a read, a removal or a restore into one outside it.
+//! The host's capability-safe file layer: file operations beneath a directory that never
+//! follow a symlink. Every path is reached through directory file descriptors opened one
+//! component at a time with `O_NOFOLLOW` (rustix; the portable form of `openat2`'s
+//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), and the last component is opened, replaced or
+//! removed relative to its parent's descriptor. So a symlink planted in the project, even one
+//! swapped in between two calls (check-then-use), cannot turn a read, a write, a removal or a
+//! restore into one outside it: the operation fails with [`is_link_refusal`] instead.
+//!
+//! Everything Braincode itself reads or writes under a project on its own authority goes
+//! through here: edits, the patch ledger's snapshots, undo, review previews, the protected-path
+//! guard. Paths are relative to the root and made of plain names only (no `..`, no root).
 
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
@@ -19,15 +26,161 @@ pub(crate) enum Kept<'a> {
     Symlink(&'a Path),
 }
 
-/// The normal components of a relative path, or `None` when it is not a plain relative path.
+/// The normal components of a relative path (`.` skipped), or `None` when it is not a plain
+/// relative path.
 fn parts(relative: &Path) -> Option<Vec<&std::ffi::OsStr>> {
     relative
         .components()
+        .filter(|c| !matches!(c, Component::CurDir))
         .map(|c| match c {
             Component::Normal(name) => Some(name),
             _ => None,
         })
         .collect()
+}
+
+/// Whether `error` is this layer refusing a symbolic link (`ELOOP` from `O_NOFOLLOW`, or a
+/// link where a directory was needed).
+pub fn is_link_refusal(error: &std::io::Error) -> bool {
+    error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
+        || error.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error())
+}
+
+/// What a path beneath the root is, seen without following a symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (never followed).
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// [`stat`]'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// What it is.
+    pub kind: EntryKind,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its permission bits.
+    pub mode: u32,
+    /// Its modification time, nanoseconds since the epoch.
+    pub mtime_ns: i128,
+}
+
+/// What `root/relative` is (`None` when nothing is there), without following a symlink at
+/// any component: a link among the parents is an error ([`is_link_refusal`]).
+pub fn stat(root: &Path, relative: &Path) -> std::io::Result<Option<Entry>> {
+    let (dir, name) = match open_parent(root, relative, false) {
+        Ok(found) => found,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let stat = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => stat,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(err) => return Err(err.into()),
+    };
+    let kind = match rustix::fs::FileType::from_raw_mode(stat.st_mode) {
+        rustix::fs::FileType::RegularFile => EntryKind::File,
+        rustix::fs::FileType::Directory => EntryKind::Dir,
+        rustix::fs::FileType::Symlink => EntryKind::Symlink,
+        _ => EntryKind::Other,
+    };
+    Ok(Some(Entry {
+        kind,
+        size: u64::try_from(stat.st_size).unwrap_or(0),
+        mode: permission_bits(stat.st_mode),
+        mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+    }))
+}
+
+/// The permission bits of a `st_mode` (`mode_t` is 32 bits on Linux, 16 on macOS).
+#[allow(clippy::useless_conversion)]
+fn permission_bits(st_mode: rustix::fs::RawMode) -> u32 {
+    u32::from(st_mode) & 0o7777
+}
+
+/// The contents of the regular file `root/relative`, at most `limit + 1` bytes (so a caller
+/// sees that it is bigger than `limit`); a symlink at any component, or anything but a
+/// regular file, is refused.
+pub fn read_file(root: &Path, relative: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    read_beneath(root, relative, limit)
+}
+
+/// The regular file `root/relative` opened for reading (see [`read_file`]), for callers that
+/// stream it (hashing a big file).
+pub fn open_file(root: &Path, relative: &Path) -> std::io::Result<std::fs::File> {
+    let (dir, name) = open_parent(root, relative, false)?;
+    let fd = rustix::fs::openat(
+        &dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )?;
+    let file = std::fs::File::from(fd);
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
+/// Writes `bytes` to `root/relative` atomically with permissions `mode`: a new file is
+/// written next to it and renamed over the name, so a reader never sees half of it and a
+/// symlink at the name is replaced, never followed. Missing parent directories are made
+/// (0755); a symlink among the parents is refused.
+pub fn write_file(root: &Path, relative: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let (dir, name) = open_parent(root, relative, true)?;
+    if let Ok(stat) = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        && rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory
+    {
+        return Err(std::io::Error::other("it is a directory"));
+    }
+    let temp = format!(
+        ".{}.braincode-{}-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let mode = Mode::from_raw_mode(mode & 0o7777);
+    let fd = rustix::fs::openat(
+        &dir,
+        temp.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        mode,
+    )?;
+    let written = (|| {
+        rustix::fs::fchmod(&fd, mode)?;
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        rustix::fs::renameat(&dir, temp.as_str(), &dir, name)?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(&dir, temp.as_str(), AtFlags::empty());
+    }
+    written
+}
+
+/// Removes the file (or symlink, never followed) `root/relative`; a path already gone
+/// counts as removed, a directory is refused.
+pub fn remove_file(root: &Path, relative: &Path) -> std::io::Result<()> {
+    let (dir, name) = match open_parent(root, relative, false) {
+        Ok(found) => found,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(err),
+    };
+    match rustix::fs::unlinkat(&dir, name, AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+        Err(err) => Err(err.into()),
+    }
 }
 
 fn dir_flags() -> OFlags {
@@ -37,7 +190,13 @@ fn dir_flags() -> OFlags {
 /// The directory `root/dirs…`, opened one component at a time without following a symlink;
 /// with `create`, missing directories are made (mode 0755).
 fn open_dirs(root: &Path, dirs: &[&std::ffi::OsStr], create: bool) -> std::io::Result<OwnedFd> {
-    let mut fd = rustix::fs::open(root, dir_flags(), Mode::empty())?;
+    // The root itself is the user's (a project opened through a link is that project); only
+    // what lies beneath it is the repository's.
+    let mut fd = rustix::fs::open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
     for name in dirs {
         let next = match rustix::fs::openat(&fd, *name, dir_flags(), Mode::empty()) {
             Err(rustix::io::Errno::NOENT) if create => {

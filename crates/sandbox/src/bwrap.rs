@@ -89,6 +89,7 @@ pub(crate) fn probe() -> Result<BwrapInfo, String> {
     };
     let policy = ResolvedPolicy {
         writable: vec![project.clone()],
+        read_only_project: None,
         read_only: Vec::new(),
         hidden: Vec::new(),
         network: false,
@@ -203,6 +204,12 @@ impl BwrapBackend {
                 &[s("--bind"), root.as_os_str(), root.as_os_str()],
             );
         }
+        if let Some(project) = &policy.read_only_project {
+            push(
+                &mut args,
+                &[s("--ro-bind"), project.as_os_str(), project.as_os_str()],
+            );
+        }
         for path in &policy.read_only {
             push(
                 &mut args,
@@ -250,11 +257,15 @@ impl BwrapBackend {
         };
         let seccomp = SeccompProgram::build(rule).map(|p| Arc::from(p.to_bytes()));
 
-        let mut writes = vec!["project".to_string()];
-        match policy.writable.len() {
-            0 | 1 => {}
-            2 => writes.push("1 extra root".to_string()),
-            n => writes.push(format!("{} extra roots", n - 1)),
+        let extra = policy.writable.len() - usize::from(policy.read_only_project.is_none());
+        let mut writes = Vec::new();
+        if policy.read_only_project.is_none() {
+            writes.push("project".to_string());
+        }
+        match extra {
+            0 => {}
+            1 => writes.push("1 extra root".to_string()),
+            n => writes.push(format!("{n} extra roots")),
         }
         writes.push("private /tmp".to_string());
         let summary = format!(

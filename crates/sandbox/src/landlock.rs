@@ -86,6 +86,7 @@ pub(crate) fn probe() -> Result<LandlockInfo, String> {
         .map_err(|e| format!("could not resolve the probe directory: {e}"))?;
     let policy = ResolvedPolicy {
         writable: vec![project.clone()],
+        read_only_project: None,
         read_only: Vec::new(),
         hidden: Vec::new(),
         network: false,
@@ -234,12 +235,17 @@ impl LandlockBackend {
 
         let partial = gaps(info.abi);
         let summary = format!(
-            "landlock ABI {} + seccomp (partial: {}); writes: project{}, private temp dir; hidden: {}; network: {}",
+            "landlock ABI {} + seccomp (partial: {}); writes: {}private temp dir; hidden: {}; network: {}",
             info.abi,
             partial.join("; "),
-            match policy.writable.len() {
-                0 | 1 => String::new(),
-                n => format!(", {} extra roots", n - 1),
+            match (
+                policy.read_only_project.is_none(),
+                policy.writable.len() - usize::from(policy.read_only_project.is_none()),
+            ) {
+                (true, 0) => "project, ".to_string(),
+                (true, n) => format!("project, {n} extra roots, "),
+                (false, 0) => String::new(),
+                (false, n) => format!("{n} extra roots, "),
             },
             crate::count(carved.len(), "path"),
             if policy.network { "on" } else { "off" },

@@ -22,9 +22,10 @@
 //! Secret environment variables are removed from every sandboxed command
 //! ([`is_secret_env_name`]).
 
-mod beneath;
+pub mod beneath;
 mod env;
 mod guard;
+mod helper;
 mod lists;
 mod policy;
 mod walk;
@@ -50,6 +51,7 @@ use std::sync::OnceLock;
 
 pub use env::{is_secret_env_name, scrub_secret_env};
 pub use guard::{ChangeKind, ProtectedChange, ProtectedViolation};
+pub use helper::helper_sandbox;
 pub use lists::{
     HOME_SECRET_PATHS, PROTECTED_PROJECT_PATHS, SECRET_CONTENT_FILES, SECRET_FILE_EXCEPTIONS,
     SECRET_FILE_NAMES, SECRET_SNIFF_BYTES, is_protected_path, is_secret_file, is_secret_file_name,
@@ -461,8 +463,11 @@ impl Sandbox {
     /// spawned it exits, so spawn from a long-lived thread (a runtime worker, not a
     /// `spawn_blocking` thread, which the runtime retires when idle).
     pub fn command(&self, program: &OsStr, args: &[OsString], cwd: &Path) -> Command {
-        // The reference of `check_protected` is the project before its first command.
-        self.guard();
+        // The reference of `check_protected` is the project before its first command (a
+        // sandbox whose commands cannot write the project needs none).
+        if self.policy.project_writable {
+            self.guard();
+        }
         let mut command = match &self.backend {
             #[cfg(target_os = "linux")]
             Backend::Bwrap(b) => b.command(program, args, cwd),
@@ -509,6 +514,9 @@ impl Sandbox {
     /// changes either. Changes below the paths the backend keeps read-only come from outside
     /// the sandbox (the user's editor) and are accepted silently.
     pub fn check_protected(&self) -> Result<(), ProtectedViolation> {
+        if !self.policy.project_writable {
+            return Ok(());
+        }
         self.guard().check()
     }
 

@@ -277,6 +277,7 @@ mod tests {
     fn profile_lists_roots_protected_and_hidden_paths() {
         let policy = ResolvedPolicy {
             writable: vec![PathBuf::from("/Users/me/proj")],
+            read_only_project: None,
             read_only: vec![PathBuf::from("/Users/me/proj/.git")],
             hidden: vec![
                 PathBuf::from("/Users/me/.ssh"),
@@ -340,6 +341,7 @@ mod tests {
     fn profile_regexes_cover_the_lists_at_any_depth() {
         let policy = ResolvedPolicy {
             writable: vec![PathBuf::from("/Users/me/my.proj")],
+            read_only_project: None,
             read_only: Vec::new(),
             hidden: Vec::new(),
             network: false,

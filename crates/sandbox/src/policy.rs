@@ -14,8 +14,11 @@ use crate::lists::HOME_SECRET_PATHS;
 /// paths that appear later are caught by [`crate::Sandbox::check_protected`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxPolicy {
-    /// The project directory, canonical; read-write.
+    /// The project directory, canonical; read-write unless `project_writable` is false.
     pub project_root: PathBuf,
+    /// Whether commands may write the project (Braincode's own read-only helpers, such as
+    /// its git queries, run with the project read-only).
+    pub project_writable: bool,
     /// Extra read-write roots (often empty). Ones that do not exist are skipped.
     pub writable: Vec<PathBuf>,
     /// Paths inside writable roots that stay read-only (protected paths); nonexistent ones
@@ -67,12 +70,41 @@ impl SandboxPolicy {
         hidden.extend(found.secrets);
         Self {
             project_root,
+            project_writable: true,
             writable: Vec::new(),
             read_only,
             hidden,
             network: false,
             allow_unix_sockets: Vec::new(),
             walk_truncated: found.truncated,
+        }
+    }
+
+    /// The policy of Braincode's own helper processes (its git queries): the project and
+    /// everything else read-only, `braincode_home` and the existing [`HOME_SECRET_PATHS`]
+    /// under `user_home` hidden, no network, no host UNIX socket. The project is not walked
+    /// (nothing in it can be written, so no protected path needs a guard), which keeps it
+    /// cheap to build.
+    pub fn read_only_helper(
+        project_root: &Path,
+        user_home: Option<&Path>,
+        braincode_home: &Path,
+    ) -> Self {
+        let project_root =
+            std::fs::canonicalize(project_root).unwrap_or_else(|_| project_root.to_path_buf());
+        let mut hidden = vec![braincode_home.to_path_buf()];
+        if let Some(home) = user_home {
+            hidden.extend(home_secret_paths(home));
+        }
+        Self {
+            project_root,
+            project_writable: false,
+            writable: Vec::new(),
+            read_only: Vec::new(),
+            hidden,
+            network: false,
+            allow_unix_sockets: Vec::new(),
+            walk_truncated: false,
         }
     }
 }
@@ -116,9 +148,12 @@ fn home_secret_paths(home: &Path) -> Vec<PathBuf> {
 /// backend so they all enforce the same thing.
 #[derive(Debug, Clone)]
 pub(crate) struct ResolvedPolicy {
-    /// Project root first, then the extra writable roots; canonical, existing directories,
-    /// sorted so that a parent comes before its children.
+    /// The project root (when the policy lets commands write it) and the extra writable roots;
+    /// canonical, existing directories, sorted so that a parent comes before its children.
     pub writable: Vec<PathBuf>,
+    /// The project root when commands may only read it (bound read-only, so that it stays
+    /// visible under a private `/tmp`).
+    pub read_only_project: Option<PathBuf>,
     /// Existing read-only paths that lie inside a writable root (others are read-only anyway).
     pub read_only: Vec<PathBuf>,
     /// Existing hidden paths, canonical.
@@ -163,7 +198,11 @@ pub(crate) fn resolve(policy: &SandboxPolicy) -> Result<ResolvedPolicy, SandboxE
                 .to_string(),
         ));
     }
-    let mut writable = vec![project];
+    let (mut writable, read_only_project) = if policy.project_writable {
+        (vec![project], None)
+    } else {
+        (Vec::new(), Some(project))
+    };
     for root in &policy.writable {
         if let Ok(root) = std::fs::canonicalize(root)
             && root.is_dir()
@@ -186,9 +225,13 @@ pub(crate) fn resolve(policy: &SandboxPolicy) -> Result<ResolvedPolicy, SandboxE
             hidden.push(path);
         }
     }
-    if let Some((h, w)) = hidden
-        .iter()
-        .find_map(|h| writable.iter().find(|w| w.starts_with(h)).map(|w| (h, w)))
+    if let Some((h, w)) = hidden.iter().find_map(|h| {
+        writable
+            .iter()
+            .chain(&read_only_project)
+            .find(|w| w.starts_with(h))
+            .map(|w| (h, w))
+    })
     {
         return Err(invalid(format!(
             "hidden path {} contains the writable root {}; a command could not work there. Remove one of them from the policy",
@@ -198,6 +241,7 @@ pub(crate) fn resolve(policy: &SandboxPolicy) -> Result<ResolvedPolicy, SandboxE
     }
     let resolved = ResolvedPolicy {
         writable,
+        read_only_project,
         read_only: Vec::new(),
         hidden,
         network: policy.network,
@@ -335,6 +379,7 @@ mod tests {
         std::fs::create_dir(root.join(".git"))?;
         let mut policy = SandboxPolicy {
             project_root: root.clone(),
+            project_writable: true,
             writable: vec![root.join("missing")],
             read_only: vec![root.join(".git"), root.join("nope"), PathBuf::from("/etc")],
             hidden: vec![root.join("gone")],

@@ -1,124 +1,130 @@
-//! Braincode's own git calls, hardened against the repository they run in.
+//! Braincode's own git calls, confined and hardened against the repository they run in.
 //!
-//! A repository's `.git/config` can name programs that git runs on ordinary read queries:
+//! A repository's configuration can name programs that git runs on ordinary read queries:
 //! `core.fsmonitor` (on `status`/`diff`), filter drivers (`filter.<x>.clean`/`process`, run
 //! on stat-dirty files), `diff.<x>.textconv`/`command`, `diff.external`, pagers, credential
-//! helpers, transports. A read-only run must not execute any of them, so every git process
-//! Braincode starts on its own goes through [`git_command`]: those settings are overridden on
-//! the command line (which beats repository config and is passed down to git's own child
-//! processes), optional locks are off, and nothing can prompt.
+//! helpers, signature programs. Git has no switch that turns them all off, and a key can hide
+//! from `-c` (`[filter "a=b"]`), or sit in a submodule's own `.git/config`. So the defence
+//! does not rest on finding them:
+//!
+//! 1. **Confinement.** Every git process Braincode starts runs in the OS sandbox like a
+//!    command ([`braincode_sandbox::helper_sandbox`]: the project read-only, no network, the
+//!    user's secrets and the Braincode home hidden, secret variables removed), or in the run's
+//!    own sandbox for the one call that writes (`git apply`). Where no sandbox works, git is
+//!    not run at all: [`git_command`] fails closed.
+//! 2. **Drivers off.** Inside the sandbox a small `sh` wrapper lists the repository's keys
+//!    (`git config --name-only --list`: reading configuration runs nothing) and passes every
+//!    key that names a program back as an empty value through `GIT_CONFIG_COUNT` /
+//!    `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n`, which hold any key (an `=` included) and are
+//!    passed down to git's own children; the fixed settings of [`GIT_SAFETY_CONFIG`] go the
+//!    same way. Submodules are never entered (`--ignore-submodules=all` on `status` and
+//!    `diff`), diffs run no external or textconv program (`--no-ext-diff --no-textconv`), and no user or system configuration is read (`GIT_CONFIG_GLOBAL=/dev/null`,
+//!    `GIT_CONFIG_NOSYSTEM=1`).
 
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+
+use braincode_sandbox::Sandbox;
 
 /// Settings forced on every git call: repository-controlled executables off.
-pub const GIT_SAFETY_CONFIG: &[&str] = &[
-    "core.fsmonitor=false",
-    "core.hooksPath=/dev/null",
-    "core.pager=cat",
-    "core.askPass=",
-    "core.sshCommand=false",
-    "core.editor=false",
-    "core.alternateRefsCommand=",
-    "sequence.editor=false",
-    "diff.external=",
-    "credential.helper=",
-    "gpg.program=false",
-    "protocol.allow=never",
-    "core.quotepath=off",
+pub const GIT_SAFETY_CONFIG: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.askPass", ""),
+    ("core.sshCommand", "false"),
+    ("core.editor", "false"),
+    ("core.alternateRefsCommand", ""),
+    ("core.gitProxy", ""),
+    ("sequence.editor", "false"),
+    ("diff.external", ""),
+    ("diff.ignoreSubmodules", "all"),
+    ("submodule.recurse", "false"),
+    ("status.submoduleSummary", "false"),
+    ("credential.helper", ""),
+    ("gpg.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("log.showSignature", "false"),
+    ("protocol.allow", "never"),
+    ("core.quotepath", "off"),
 ];
 
-/// Driver settings that name a program (`filter.<x>.clean`, `diff.<x>.textconv`, …): each one
-/// the repository defines is overridden with an empty value, which switches it off.
-const DRIVER_KEY_PATTERN: &str =
-    r"^(filter|diff|merge)\..+\.(clean|smudge|process|textconv|command|driver)$";
+/// Runs inside the sandbox as `sh -c WRAPPER git <subcommand> <args…>`: every key of the
+/// repository's configuration whose last part names a program (or a filter driver's
+/// `required`) is given back empty (`false` for `required`), after the fixed settings the
+/// caller put in `GIT_CONFIG_COUNT`; `status` and `diff` never enter a submodule, and
+/// `diff`, `show` and `log` run no external diff or textconv program whatever the
+/// configuration says (`--no-ext-diff --no-textconv`).
+/// Keys cannot hold a newline, so one key per line is exact.
+const WRAPPER: &str = r#"n=${GIT_CONFIG_COUNT:-0}
+keys=$(git config --name-only --list 2>/dev/null)
+while IFS= read -r key; do
+  value=
+  case "$key" in
+    filter.*.clean|filter.*.smudge|filter.*.process) ;;
+    filter.*.required) value=false ;;
+    diff.*.textconv|diff.*.command|diff.*.binary) ;;
+    merge.*.driver|merge.*.recursive) ;;
+    *.helper|*.program|*.cmd|*.command|*.sshcommand|*.askpass|*.editor|*.pager|pager.*) ;;
+    *) continue ;;
+  esac
+  eval "export GIT_CONFIG_KEY_$n=\"\$key\" GIT_CONFIG_VALUE_$n=\"\$value\""
+  n=$((n + 1))
+done <<KEYS
+$keys
+KEYS
+export GIT_CONFIG_COUNT=$n
+sub=$1
+shift
+case "$sub" in
+  status) exec git --no-pager status --ignore-submodules=all "$@" ;;
+  diff) exec git --no-pager diff --ignore-submodules=all --no-ext-diff --no-textconv "$@" ;;
+  show|log) exec git --no-pager "$sub" --no-ext-diff --no-textconv "$@" ;;
+  *) exec git --no-pager "$sub" "$@" ;;
+esac
+"#;
 
-/// How long listing the repository's driver settings may take.
-const LIST_TIMEOUT: Duration = Duration::from_secs(5);
+/// A `git` command for `root` in the read-only helper sandbox, every repository-controlled
+/// executable disabled; add the subcommand and its arguments (`status …`, `diff …`). Use
+/// `tokio::process::Command::from` for async callers. `Err` says why git cannot run confined
+/// here (no OS sandbox): the caller must then do without git.
+pub fn git_command(root: &Path) -> Result<Command, String> {
+    let sandbox = braincode_sandbox::helper_sandbox(root).map_err(|error| {
+        format!("Braincode runs git only inside the OS sandbox, and none is available: {error}")
+    })?;
+    Ok(git_command_in(&sandbox, root))
+}
 
-/// A `git` command for `root` with every repository-controlled executable disabled; add the
-/// subcommand and its arguments. Use `tokio::process::Command::from` for async callers.
-pub fn git_command(root: &Path) -> Command {
-    let mut command = Command::new("git");
-    command.current_dir(root).arg("--no-pager");
-    for setting in GIT_SAFETY_CONFIG {
-        command.arg("-c").arg(setting);
-    }
-    for key in driver_keys(root) {
-        command.arg("-c").arg(format!("{key}="));
-        // A filter marked required would turn the switched-off driver into an error.
-        if let Some(driver) = key
-            .strip_prefix("filter.")
-            .and_then(|rest| rest.rsplit_once('.'))
-            .map(|(driver, _)| driver)
-        {
-            command
-                .arg("-c")
-                .arg(format!("filter.{driver}.required=false"));
+/// A `git` command for `root` in `sandbox` (the run's own, for a git call that writes the
+/// project), hardened as [`git_command`] is.
+pub fn git_command_in(sandbox: &Sandbox, root: &Path) -> Command {
+    let args: Vec<OsString> = vec!["-c".into(), WRAPPER.into(), "git".into()];
+    let mut command = sandbox.command(OsStr::new("sh"), &args, root);
+    // Whatever git settings the user's environment carries (GIT_DIR, GIT_CONFIG_*, an
+    // external diff) are not ours to pass on.
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("GIT_") {
+            command.env_remove(&name);
         }
     }
+    for (index, (key, value)) in GIT_SAFETY_CONFIG.iter().enumerate() {
+        command
+            .env(format!("GIT_CONFIG_KEY_{index}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{index}"), value);
+    }
     command
+        .env("GIT_CONFIG_COUNT", GIT_SAFETY_CONFIG.len().to_string())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_PAGER", "cat")
         .env("PAGER", "cat")
-        .env_remove("GIT_EXTERNAL_DIFF")
-        .env_remove("GIT_ASKPASS")
         .env_remove("SSH_ASKPASS")
-        .env_remove("GIT_SSH")
-        .env_remove("GIT_SSH_COMMAND")
-        .env_remove("GIT_PROXY_COMMAND")
         .stdin(Stdio::null());
     command
-}
-
-/// The driver keys the repository's configuration defines (reading configuration runs
-/// nothing). A listing that fails or hangs yields none; the fixed settings still apply.
-fn driver_keys(root: &Path) -> Vec<String> {
-    let mut command = Command::new("git");
-    command
-        .current_dir(root)
-        .args([
-            "-c",
-            "core.fsmonitor=false",
-            "config",
-            "--null",
-            "--name-only",
-        ])
-        .args(["--get-regexp", DRIVER_KEY_PATTERN])
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let Ok(mut child) = command.spawn() else {
-        return Vec::new();
-    };
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < LIST_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Vec::new();
-            }
-        }
-    }
-    let mut stdout = Vec::new();
-    if let Some(mut pipe) = child.stdout.take() {
-        let _ = std::io::Read::read_to_end(&mut pipe, &mut stdout);
-    }
-    stdout
-        .split(|byte| *byte == 0)
-        .filter_map(|key| std::str::from_utf8(key).ok())
-        .map(|key| key.trim().to_string())
-        // A key is passed back as one argument: refuse anything that could not be one.
-        .filter(|key| !key.is_empty() && !key.contains(['=', '\n']))
-        .collect()
 }
 
 #[cfg(test)]
@@ -136,29 +142,97 @@ mod tests {
         assert!(status.success(), "git {args:?}");
     }
 
+    fn confined(root: &Path, args: &[&str]) -> std::process::Output {
+        git_command(root)
+            .unwrap()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap()
+    }
+
+    /// Every driver form the repository can name, `=` in a name included, is switched off
+    /// (their output never shows), and the queries still answer.
     #[test]
-    fn lists_driver_keys_and_overrides_them() {
+    fn repository_drivers_are_switched_off_and_queries_still_answer() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         git(root, &["init", "-q"]);
-        git(root, &["config", "filter.evil.clean", "touch x"]);
-        git(root, &["config", "diff.evil.textconv", "touch y"]);
-        git(root, &["config", "user.name", "n"]);
-        let mut keys = driver_keys(root);
-        keys.sort();
-        assert_eq!(keys, ["diff.evil.textconv", "filter.evil.clean"]);
-        let command = git_command(root);
-        let args: Vec<String> = command
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        assert!(args.contains(&"filter.evil.clean=".to_string()), "{args:?}");
-        assert!(args.contains(&"core.fsmonitor=false".to_string()));
+        git(root, &["config", "user.email", "t@e"]);
+        git(root, &["config", "user.name", "t"]);
+        std::fs::write(
+            root.join(".gitattributes"),
+            "*.txt filter=a=b diff=a=b\n*.md filter=plain diff=plain\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("notes.txt"), "one\n").unwrap();
+        std::fs::write(root.join("notes.md"), "one\n").unwrap();
+        git(root, &["add", "."]);
+        git(root, &["commit", "-q", "-m", "c"]);
+        for (key, value) in [
+            ("filter.a=b.clean", "echo EQ_CLEAN_RAN"),
+            ("diff.a=b.textconv", "echo EQ_TEXTCONV_RAN; cat"),
+            ("filter.plain.clean", "echo CLEAN_RAN"),
+            ("diff.plain.textconv", "echo TEXTCONV_RAN; cat"),
+            ("diff.external", "echo EXTERNAL_RAN"),
+        ] {
+            git(root, &["config", key, value]);
+        }
+        git(root, &["config", "filter.a=b.required", "true"]);
+        std::fs::write(root.join("notes.txt"), "one\ntwo\n").unwrap();
+        std::fs::write(root.join("notes.md"), "one\ntwo\n").unwrap();
+        let status = confined(root, &["status", "--porcelain"]);
+        assert!(status.status.success(), "{status:?}");
+        let text = String::from_utf8_lossy(&status.stdout);
+        assert!(text.contains("notes.txt") && text.contains("notes.md"), "{text}");
+        let diff = confined(root, &["diff"]);
+        assert!(diff.status.success(), "{diff:?}");
+        let text = String::from_utf8_lossy(&diff.stdout);
+        assert!(text.contains("+two"), "{text}");
+        assert!(!text.contains("_RAN"), "a repository program ran: {text}");
+        // The same configuration through plain git does run them (the test can fail).
+        let plain = Command::new("git")
+            .current_dir(root)
+            .args(["diff"])
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&plain.stdout).contains("_RAN"));
+    }
+
+    /// Whatever git is made to run (here an alias, which the wrapper leaves alone) runs in the
+    /// sandbox: it cannot write outside, write the project or read the user's secrets.
+    #[test]
+    fn what_git_runs_is_confined() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+        let victim = outside.path().join("victim");
+        let script = format!(
+            "!echo ALIAS_RAN ; touch {victim} ; touch {root}/in-project ; cat $HOME/.ssh/id_rsa ; true",
+            victim = victim.display(),
+            root = root.display()
+        );
+        git(root, &["config", "alias.x", &script]);
+        let out = confined(root, &["x"]);
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("ALIAS_RAN"),
+            "the alias must run for this test to mean anything: {out:?}"
+        );
+        assert!(!victim.exists(), "git wrote outside the project");
+        assert!(!root.join("in-project").exists(), "git wrote the project");
+        if let Some(home) = std::env::var_os("HOME")
+            && let Ok(key) = std::fs::read_to_string(std::path::Path::new(&home).join(".ssh/id_rsa"))
+        {
+            assert!(!String::from_utf8_lossy(&out.stdout).contains(key.trim()));
+        }
     }
 
     #[test]
-    fn not_a_repository_has_no_driver_keys() {
+    fn not_a_repository_is_an_error_not_a_crash() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(driver_keys(dir.path()).is_empty());
+        let out = confined(dir.path(), &["status", "--porcelain"]);
+        assert!(!out.status.success());
     }
 }

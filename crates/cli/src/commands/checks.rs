@@ -137,6 +137,7 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
 /// The paths `git status` reports as changed (tracked or not), relative to the root.
 fn changed_paths(root: &Path) -> anyhow::Result<Vec<String>> {
     let output = braincode_tools::git_safe::git_command(root)
+        .map_err(anyhow::Error::msg)?
         .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
         .output()?;
     if !output.status.success() {

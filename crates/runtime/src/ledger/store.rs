@@ -2,7 +2,6 @@
 //! content-addressed store of before contents, `<home>/undo/<session>/<sha256>`.
 
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -39,17 +38,24 @@ pub enum FileState {
 }
 
 impl FileState {
-    /// Reads `path` (a symbolic link is not followed).
-    pub fn read(path: &Path) -> FileState {
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            return FileState::Missing;
+    /// Reads `root/relative` through the capability-safe layer: a symbolic link is never
+    /// followed, at any component, so a link planted in the project cannot make the ledger
+    /// read (and journal) a file outside it. A link, a directory or a path reached through
+    /// a link is [`FileState::Other`].
+    pub fn read(root: &Path, relative: &str) -> FileState {
+        use braincode_sandbox::beneath::{self, EntryKind};
+        let relative = Path::new(relative);
+        let entry = match beneath::stat(root, relative) {
+            Ok(None) => return FileState::Missing,
+            Ok(Some(entry)) => entry,
+            Err(_) => return FileState::Other,
         };
-        if !meta.is_file() {
+        if entry.kind != EntryKind::File {
             return FileState::Other;
         }
-        let mode = meta.permissions().mode() & 0o7777;
-        if meta.len() > MAX_SNAPSHOT_BYTES {
-            return match hash_file(path) {
+        let mode = entry.mode;
+        if entry.size > MAX_SNAPSHOT_BYTES {
+            return match hash_file(root, relative) {
                 Some(hash) => FileState::File {
                     hash,
                     mode,
@@ -58,7 +64,7 @@ impl FileState {
                 None => FileState::Other,
             };
         }
-        match std::fs::read(path) {
+        match beneath::read_file(root, relative, MAX_SNAPSHOT_BYTES) {
             Ok(bytes) => FileState::File {
                 hash: sha256_hex(&bytes),
                 mode,
@@ -77,9 +83,10 @@ impl FileState {
     }
 }
 
-/// SHA-256 of a file, streamed (for files too big to keep).
-pub fn hash_file(path: &Path) -> Option<String> {
-    let mut file = std::fs::File::open(path).ok()?;
+/// SHA-256 of the regular file `root/relative`, streamed (for files too big to keep), reached
+/// without following a symlink.
+pub fn hash_file(root: &Path, relative: &Path) -> Option<String> {
+    let mut file = braincode_sandbox::beneath::open_file(root, relative).ok()?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
@@ -139,17 +146,24 @@ impl BlobStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn states_hashes_and_blobs() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.txt");
-        assert_eq!(FileState::read(&file), FileState::Missing);
+        assert_eq!(FileState::read(dir.path(), "a.txt"), FileState::Missing);
         std::fs::write(&file, b"hello").unwrap();
-        let state = FileState::read(&file);
+        let state = FileState::read(dir.path(), "a.txt");
         assert_eq!(state.hash(), Some(sha256_hex(b"hello").as_str()));
-        assert_eq!(hash_file(&file).as_deref(), state.hash());
-        assert_eq!(FileState::read(dir.path()), FileState::Other);
+        assert_eq!(hash_file(dir.path(), Path::new("a.txt")).as_deref(), state.hash());
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        assert_eq!(FileState::read(dir.path(), "d"), FileState::Other);
+        // A file reached through a link (in the last component or a parent) is not read.
+        std::os::unix::fs::symlink(&file, dir.path().join("link.txt")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("up")).unwrap();
+        assert_eq!(FileState::read(dir.path(), "link.txt"), FileState::Other);
+        assert_eq!(FileState::read(dir.path(), "up/a.txt"), FileState::Other);
 
         let store = BlobStore::new(dir.path(), "s1");
         let hash = sha256_hex(b"hello");

@@ -202,7 +202,7 @@ pub fn plan(entries: &[JournalEntry], run: Option<&str>) -> Result<UndoPlan, Und
 pub fn check(plan: &UndoPlan) -> Blockers {
     let mut blockers = Blockers::default();
     for file in &plan.files {
-        let now = FileState::read(&plan.root.join(&file.path));
+        let now = FileState::read(&plan.root, &file.path);
         let unchanged = match now {
             FileState::Other => false,
             _ => now.hash() == file.after_hash.as_deref(),
@@ -238,18 +238,30 @@ pub fn apply(plan: &UndoPlan, store: &BlobStore) -> Result<Vec<UndoneFile>, Undo
     }
     let mut done = Vec::new();
     for (file, bytes) in plan.files.iter().zip(contents) {
-        let path = plan.root.join(&file.path);
-        let failed = |err: String| UndoError::File {
+        // Every write and removal goes beneath the root with no symlink followed: a link
+        // planted since the run (`x -> $HOME`) makes undo refuse that file, never write
+        // through it.
+        let relative = Path::new(&file.path);
+        let failed = |action: &str, err: std::io::Error| UndoError::File {
             path: file.path.clone(),
-            reason: err,
+            reason: if braincode_sandbox::beneath::is_link_refusal(&err) {
+                format!(
+                    "cannot {action} it: a component of its path is now a symbolic link, and undo never writes through a link"
+                )
+            } else {
+                format!("cannot {action} it: {err}")
+            },
         };
         match bytes {
-            None => match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => return Err(failed(format!("cannot delete it: {err}"))),
-            },
-            Some(bytes) => write_back(&path, &bytes, file.mode.unwrap_or(0o644)).map_err(failed)?,
+            None => braincode_sandbox::beneath::remove_file(&plan.root, relative)
+                .map_err(|err| failed("delete", err))?,
+            Some(bytes) => braincode_sandbox::beneath::write_file(
+                &plan.root,
+                relative,
+                &bytes,
+                file.mode.unwrap_or(0o644),
+            )
+            .map_err(|err| failed("restore", err))?,
         }
         done.push(UndoneFile {
             path: file.path.clone(),
@@ -257,12 +269,4 @@ pub fn apply(plan: &UndoPlan, store: &BlobStore) -> Result<Vec<UndoneFile>, Undo
         });
     }
     Ok(done)
-}
-
-fn write_back(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
-    }
-    braincode_config::write_bytes_atomic(path, bytes, mode).map_err(|err| err.to_string())
 }

@@ -78,7 +78,15 @@ impl Tool for ApplyPatch {
                 return ToolOutput::error(format!("apply_patch refused: {error}"));
             }
         }
-        let mut command = tokio::process::Command::from(crate::git_safe::git_command(&root));
+        // `git apply` writes the project, so it runs in the run's own sandbox (protected paths
+        // read-only, secrets hidden), never unconfined.
+        let Some(sandbox) = context.sandbox.as_deref() else {
+            return ToolOutput::error(
+                "apply_patch needs the OS sandbox to run git apply, and this run has none; use edit_file instead",
+            );
+        };
+        let mut command =
+            tokio::process::Command::from(crate::git_safe::git_command_in(sandbox, &root));
         command
             .args(["apply", "--whitespace=nowarn", "-"])
             .stdin(std::process::Stdio::piped())

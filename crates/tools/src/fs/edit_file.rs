@@ -12,6 +12,17 @@ use crate::tool_args::{EditFileArgs, ToolArgs};
 /// Largest file replace mode edits (bytes).
 pub const MAX_REPLACE_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
+/// Why `rel` could not be read or written, for the model.
+fn refusal(rel: &str, error: &std::io::Error) -> String {
+    if braincode_sandbox::beneath::is_link_refusal(error) {
+        format!(
+            "edit_file refused: a component of {rel} is a symbolic link (changed since it was checked?); edits never go through links"
+        )
+    } else {
+        format!("edit_file: cannot write {rel}: {error}")
+    }
+}
+
 /// Writes or edits a file inside the project.
 #[derive(Debug, Clone)]
 pub struct EditFile {
@@ -61,7 +72,17 @@ impl Tool for EditFile {
             Err(error) => return ToolOutput::error(format!("edit_file refused: {error}")),
         };
         let rel = resolved.relative.clone();
-        if rel.is_empty() || resolved.absolute.is_dir() {
+        // From here on the file is reached beneath the root with no symlink followed at any
+        // component (resolution above may have followed links inside the project; a link
+        // swapped in since then is refused, never written through).
+        let relative = std::path::Path::new(&rel);
+        let existing = match braincode_sandbox::beneath::stat(&root, relative) {
+            Ok(entry) => entry,
+            Err(error) => return ToolOutput::error(refusal(&rel, &error)),
+        };
+        if rel.is_empty()
+            || existing.is_some_and(|e| e.kind == braincode_sandbox::beneath::EntryKind::Dir)
+        {
             return ToolOutput::error(format!("edit_file: {raw} is a directory"));
         }
         let old = args.old_string.as_deref();
@@ -75,28 +96,26 @@ impl Tool for EditFile {
                 }
                 let new = args.new_string.as_deref().unwrap_or("");
                 let replace_all = args.replace_all.unwrap_or(false);
-                let Ok(meta) = tokio::fs::metadata(&resolved.absolute).await else {
+                if existing.is_none() {
                     return ToolOutput::error(format!(
                         "edit_file: {rel} not found; use content to create it"
                     ));
+                }
+                let bytes = match braincode_sandbox::beneath::read_file(
+                    &root,
+                    relative,
+                    MAX_REPLACE_FILE_BYTES,
+                ) {
+                    Ok(bytes) => bytes,
+                    Err(error) => return ToolOutput::error(refusal(&rel, &error)),
                 };
-                if meta.len() > MAX_REPLACE_FILE_BYTES {
+                if bytes.len() as u64 > MAX_REPLACE_FILE_BYTES {
                     return ToolOutput::error(format!(
                         "edit_file: {rel} is larger than {MAX_REPLACE_FILE_BYTES} bytes; replace mode is not available"
                     ));
                 }
-                let current = match tokio::fs::read(&resolved.absolute).await {
-                    Ok(bytes) => match String::from_utf8(bytes) {
-                        Ok(text) => text,
-                        Err(_) => {
-                            return ToolOutput::error(format!(
-                                "edit_file: {rel} is not UTF-8 text"
-                            ));
-                        }
-                    },
-                    Err(error) => {
-                        return ToolOutput::error(format!("edit_file: cannot read {rel}: {error}"));
-                    }
+                let Ok(current) = String::from_utf8(bytes) else {
+                    return ToolOutput::error(format!("edit_file: {rel} is not UTF-8 text"));
                 };
                 let count = current.matches(old).count();
                 if count == 0 {
@@ -114,15 +133,25 @@ impl Tool for EditFile {
                 return ToolOutput::error("edit_file needs content, or oldString and newString");
             }
         };
-        if let Some(parent) = resolved.absolute.parent()
-            && let Err(error) = tokio::fs::create_dir_all(parent).await
-        {
-            return ToolOutput::error(format!(
-                "edit_file: cannot create the directory of {rel}: {error}"
-            ));
-        }
-        if let Err(error) = tokio::fs::write(&resolved.absolute, &new_content).await {
-            return ToolOutput::error(format!("edit_file: cannot write {rel}: {error}"));
+        // An existing file keeps its permissions; a new one gets the usual 0644.
+        let file_mode = existing
+            .filter(|e| e.kind == braincode_sandbox::beneath::EntryKind::File)
+            .map_or(0o644, |e| e.mode);
+        let write_root = root.clone();
+        let write_rel = rel.clone();
+        let bytes = new_content.clone().into_bytes();
+        let written = tokio::task::spawn_blocking(move || {
+            braincode_sandbox::beneath::write_file(
+                &write_root,
+                std::path::Path::new(&write_rel),
+                &bytes,
+                file_mode,
+            )
+        })
+        .await
+        .unwrap_or_else(|join| Err(std::io::Error::other(join.to_string())));
+        if let Err(error) = written {
+            return ToolOutput::error(refusal(&rel, &error));
         }
         let chars = new_content.chars().count();
         ToolOutput::ok(format!("{mode} {rel} ({chars} chars)")).with_details(json!({

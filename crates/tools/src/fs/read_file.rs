@@ -119,15 +119,29 @@ impl Tool for ReadFile {
         let rel = resolved.relative.clone();
         let offset = args.offset.unwrap_or(0);
         let requested = args.limit;
-        let path = resolved.absolute.clone();
         let result = tokio::task::spawn_blocking(move || -> Result<(Window, bool, u64), String> {
-            let meta = std::fs::metadata(&path).map_err(|_| format!("{rel} not found"))?;
-            if meta.is_dir() {
-                return Err(format!("{rel} is a directory; use list_files"));
+            // Opened beneath the root with no symlink followed: a link swapped in since the
+            // path was resolved is refused, not read through.
+            let relative = std::path::Path::new(&rel);
+            match braincode_sandbox::beneath::stat(&root, relative) {
+                Ok(Some(entry)) if entry.kind == braincode_sandbox::beneath::EntryKind::Dir => {
+                    return Err(format!("{rel} is a directory; use list_files"));
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return Err(format!("{rel} not found")),
+                Err(e) if braincode_sandbox::beneath::is_link_refusal(&e) => {
+                    return Err(format!(
+                        "{rel} is reached through a symbolic link that changed since it was checked; not read"
+                    ));
+                }
+                Err(e) => return Err(format!("cannot open {rel}: {e}")),
             }
-            let mut file =
-                std::fs::File::open(&path).map_err(|e| format!("cannot open {rel}: {e}"))?;
-            let total = meta.len();
+            let mut file = braincode_sandbox::beneath::open_file(&root, relative)
+                .map_err(|e| format!("cannot open {rel}: {e}"))?;
+            let total = file
+                .metadata()
+                .map_err(|e| format!("cannot open {rel}: {e}"))?
+                .len();
             let mut probe = vec![0u8; BINARY_PROBE_BYTES.min(total as usize)];
             file.read_exact(&mut probe)
                 .map_err(|e| format!("cannot read {rel}: {e}"))?;
