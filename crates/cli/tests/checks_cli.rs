@@ -87,6 +87,9 @@ async fn the_list_shows_each_ecosystem_and_a_trusted_checks_file_edits_it() {
 async fn run_checks_what_the_change_selects_and_fails_with_the_output() {
     let repo = polyglot();
     let home = TempHome::new();
+    // The project's checks are its own code: they run once the project is trusted.
+    let trusted = braincode(&home, repo.path(), &["trust"]).await;
+    assert_eq!(trusted.code, 0, "{}", trusted.stderr);
     // Nothing changed: nothing selected.
     let out = braincode(&home, repo.path(), &["checks", "run"]).await;
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);

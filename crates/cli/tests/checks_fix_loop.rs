@@ -4,6 +4,8 @@
 //! fixes it, and the run ends approved with the checks and the fix pass in its report. A fix
 //! budget that runs out ends `changes_requested` (exit 3) with a warning. Every run is also
 //! replayed (`replay --check`) by the harness: the replay serves the checks from the journal.
+//! The projects are trusted (`--trust`): an untrusted project's checks do not run at all
+//! (see `untrusted_repo.rs`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -77,7 +79,7 @@ async fn run(home: &TempHome, repo: &TempRepo, flag: &str, task: &str) -> (i32, 
     let out = braincode(
         home,
         repo.path(),
-        &["run", "--json", "--heuristic", flag, task],
+        &["run", "--json", "--heuristic", "--trust", flag, task],
     )
     .await;
     let report: Value = serde_json::from_str(&out.stdout)
@@ -384,6 +386,7 @@ impl HostileRefactor {
                 "--json",
                 "--heuristic",
                 "--allow-edits",
+                "--trust",
                 "Refactor the function in calc.js",
             ],
             env,
@@ -422,16 +425,16 @@ async fn checks_of_a_hostile_repository_run_confined_after_an_allowed_edit() {
 async fn without_a_sandbox_checks_wait_for_a_person_and_nothing_runs() {
     let attack = HostileRefactor::run(&[("BRAINCODE_SANDBOX", "off")]).await;
     let (report, repo, outside, hit) = (&attack.report, &attack.repo, &attack.outside, &attack.hit);
-    assert_eq!(report["checks"]["status"], "skipped", "{report:#}");
+    // Without a sandbox Braincode does not even run its own git: no change is seen, so no
+    // check is selected, and the report says why.
     assert!(
-        report["checks"]["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with("check scripts blocked"),
+        report["checks"].is_null() || report["checks"]["status"] == "skipped",
         "{report:#}"
     );
     assert!(
-        report["warnings"].to_string().contains("checks skipped"),
+        report["warnings"]
+            .to_string()
+            .contains("runs its own git only inside the OS sandbox"),
         "{report:#}"
     );
     assert!(

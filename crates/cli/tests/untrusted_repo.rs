@@ -3,6 +3,8 @@
 //! side effect (a marker file, a hit on a 127.0.0.1 server, a secret in a model request).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "untrusted_repo/host_acts.rs"]
+mod host_acts;
 mod run_harness;
 #[path = "untrusted_repo/sandbox_promises.rs"]
 mod sandbox_promises;

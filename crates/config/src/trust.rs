@@ -101,12 +101,23 @@ pub struct ProjectTrust {
     pub root: PathBuf,
     /// The verdict.
     pub state: TrustState,
+    /// Whether the user trusted this project (`braincode trust`, `--trust`), whatever its
+    /// files have become since.
+    pub trusted_by_user: bool,
 }
 
 impl ProjectTrust {
     /// Whether project configuration may be executed or loaded.
     pub fn is_trusted(&self) -> bool {
         self.state.is_trusted()
+    }
+
+    /// Whether the project's own code may run without a person approving it: its discovered
+    /// checks (test scripts, Makefiles, conftest.py, build scripts). Having no configuration
+    /// file is not enough; the user must have trusted the project, and nothing it trusted
+    /// may have changed since.
+    pub fn trusts_code(&self) -> bool {
+        self.trusted_by_user && self.state.is_trusted()
     }
 
     /// The one notice an untrusted project gets: what was ignored and how to trust it.
@@ -232,10 +243,11 @@ pub fn check_trust(home: &Home, project_root: &Path) -> (ProjectTrust, Option<Co
         Ok(store) => (store, None),
         Err(err) => (TrustStore::default(), Some(err)),
     };
+    let record = store.projects.get(&root.display().to_string());
     let state = if files.is_empty() {
         TrustState::NothingToTrust
     } else {
-        match store.projects.get(&root.display().to_string()) {
+        match record {
             Some(record) => {
                 let changed = changed_files(record, &files);
                 let unusable = files.iter().any(|f| f.sha256.is_none());
@@ -251,7 +263,15 @@ pub fn check_trust(home: &Home, project_root: &Path) -> (ProjectTrust, Option<Co
             },
         }
     };
-    (ProjectTrust { root, state }, error)
+    let trusted_by_user = record.is_some();
+    (
+        ProjectTrust {
+            root,
+            state,
+            trusted_by_user,
+        },
+        error,
+    )
 }
 
 fn changed_files(record: &TrustedProject, files: &[TrustFile]) -> Vec<String> {

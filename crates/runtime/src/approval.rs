@@ -125,6 +125,9 @@ pub struct PolicyGate {
     review_required: AtomicBool,
     /// Calls that change protected paths and that a person approved.
     protected_approved: Mutex<HashSet<String>>,
+    /// Whether the user trusts the project: an untrusted project's checks are its own code,
+    /// so only a person may let them run (for this run).
+    project_trusted: bool,
 }
 
 /// What approving a call needs beyond the policy.
@@ -135,6 +138,9 @@ enum PersonOnly {
     Unsandboxed(String),
     /// A `PreToolUse` hook asked that a person decide this call: a person, for this call.
     HookAsked(String),
+    /// The checks of a project the user does not trust (its own code): a person, for this
+    /// run (session approvals count).
+    UntrustedChecks(String),
 }
 
 impl PersonOnly {
@@ -142,7 +148,8 @@ impl PersonOnly {
         match self {
             PersonOnly::Protected(reason)
             | PersonOnly::Unsandboxed(reason)
-            | PersonOnly::HookAsked(reason) => reason,
+            | PersonOnly::HookAsked(reason)
+            | PersonOnly::UntrustedChecks(reason) => reason,
         }
     }
 }
@@ -179,7 +186,20 @@ impl PolicyGate {
             typed: Mutex::new(HashMap::new()),
             review_required: AtomicBool::new(false),
             protected_approved: Mutex::new(HashSet::new()),
+            project_trusted: false,
         }
+    }
+
+    /// Says whether the user trusts the project (a gate starts out untrusted: the project's
+    /// checks then need a person).
+    pub fn with_project_trust(mut self, trusted: bool) -> Self {
+        self.project_trusted = trusted;
+        self
+    }
+
+    /// Whether a person can be asked in this run (a TUI, a panel or a terminal prompt).
+    pub fn has_person(&self) -> bool {
+        self.handler.is_some()
     }
 
     /// Whether a matched rule asked for an independent review.
@@ -235,6 +255,9 @@ impl PolicyGate {
             return Some(PersonOnly::Protected(format!(
                 "{reason}: only a person can approve this; the TUI will ask"
             )));
+        }
+        if request.tool.name == crate::run::CHECK_TOOL && !self.project_trusted {
+            return Some(PersonOnly::UntrustedChecks(untrusted_checks_reason()));
         }
         if !self.sandboxed && (Self::runs_commands(request) || evaluation.is_unanalysable()) {
             return Some(PersonOnly::Unsandboxed(format!(
@@ -545,6 +568,11 @@ impl ToolGate for PolicyGate {
 
 /// The checks after a patch, when their patch kind does not ask for a person (a CI change
 /// does: what it changes decides what runs).
+/// Why the checks of an untrusted project need a person, and how to trust it.
+pub fn untrusted_checks_reason() -> String {
+    "project not trusted: its checks are its own code (test scripts, build scripts, Makefiles); trust it with `braincode trust` (or run with --trust), or approve them for this run in the TUI".to_string()
+}
+
 fn is_routine_check(request: &GateRequest<'_>) -> bool {
     request.tool.name == crate::run::CHECK_TOOL
         && request.call.arguments.get("approvalRequired") != Some(&Value::Bool(true))

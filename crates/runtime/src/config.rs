@@ -118,7 +118,7 @@ impl RunConfig {
         };
         let (trust, trust_error) = load_trust(home, &options.project_root);
         let support = braincode_config::discover_support(home, &options.project_root);
-        let checks = load_checks(&options.project_root, &tools, trust.is_trusted());
+        let checks = load_checks(&options.project_root, &tools, &trust);
         let mode = options.mode.unwrap_or(settings.mode);
         Ok(RunConfig {
             settings,

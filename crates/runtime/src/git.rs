@@ -45,7 +45,9 @@ pub struct RepositoryProbe {
 pub async fn probe_repository(root: &Path) -> RepositoryProbe {
     if braincode_sandbox::helper_sandbox(root).is_err() {
         return RepositoryProbe {
-            description: "not read (Braincode runs git only inside the OS sandbox, and none is available)".to_string(),
+            description:
+                "not read (Braincode runs git only inside the OS sandbox, and none is available)"
+                    .to_string(),
             baseline: None,
         };
     }
@@ -334,7 +336,9 @@ pub async fn review_diff(root: &Path, new_files: &[String]) -> (String, bool) {
         match braincode_sandbox::beneath::stat(root, relative) {
             Ok(Some(entry)) if entry.kind == braincode_sandbox::beneath::EntryKind::File => {}
             Ok(Some(entry)) if entry.kind == braincode_sandbox::beneath::EntryKind::Symlink => {
-                out.push_str(&format!("# new file {path} (symbolic link, not followed)\n"));
+                out.push_str(&format!(
+                    "# new file {path} (symbolic link, not followed)\n"
+                ));
                 continue;
             }
             _ => continue,

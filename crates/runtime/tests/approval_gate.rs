@@ -399,6 +399,16 @@ impl Lab {
             sandbox: None,
         }
     }
+
+    /// A context with the OS sandbox (`git apply` runs only in one).
+    fn sandboxed_context(&self) -> ToolContext {
+        let home = self.project.with_file_name("no-braincode-home");
+        let policy = braincode_sandbox::SandboxPolicy::for_project(&self.project, None, &home);
+        ToolContext {
+            sandbox: Some(Arc::new(braincode_sandbox::Sandbox::new(policy).unwrap())),
+            ..self.context()
+        }
+    }
 }
 
 /// The policy the attacks targeted: the defaults plus `curl` and `.env` denied.
@@ -448,7 +458,14 @@ async fn attempt(
 ) -> Result<String, String> {
     match check(gate, tool.definition(), arguments.clone()).await {
         GateOutcome::Refuse(message) => Err(message),
-        GateOutcome::Allow => Ok(tool.call(arguments, &lab.context()).await.content),
+        GateOutcome::Allow => {
+            let context = if tool.definition().name == "apply_patch" {
+                lab.sandboxed_context()
+            } else {
+                lab.context()
+            };
+            Ok(tool.call(arguments, &context).await.content)
+        }
     }
 }
 
@@ -818,4 +835,52 @@ async fn a_person_is_told_why_they_are_asked_and_what_the_command_runs() {
     for part in ["cd src", "ls -la", "wc -l"] {
         assert!(summary.contains(part), "{part} missing from: {summary}");
     }
+}
+
+/// An untrusted project's checks are its own code: neither `--yes` nor `--allow-edits`
+/// approves them; a person is asked (and told why); once the project is trusted,
+/// `--allow-edits` runs them with nobody asked.
+#[tokio::test]
+async fn an_untrusted_projects_checks_need_a_person_whatever_the_mode() {
+    let checks = tool(braincode_runtime::run::CHECK_TOOL, ToolPermission::Execute);
+    let args = json!({"command": "npm run test", "scripts": ["npm run test"]});
+    for permission in [PermissionMode::Yes, PermissionMode::AllowEdits] {
+        let untrusted = gate(Mode::Auto, permission, None);
+        match check(&untrusted.gate, &checks, args.clone()).await {
+            GateOutcome::Refuse(message) => {
+                assert!(message.contains("project not trusted"), "{message}");
+                assert!(message.contains("braincode trust"), "{message}");
+            }
+            GateOutcome::Allow => panic!("{permission:?} approved an untrusted project's checks"),
+        }
+    }
+    let handler = Arc::new(Scripted {
+        answers: Mutex::new(vec![ApprovalAnswer::Approve]),
+        asked: Mutex::new(Vec::new()),
+    });
+    let asked = gate(Mode::Auto, PermissionMode::Yes, Some(handler.clone()));
+    assert_eq!(
+        check(&asked.gate, &checks, args.clone()).await,
+        GateOutcome::Allow
+    );
+    assert_eq!(*handler.asked.lock().unwrap(), ["run_check"]);
+    assert_eq!(
+        decisions(&asked.journal),
+        [(ApprovalDecision::Approved, Approver::Human)]
+    );
+
+    let Gate {
+        gate: trusted,
+        journal,
+        _root,
+    } = gate(Mode::Auto, PermissionMode::AllowEdits, None);
+    let trusted = trusted.with_project_trust(true);
+    assert_eq!(check(&trusted, &checks, args).await, GateOutcome::Allow);
+    assert!(
+        decisions(&journal)
+            .iter()
+            .all(|(_, approver)| *approver != Approver::Human),
+        "{:?}",
+        decisions(&journal)
+    );
 }

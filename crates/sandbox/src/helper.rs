@@ -27,7 +27,9 @@ pub fn helper_sandbox(project_root: &Path) -> Result<Arc<Sandbox>, SandboxError>
         what: format!("resolving the project root {}", project_root.display()),
         source,
     })?;
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let cache = cache.get_or_insert_with(HashMap::new);
     if let Some(sandbox) = cache.get(&root) {
         return Ok(Arc::clone(sandbox));

@@ -231,8 +231,7 @@ pub(crate) fn resolve(policy: &SandboxPolicy) -> Result<ResolvedPolicy, SandboxE
             .chain(&read_only_project)
             .find(|w| w.starts_with(h))
             .map(|w| (h, w))
-    })
-    {
+    }) {
         return Err(invalid(format!(
             "hidden path {} contains the writable root {}; a command could not work there. Remove one of them from the policy",
             h.display(),

@@ -185,7 +185,10 @@ mod tests {
         let status = confined(root, &["status", "--porcelain"]);
         assert!(status.status.success(), "{status:?}");
         let text = String::from_utf8_lossy(&status.stdout);
-        assert!(text.contains("notes.txt") && text.contains("notes.md"), "{text}");
+        assert!(
+            text.contains("notes.txt") && text.contains("notes.md"),
+            "{text}"
+        );
         let diff = confined(root, &["diff"]);
         assert!(diff.status.success(), "{diff:?}");
         let text = String::from_utf8_lossy(&diff.stdout);
@@ -223,7 +226,8 @@ mod tests {
         assert!(!victim.exists(), "git wrote outside the project");
         assert!(!root.join("in-project").exists(), "git wrote the project");
         if let Some(home) = std::env::var_os("HOME")
-            && let Ok(key) = std::fs::read_to_string(std::path::Path::new(&home).join(".ssh/id_rsa"))
+            && let Ok(key) =
+                std::fs::read_to_string(std::path::Path::new(&home).join(".ssh/id_rsa"))
         {
             assert!(!String::from_utf8_lossy(&out.stdout).contains(key.trim()));
         }

@@ -208,6 +208,24 @@ async fn edit_file_writes_replaces_and_stays_inside() {
 async fn apply_patch_applies_and_refuses() {
     let repo = Repo::new(&[("src/a.txt", "one\ntwo\n")]);
     let tool = ApplyPatch::default();
+    // `git apply` writes the project, so it runs only in the OS sandbox.
+    let out = repo
+        .call(
+            &tool,
+            json!({"patch": "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-one\n+x\n"}),
+        )
+        .await;
+    assert!(
+        out.is_error && out.content.contains("OS sandbox"),
+        "{}",
+        out.content
+    );
+    assert_eq!(repo.read("src/a.txt"), "one\ntwo\n");
+    let context = repo.sandboxed_context();
+    let repo = SandboxedRepo {
+        repo: &repo,
+        context,
+    };
     let patch = "diff --git a/src/a.txt b/src/a.txt\n--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+deux\ndiff --git \"a/d\\303\\251j\\303\\240 vu.txt\" \"b/d\\303\\251j\\303\\240 vu.txt\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/d\\303\\251j\\303\\240 vu.txt\"\n@@ -0,0 +1 @@\n+new\n";
     let out = repo.call(&tool, json!({"patch": patch})).await;
     assert!(!out.is_error, "{}", out.content);
@@ -244,6 +262,116 @@ async fn apply_patch_applies_and_refuses() {
     }
     let out = repo.call(&tool, json!({"patch": "just text"})).await;
     assert!(out.is_error);
+}
+
+/// A repository whose tool calls carry a sandboxed context.
+struct SandboxedRepo<'a> {
+    repo: &'a Repo,
+    context: braincode_tools::ToolContext,
+}
+
+impl SandboxedRepo<'_> {
+    async fn call(
+        &self,
+        tool: &dyn braincode_tools::Tool,
+        args: serde_json::Value,
+    ) -> braincode_tools::ToolOutput {
+        tool.call(args, &self.context).await
+    }
+
+    fn read(&self, name: &str) -> String {
+        self.repo.read(name)
+    }
+}
+
+/// `edit_file` checks a path, then writes it: a command swapping a directory of that path for
+/// a link to somewhere else between the two must never win (the write goes beneath the root
+/// with no link followed, or is refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edit_file_never_writes_through_a_link_swapped_in_after_the_check() {
+    let repo = Repo::new(&[("d/victim.txt", "inside\n")]);
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "ORIGINAL\n").unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let stop = std::sync::Arc::clone(&stop);
+        let dir = repo.root.join("d");
+        let real = repo.root.join("d-real");
+        let target = outside.path().to_path_buf();
+        std::fs::rename(&dir, &real).unwrap();
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // `d` is a real directory, then a link out of the project, again and again.
+                let _ = std::fs::rename(&real, &dir);
+                let _ = std::fs::rename(&dir, &real);
+                let _ = std::os::unix::fs::symlink(&target, &dir);
+                let _ = std::fs::remove_file(&dir);
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let tool = EditFile::default();
+    let mut written = 0;
+    for round in 0..400 {
+        let out = repo
+            .call(
+                &tool,
+                json!({"path": "d/victim.txt", "content": format!("agent {round}\n")}),
+            )
+            .await;
+        if !out.is_error {
+            written += 1;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 0);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "ORIGINAL\n",
+        "edit_file wrote through the link ({written} writes went through)"
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        1,
+        "a file was created outside"
+    );
+}
+
+/// A link already in place when the call comes is refused with a clear message, and a write
+/// through a symlinked file name replaces the link instead of following it.
+#[tokio::test]
+async fn edit_file_refuses_links_out_and_replaces_a_link_in_place() {
+    let repo = Repo::new(&[("a.txt", "a\n")]);
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    std::fs::write(outside.path().join("t.txt"), "ORIGINAL\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.root.join("out")).unwrap();
+    let tool = EditFile::default();
+    let out = repo
+        .call(&tool, json!({"path": "out/t.txt", "content": "x"}))
+        .await;
+    assert!(
+        out.is_error && out.content.contains("escapes the project root"),
+        "{}",
+        out.content
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("t.txt")).unwrap(),
+        "ORIGINAL\n"
+    );
+    // A link inside the project is resolved first (to a.txt): the real file is edited.
+    std::os::unix::fs::symlink("a.txt", repo.root.join("alias.txt")).unwrap();
+    let out = repo
+        .call(
+            &tool,
+            json!({"path": "alias.txt", "oldString": "a", "newString": "b"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(repo.read("a.txt"), "b\n");
 }
 
 #[tokio::test]

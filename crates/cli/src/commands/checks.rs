@@ -66,7 +66,7 @@ fn configuration(
     let tools = braincode_runtime::config::read_tools_file(home)?.unwrap_or_default();
     let settings = braincode_runtime::config::load_settings(home)?;
     let (trust, _) = braincode_config::check_trust(home, root);
-    let loaded = load_checks(root, &tools, trust.is_trusted());
+    let loaded = load_checks(root, &tools, &trust);
     if let Some(problem) = &loaded.problem {
         eprintln!("warning: {problem}");
     }
@@ -158,6 +158,28 @@ fn changed_paths(root: &Path) -> anyhow::Result<Vec<String>> {
     Ok(paths)
 }
 
+/// In an untrusted project, asks the person at the terminal whether to run `checks` (the
+/// project's own code) this once. `false` without a terminal to ask on.
+fn person_approves_untrusted(checks: &[CheckSpec]) -> anyhow::Result<bool> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Ok(false);
+    }
+    let mut err = std::io::stderr().lock();
+    writeln!(
+        err,
+        "This project is not trusted, and its checks are its own code:"
+    )?;
+    for check in checks {
+        writeln!(err, "  {}", check.display)?;
+    }
+    write!(err, "Run them once, in the OS sandbox? [y/N] ")?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
 fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let root = super::project_root(args.project.as_deref())?;
     let home = braincode_config::Home::from_env()?;
@@ -199,6 +221,15 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         review_required: selection.review_required,
         results: Vec::new(),
     };
+    let will_run = selection.skipped.is_none() && !selection.checks.is_empty();
+    if will_run && !loaded.trusted && !person_approves_untrusted(&selection.checks)? {
+        eprintln!(
+            "checks not run: {}",
+            braincode_runtime::approval::untrusted_checks_reason()
+                .replace(", or approve them for this run in the TUI", "")
+        );
+        return Ok(ExitCode::from(2));
+    }
     if selection.skipped.is_none() && !(selection.checks.is_empty() && selection.missing.is_empty())
     {
         let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use braincode_config::ProjectTrust;
 use braincode_tools::ChecksConfig;
 use braincode_tools::checks::{ChecksOverrides, parse_project_checks};
 
@@ -23,22 +24,29 @@ pub struct LoadedChecks {
     /// Why the project file was not used, when it exists and could not be (shown as a
     /// warning).
     pub problem: Option<String>,
+    /// Whether the user trusts the project. Discovered checks (package.json scripts, a
+    /// Makefile, pytest's conftest, cargo build scripts) are the project's own code: they run
+    /// only in a trusted project, or after a person approves them for the run.
+    pub trusted: bool,
 }
 
-/// The checks of `tools` with the project's file merged over them when the user trusts the
-/// project (an untrusted project's file is inert; the trust notice says so).
+/// The checks of `tools` with the project's file merged over them when the project's
+/// configuration is trusted (an untrusted project's file is inert; the trust notice says so),
+/// and whether its checks may run without a person ([`ProjectTrust::trusts_code`]).
 pub fn load_checks(
     project_root: &Path,
     tools: &braincode_tools::ToolsConfig,
-    trusted: bool,
+    trust: &ProjectTrust,
 ) -> LoadedChecks {
     let base = tools.checks_or_default();
+    let trusted = trust.trusts_code();
     let unchanged = |problem: Option<String>| LoadedChecks {
         config: base.clone(),
         overrides: ChecksOverrides::default(),
         problem,
+        trusted,
     };
-    if !trusted {
+    if !trust.is_trusted() {
         return unchanged(None);
     }
     let Ok(scope) = braincode_config::ReadScope::new(project_root) else {
@@ -59,6 +67,7 @@ pub fn load_checks(
             config,
             overrides,
             problem: None,
+            trusted,
         },
         Err(problem) => unchanged(Some(format!(
             "{PROJECT_CHECKS_FILE} is not valid ({problem}); using the checks of tools.json"

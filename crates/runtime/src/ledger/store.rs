@@ -156,7 +156,10 @@ mod tests {
         std::fs::write(&file, b"hello").unwrap();
         let state = FileState::read(dir.path(), "a.txt");
         assert_eq!(state.hash(), Some(sha256_hex(b"hello").as_str()));
-        assert_eq!(hash_file(dir.path(), Path::new("a.txt")).as_deref(), state.hash());
+        assert_eq!(
+            hash_file(dir.path(), Path::new("a.txt")).as_deref(),
+            state.hash()
+        );
         std::fs::create_dir(dir.path().join("d")).unwrap();
         assert_eq!(FileState::read(dir.path(), "d"), FileState::Other);
         // A file reached through a link (in the last component or a parent) is not read.

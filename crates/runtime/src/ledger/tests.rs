@@ -75,10 +75,18 @@ impl Scene {
     async fn call(&self, tool: &dyn Tool, id: &str, arguments: Value) -> Vec<FileChange> {
         let name = tool.definition().name.clone();
         let snapshot = self.ledger.before(&name, &arguments).unwrap();
+        // `git apply` runs only in the OS sandbox.
+        let policy = braincode_sandbox::SandboxPolicy::for_project(
+            &self.root(),
+            None,
+            &self.home.path().join("braincode-home"),
+        );
         let context = ToolContext {
             project_root: self.root(),
             cancel: CancellationToken::new(),
-            sandbox: None,
+            sandbox: Some(std::sync::Arc::new(
+                braincode_sandbox::Sandbox::new(policy).unwrap(),
+            )),
         };
         let output = tool.call(arguments, &context).await;
         assert!(!output.is_error, "{}", output.content);

@@ -109,6 +109,12 @@ async fn prepare(
         ));
     }
 
+    if let Err(error) = braincode_sandbox::helper_sandbox(&shared.project_root) {
+        sink.warning(format!(
+            "Braincode runs its own git only inside the OS sandbox, and none is available ({error}): this run has no patch summary, no checks selected by the change and no diff for the review"
+        ));
+    }
+
     // Hooks before anything else sees the prompt; the read-only environment probe overlaps them.
     let source = if history.continuing {
         "resume"

@@ -80,17 +80,20 @@ pub(crate) fn build_base(
             services.cancel_reason.clone(),
         ))
     });
-    let gate = Arc::new(PolicyGate::new(
-        policy,
-        project_root.clone(),
-        loaded.mode,
-        request.permission,
-        services.approver.clone(),
-        sink.clone(),
-        // Without the OS sandbox every command needs a person; with it, `--yes` may approve
-        // unanalysable commands too.
-        sandbox.is_ok(),
-    ));
+    let gate = Arc::new(
+        PolicyGate::new(
+            policy,
+            project_root.clone(),
+            loaded.mode,
+            request.permission,
+            services.approver.clone(),
+            sink.clone(),
+            // Without the OS sandbox every command needs a person; with it, `--yes` may approve
+            // unanalysable commands too.
+            sandbox.is_ok(),
+        )
+        .with_project_trust(loaded.checks.trusted),
+    );
     let support = loaded.support;
     let mcp = crate::mcp::McpRuntime::new(
         crate::mcp::plan_for(

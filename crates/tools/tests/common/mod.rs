@@ -71,6 +71,18 @@ impl Repo {
     pub async fn call(&self, tool: &dyn Tool, args: Value) -> ToolOutput {
         tool.call(args, &self.context()).await
     }
+
+    /// A context whose commands run in the OS sandbox (the project's default policy).
+    pub fn sandboxed_context(&self) -> ToolContext {
+        let home = self.dir.path().join(".no-braincode-home");
+        let policy = braincode_sandbox::SandboxPolicy::for_project(&self.root, None, &home);
+        ToolContext {
+            sandbox: Some(std::sync::Arc::new(
+                braincode_sandbox::Sandbox::new(policy).expect("an OS sandbox on this machine"),
+            )),
+            ..self.context()
+        }
+    }
 }
 
 /// Waits (bounded) until no live process is left in `pgid`; returns whether it emptied.
