@@ -5,6 +5,23 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+/// Largest project file Braincode reads on its own to discover checks and scripts.
+pub const MAX_DISCOVERY_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The text of the regular file `name` in `dir`, read through the capability-safe layer
+/// ([`braincode_sandbox::beneath`]): a symlink is never followed (a `package.json ->
+/// ~/.ssh/id_rsa` is not read), nor is anything over [`MAX_DISCOVERY_FILE_BYTES`]. `None`
+/// when there is no such readable text file.
+pub fn read_project_text(dir: &Path, name: &str) -> Option<String> {
+    let bytes =
+        braincode_sandbox::beneath::read_file(dir, Path::new(name), MAX_DISCOVERY_FILE_BYTES)
+            .ok()?;
+    if bytes.len() as u64 > MAX_DISCOVERY_FILE_BYTES {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
 /// How many symlinks one resolution may follow before giving up (as the kernel's ELOOP).
 const MAX_SYMLINK_HOPS: usize = 40;
 

@@ -114,8 +114,8 @@ impl<'a> DirFinder<'a> {
     fn workspace_in(&mut self, dir: &str) -> bool {
         let root = self.root;
         *self.is_workspace.entry(dir.to_string()).or_insert_with(|| {
-            std::fs::read_to_string(root.join(dir).join("Cargo.toml"))
-                .is_ok_and(|text| has_table(&text, "workspace"))
+            crate::paths::read_project_text(&root.join(dir), "Cargo.toml")
+                .is_some_and(|text| has_table(&text, "workspace"))
         })
     }
 }
@@ -202,7 +202,7 @@ impl DirListing {
 
     fn read_text(&self, dir: &Path, name: &str) -> String {
         if self.has(name) {
-            std::fs::read_to_string(dir.join(name)).unwrap_or_default()
+            crate::paths::read_project_text(dir, name).unwrap_or_default()
         } else {
             String::new()
         }

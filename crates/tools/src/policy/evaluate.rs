@@ -535,7 +535,17 @@ fn package_manager_settings(dirs: &[std::path::PathBuf]) -> Vec<String> {
     let mut reasons = Vec::new();
     for dir in dirs {
         for file in PACKAGE_MANAGER_FILES {
-            let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            let Some(text) = crate::paths::read_project_text(dir, file) else {
+                // A settings file that exists but is not a readable regular file here (a
+                // link) cannot be checked, yet the package manager would follow it.
+                if std::fs::symlink_metadata(dir.join(file)).is_ok() {
+                    let reason = format!(
+                        "{file} is not a regular file (a symbolic link?): its settings cannot be checked"
+                    );
+                    if !reasons.contains(&reason) {
+                        reasons.push(reason);
+                    }
+                }
                 continue;
             };
             for line in text.lines() {

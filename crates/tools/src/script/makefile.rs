@@ -10,8 +10,9 @@ use super::resolve::{MAX_SCRIPT_NESTING, ScriptBody};
 /// has no rules).
 pub(super) fn makefile_rules(root: &Path) -> Option<BTreeMap<String, MakeRule>> {
     let path = makefile(root)?;
+    let name = path.file_name()?.to_str()?;
     Some(parse_makefile(
-        &std::fs::read_to_string(&path).unwrap_or_default(),
+        &crate::paths::read_project_text(root, name).unwrap_or_default(),
     ))
 }
 

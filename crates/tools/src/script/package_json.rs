@@ -46,7 +46,7 @@ pub fn detect_package_manager(root: &Path) -> PackageManager {
 /// The `scripts` of package.json (empty when there is no package.json).
 pub fn package_json_scripts(root: &Path) -> Result<BTreeMap<String, String>, ScriptError> {
     let path = root.join("package.json");
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let Some(text) = crate::paths::read_project_text(root, "package.json") else {
         return Ok(BTreeMap::new());
     };
     let value: serde_json::Value =
