@@ -16,9 +16,9 @@ use tokio::process::Command;
 const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 async fn git(root: &Path, args: &[&str], timeout: Duration) -> Option<String> {
-    let mut command = Command::from(braincode_tools::git_safe::git_command(root).ok()?);
+    let mut command = Command::from(braincode_tools::git_safe::git_command(root, args).ok()?);
     let child = command
-        .args(args)
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -28,6 +28,30 @@ async fn git(root: &Path, args: &[&str], timeout: Duration) -> Option<String> {
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Several git queries in one confined process (each confined process costs a sandbox
+/// start-up): their outputs in order, `None` for one that failed. `None` when git could
+/// not run at all.
+async fn git_batch(
+    root: &Path,
+    commands: &[&[&str]],
+    timeout: Duration,
+) -> Option<Vec<Option<String>>> {
+    let mut command =
+        Command::from(braincode_tools::git_safe::git_batch_command(root, commands).ok()?);
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(timeout, child).await.ok()?.ok()?;
+    Some(
+        braincode_tools::git_safe::parse_batch(&output.stdout, commands.len())
+            .into_iter()
+            .map(|out| out.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+            .collect(),
+    )
 }
 
 /// What one look at the repository says before a run: the environment line (branch and
@@ -95,15 +119,25 @@ pub struct PatchBaseline {
 }
 
 /// `git status -z` entries (path, status), and with `branch` the `## …` header line.
-async fn status_entries(
-    root: &Path,
-    branch: bool,
-) -> Option<(Option<String>, Vec<(String, String)>)> {
+/// The arguments of the `git status` every look at the tree uses.
+fn status_args(branch: bool) -> Vec<&'static str> {
     let mut args = vec!["status", "--porcelain=v1", "-z", "--untracked-files=all"];
     if branch {
         args.push("--branch");
     }
-    let out = git(root, &args, GIT_TIMEOUT).await?;
+    args
+}
+
+async fn status_entries(
+    root: &Path,
+    branch: bool,
+) -> Option<(Option<String>, Vec<(String, String)>)> {
+    let out = git(root, &status_args(branch), GIT_TIMEOUT).await?;
+    Some(parse_status(&out, branch))
+}
+
+/// `git status -z` output as entries (path, status), and with `branch` the `## …` header.
+fn parse_status(out: &str, branch: bool) -> (Option<String>, Vec<(String, String)>) {
     let mut header = None;
     let mut entries = Vec::new();
     let mut fields = out.split('\0').filter(|f| !f.is_empty());
@@ -126,7 +160,7 @@ async fn status_entries(
         }
         entries.push((path, status));
     }
-    Some((header, entries))
+    (header, entries)
 }
 
 async fn content_hashes(root: &Path, paths: &[&str]) -> BTreeMap<String, String> {
@@ -178,8 +212,13 @@ impl PatchBaseline {
     /// the run when its content differs from the baseline (so runs in a dirty tree still see
     /// their own edits).
     pub async fn summarize(&self, root: &Path) -> Option<PatchSummary> {
-        let (entries, diff_stats) = tokio::join!(status_entries(root, false), diff_stats(root));
-        let (_, entries) = entries?;
+        // One confined process asks the four questions.
+        let status = status_args(false);
+        let mut commands: Vec<&[&str]> = vec![&status];
+        commands.extend_from_slice(&DIFF_STATS_QUERIES);
+        let mut answers = git_batch(root, &commands, GIT_TIMEOUT).await?.into_iter();
+        let (_, entries) = parse_status(&answers.next().flatten()?, false);
+        let diff_stats = diff_stats(answers.next().flatten(), answers.next().flatten(), answers.next().flatten());
         let paths: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
         let hashes = content_hashes(root, &paths).await;
         let mut changed = Vec::new();
@@ -263,10 +302,11 @@ impl PatchBaseline {
 /// started, that is its content then — also when the run staged its edit since (the index
 /// would hold the edit).
 pub async fn committed_content(root: &Path, path: &str) -> Option<Vec<u8>> {
-    let mut command = Command::from(braincode_tools::git_safe::git_command(root).ok()?);
+    let spec = format!("HEAD:{path}");
+    let mut command =
+        Command::from(braincode_tools::git_safe::git_command(root, &["show", &spec]).ok()?);
     let child = command
-        .arg("show")
-        .arg(format!("HEAD:{path}"))
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -275,17 +315,19 @@ pub async fn committed_content(root: &Path, path: &str) -> Option<Vec<u8>> {
     output.status.success().then_some(output.stdout)
 }
 
-async fn diff_stats(root: &Path) -> Option<DiffStats> {
-    // Three independent questions, asked at once.
-    let (unstaged, staged, untracked) = tokio::join!(
-        git(root, &["diff", "--numstat"], GIT_TIMEOUT),
-        git(root, &["diff", "--cached", "--numstat"], GIT_TIMEOUT),
-        git(
-            root,
-            &["ls-files", "--others", "--exclude-standard"],
-            GIT_TIMEOUT
-        ),
-    );
+/// The questions [`diff_stats`] reads the answers of.
+const DIFF_STATS_QUERIES: [&[&str]; 3] = [
+    &["diff", "--numstat"],
+    &["diff", "--cached", "--numstat"],
+    &["ls-files", "--others", "--exclude-standard"],
+];
+
+/// The diff statistics from the answers to [`DIFF_STATS_QUERIES`].
+fn diff_stats(
+    unstaged: Option<String>,
+    staged: Option<String>,
+    untracked: Option<String>,
+) -> Option<DiffStats> {
     let mut stats = DiffStats::default();
     for out in [unstaged?, staged?] {
         for line in out.lines() {
@@ -316,16 +358,18 @@ pub const UNTRACKED_PREVIEW_MAX_BYTES: usize = 12_000;
 /// files (binaries omitted). Returns the text and whether it was clipped.
 pub async fn review_diff(root: &Path, new_files: &[String]) -> (String, bool) {
     let mut out = String::new();
-    let sections: [(&str, &[&str]); 4] = [
-        ("stat", &["diff", "--stat"]),
-        ("staged stat", &["diff", "--cached", "--stat"]),
-        ("diff", &["diff", "--no-ext-diff"]),
-        ("staged diff", &["diff", "--cached", "--no-ext-diff"]),
+    let labels = ["stat", "staged stat", "diff", "staged diff"];
+    let queries: [&[&str]; 4] = [
+        &["diff", "--stat"],
+        &["diff", "--cached", "--stat"],
+        &["diff"],
+        &["diff", "--cached"],
     ];
-    for (label, args) in sections {
-        if let Some(text) = git(root, args, GIT_TIMEOUT).await
-            && !text.trim().is_empty()
-        {
+    let answers = git_batch(root, &queries, GIT_TIMEOUT)
+        .await
+        .unwrap_or_default();
+    for (label, text) in labels.iter().zip(answers) {
+        if let Some(text) = text.filter(|text| !text.trim().is_empty()) {
             out.push_str(&format!("# {label}\n{}\n", text.trim_end()));
         }
     }

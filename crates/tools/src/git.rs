@@ -22,8 +22,8 @@ async fn git(
     args: &[&str],
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<Vec<u8>, String> {
-    let mut command = tokio::process::Command::from(crate::git_safe::git_command(root)?);
-    command.args(args).kill_on_drop(true);
+    let mut command = tokio::process::Command::from(crate::git_safe::git_command(root, args)?);
+    command.stdin(std::process::Stdio::null()).kill_on_drop(true);
     let output = tokio::select! {
         output = tokio::time::timeout(GIT_TIMEOUT, command.output()) => output,
         () = cancel.cancelled() => return Err("cancelled".to_string()),

@@ -51,14 +51,12 @@ pub const GIT_SAFETY_CONFIG: &[(&str, &str)] = &[
     ("core.quotepath", "off"),
 ];
 
-/// Runs inside the sandbox as `sh -c WRAPPER git <subcommand> <args…>`: every key of the
-/// repository's configuration whose last part names a program (or a filter driver's
-/// `required`) is given back empty (`false` for `required`), after the fixed settings the
-/// caller put in `GIT_CONFIG_COUNT`; `status` and `diff` never enter a submodule, and
-/// `diff`, `show` and `log` run no external diff or textconv program whatever the
-/// configuration says (`--no-ext-diff --no-textconv`).
-/// Keys cannot hold a newline, so one key per line is exact.
-const WRAPPER: &str = r#"n=${GIT_CONFIG_COUNT:-0}
+/// The start of every script Braincode's git runs in (`sh -c`, inside the sandbox): every
+/// key of the repository's configuration whose last part names a program (or a filter
+/// driver's `required`) is given back empty (`false` for `required`), after the fixed
+/// settings the caller put in `GIT_CONFIG_COUNT`. Keys cannot hold a newline, so one key per
+/// line is exact.
+const PRELUDE: &str = r#"n=${GIT_CONFIG_COUNT:-0}
 keys=$(git config --name-only --list 2>/dev/null)
 while IFS= read -r key; do
   value=
@@ -76,31 +74,116 @@ done <<KEYS
 $keys
 KEYS
 export GIT_CONFIG_COUNT=$n
-sub=$1
-shift
-case "$sub" in
-  status) exec git --no-pager status --ignore-submodules=all "$@" ;;
-  diff) exec git --no-pager diff --ignore-submodules=all --no-ext-diff --no-textconv "$@" ;;
-  show|log) exec git --no-pager "$sub" --no-ext-diff --no-textconv "$@" ;;
-  *) exec git --no-pager "$sub" "$@" ;;
-esac
 "#;
 
-/// A `git` command for `root` in the read-only helper sandbox, every repository-controlled
-/// executable disabled; add the subcommand and its arguments (`status …`, `diff …`). Use
-/// `tokio::process::Command::from` for async callers. `Err` says why git cannot run confined
-/// here (no OS sandbox): the caller must then do without git.
-pub fn git_command(root: &Path) -> Result<Command, String> {
-    let sandbox = braincode_sandbox::helper_sandbox(root).map_err(|error| {
-        format!("Braincode runs git only inside the OS sandbox, and none is available: {error}")
-    })?;
-    Ok(git_command_in(&sandbox, root))
+/// Runs each command of a batch with its output in a private temp file, then prints
+/// `<exit code> <bytes>\n` and the output (see [`parse_batch`]).
+const BATCH_RUNNER: &str = r#"out="${TMPDIR:-/tmp}/braincode-git-$$"
+run() { "$@" >"$out" 2>/dev/null; rc=$?; printf '%s %s\n' "$rc" "$(wc -c <"$out")"; cat "$out"; }
+"#;
+
+/// `git <args>` as Braincode runs it: no pager, and for the subcommands that can run a
+/// program whatever the configuration says, the flags that forbid it (`status` and `diff`
+/// never enter a submodule; `diff`, `show` and `log` run no external diff or textconv
+/// program; `hash-object` runs no clean filter).
+fn hardened(args: &[&str]) -> Vec<String> {
+    let mut out = vec!["git".to_string(), "--no-pager".to_string()];
+    let Some((sub, rest)) = args.split_first() else {
+        return out;
+    };
+    out.push((*sub).to_string());
+    let extra: &[&str] = match *sub {
+        "status" => &["--ignore-submodules=all"],
+        "diff" => &["--ignore-submodules=all", "--no-ext-diff", "--no-textconv"],
+        "show" | "log" => &["--no-ext-diff", "--no-textconv"],
+        "hash-object" => &["--no-filters"],
+        _ => &[],
+    };
+    out.extend(extra.iter().map(|flag| (*flag).to_string()));
+    out.extend(rest.iter().map(|arg| (*arg).to_string()));
+    out
 }
 
-/// A `git` command for `root` in `sandbox` (the run's own, for a git call that writes the
-/// project), hardened as [`git_command`] is.
-pub fn git_command_in(sandbox: &Sandbox, root: &Path) -> Command {
-    let args: Vec<OsString> = vec!["-c".into(), WRAPPER.into(), "git".into()];
+/// `arg` as one single-quoted shell word (any text but NUL, which no argument holds).
+fn quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+fn command_line(args: &[&str]) -> String {
+    hardened(args)
+        .iter()
+        .map(|arg| quote(arg))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A `git <args>` command for `root` in the read-only helper sandbox, every
+/// repository-controlled program switched off (see the module docs). Use
+/// `tokio::process::Command::from` for async callers. `Err` says why git cannot run confined
+/// here (no OS sandbox): the caller must then do without git.
+pub fn git_command(root: &Path, args: &[&str]) -> Result<Command, String> {
+    Ok(git_command_in(helper(root)?.as_ref(), root, args))
+}
+
+/// A `git <args>` command for `root` in `sandbox` (the run's own, for a git call that writes
+/// the project), hardened as [`git_command`] is. Standard input reaches git.
+pub fn git_command_in(sandbox: &Sandbox, root: &Path, args: &[&str]) -> Command {
+    let script = format!("{PRELUDE}exec {}\n", command_line(args));
+    confined_sh(sandbox, root, script)
+}
+
+/// One confined process that runs several git queries in turn (a sandbox's start-up is most
+/// of a query's cost): read its standard output with [`parse_batch`].
+pub fn git_batch_command(root: &Path, commands: &[&[&str]]) -> Result<Command, String> {
+    let mut script = format!("{PRELUDE}{BATCH_RUNNER}");
+    for args in commands {
+        script.push_str("run ");
+        script.push_str(&command_line(args));
+        script.push('\n');
+    }
+    script.push_str("rm -f \"$out\"\n");
+    let mut command = confined_sh(helper(root)?.as_ref(), root, script);
+    command.stdin(Stdio::null());
+    Ok(command)
+}
+
+/// The outputs of a batch, in order: `None` for a query that failed (or that the output
+/// does not hold, when the process was cut short).
+pub fn parse_batch(stdout: &[u8], count: usize) -> Vec<Option<Vec<u8>>> {
+    let mut outputs = Vec::with_capacity(count);
+    let mut rest = stdout;
+    while outputs.len() < count {
+        let Some(end) = rest.iter().position(|b| *b == b'\n') else {
+            break;
+        };
+        let header = String::from_utf8_lossy(&rest[..end]);
+        let mut fields = header.split_whitespace();
+        let (Some(code), Some(size)) = (
+            fields.next().and_then(|c| c.parse::<i32>().ok()),
+            fields.next().and_then(|s| s.parse::<usize>().ok()),
+        ) else {
+            break;
+        };
+        let body = &rest[end + 1..];
+        if body.len() < size {
+            break;
+        }
+        outputs.push((code == 0).then(|| body[..size].to_vec()));
+        rest = &body[size..];
+    }
+    outputs.resize(count, None);
+    outputs
+}
+
+fn helper(root: &Path) -> Result<std::sync::Arc<Sandbox>, String> {
+    braincode_sandbox::helper_sandbox(root).map_err(|error| {
+        format!("Braincode runs git only inside the OS sandbox, and none is available: {error}")
+    })
+}
+
+/// `sh -c script` in `sandbox`, with git's environment made safe.
+fn confined_sh(sandbox: &Sandbox, root: &Path, script: String) -> Command {
+    let args: Vec<OsString> = vec!["-c".into(), script.into()];
     let mut command = sandbox.command(OsStr::new("sh"), &args, root);
     // Whatever git settings the user's environment carries (GIT_DIR, GIT_CONFIG_*, an
     // external diff) are not ours to pass on.
@@ -122,8 +205,7 @@ pub fn git_command_in(sandbox: &Sandbox, root: &Path) -> Command {
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_PAGER", "cat")
         .env("PAGER", "cat")
-        .env_remove("SSH_ASKPASS")
-        .stdin(Stdio::null());
+        .env_remove("SSH_ASKPASS");
     command
 }
 
@@ -143,9 +225,9 @@ mod tests {
     }
 
     fn confined(root: &Path, args: &[&str]) -> std::process::Output {
-        git_command(root)
+        git_command(root, args)
             .unwrap()
-            .args(args)
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .output()
@@ -231,6 +313,38 @@ mod tests {
         {
             assert!(!String::from_utf8_lossy(&out.stdout).contains(key.trim()));
         }
+    }
+
+    /// A batch answers each query in order, byte for byte (NUL bytes, newlines and quotes in
+    /// names included), and a failed query is `None` without hiding the next ones.
+    #[test]
+    fn a_batch_answers_each_query_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        let odd = "it's a\nname";
+        std::fs::write(root.join(odd), "x\n").unwrap();
+        let commands: [&[&str]; 3] = [
+            &["status", "--porcelain", "-z", "--untracked-files=all"],
+            &["show", "HEAD:missing"],
+            &["hash-object", "--", odd],
+        ];
+        let out = git_batch_command(root, &commands)
+            .unwrap()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        let answers = parse_batch(&out.stdout, 3);
+        assert_eq!(answers[0].as_deref(), Some(format!("?? {odd}\0").as_bytes()));
+        assert_eq!(answers[1], None);
+        assert_eq!(
+            String::from_utf8_lossy(answers[2].as_deref().unwrap()).trim(),
+            "587be6b4c3f93f93c489c0111bba5596147a26cb"
+        );
+        // A cut output leaves the rest `None`.
+        assert_eq!(parse_batch(b"0 5\nab", 2), vec![None, None]);
+        assert_eq!(parse_batch(b"0 2\nab1 0\n", 2), vec![Some(b"ab".to_vec()), None]);
     }
 
     #[test]

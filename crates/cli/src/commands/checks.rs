@@ -136,10 +136,13 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
 
 /// The paths `git status` reports as changed (tracked or not), relative to the root.
 fn changed_paths(root: &Path) -> anyhow::Result<Vec<String>> {
-    let output = braincode_tools::git_safe::git_command(root)
-        .map_err(anyhow::Error::msg)?
-        .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
-        .output()?;
+    let output = braincode_tools::git_safe::git_command(
+        root,
+        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+    )
+    .map_err(anyhow::Error::msg)?
+    .stdin(std::process::Stdio::null())
+    .output()?;
     if !output.status.success() {
         anyhow::bail!(
             "{} is not a git repository, so there are no changes to select checks by; run `braincode checks run --all`",

@@ -85,10 +85,12 @@ impl Tool for ApplyPatch {
                 "apply_patch needs the OS sandbox to run git apply, and this run has none; use edit_file instead",
             );
         };
-        let mut command =
-            tokio::process::Command::from(crate::git_safe::git_command_in(sandbox, &root));
+        let mut command = tokio::process::Command::from(crate::git_safe::git_command_in(
+            sandbox,
+            &root,
+            &["apply", "--whitespace=nowarn", "-"],
+        ));
         command
-            .args(["apply", "--whitespace=nowarn", "-"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

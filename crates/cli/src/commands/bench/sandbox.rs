@@ -1,5 +1,7 @@
 //! `braincode bench sandbox`: the wall time the OS sandbox adds to a command (`true`), per
-//! backend available here, against the same command run plainly.
+//! backend available here, against the same command run plainly; and what confining
+//! Braincode's own git adds to a `git status` (the wrapper that switches the repository's
+//! programs off included).
 
 use std::ffi::OsString;
 use std::process::{Command, ExitCode, Stdio};
@@ -59,7 +61,17 @@ fn guard_row(project: &std::path::Path, home: &std::path::Path, runs: usize) -> 
     }
 }
 
-fn time_runs(runs: usize, mut make: impl FnMut() -> Command) -> anyhow::Result<Vec<f64>> {
+fn time_runs(runs: usize, make: impl FnMut() -> Command) -> anyhow::Result<Vec<f64>> {
+    time_command(runs, "`true`", make)
+}
+
+/// Wall times of `runs` runs of the command `make` builds (after one untimed run), each of
+/// which must succeed.
+fn time_command(
+    runs: usize,
+    what: &str,
+    mut make: impl FnMut() -> Command,
+) -> anyhow::Result<Vec<f64>> {
     let mut times = Vec::with_capacity(runs);
     // One untimed warm-up run (page cache, probe).
     for index in 0..=runs {
@@ -69,14 +81,68 @@ fn time_runs(runs: usize, mut make: impl FnMut() -> Command) -> anyhow::Result<V
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let started = Instant::now();
-        let status = command.status().context("running `true`")?;
+        let status = command
+            .status()
+            .with_context(|| format!("running {what}"))?;
         let elapsed = started.elapsed().as_secs_f64() * 1_000.0;
-        anyhow::ensure!(status.success(), "`true` failed: {status}");
+        anyhow::ensure!(status.success(), "{what} failed: {status}");
         if index > 0 {
             times.push(elapsed);
         }
     }
     Ok(times)
+}
+
+/// `git status` in a small repository with a dirty file: plain, and as Braincode runs it
+/// (confined, drivers off).
+fn git_row(runs: usize) -> anyhow::Result<serde_json::Value> {
+    let repo = tempfile::tempdir().context("creating a temporary repository")?;
+    let root = repo.path().canonicalize()?;
+    let git = |args: &[&str]| -> anyhow::Result<()> {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        anyhow::ensure!(status.success(), "git {args:?} failed");
+        Ok(())
+    };
+    git(&["init", "-q"])?;
+    for index in 0..50 {
+        std::fs::write(root.join(format!("f{index}.txt")), format!("{index}\n"))?;
+    }
+    git(&["add", "."])?;
+    git(&[
+        "-c",
+        "user.name=b",
+        "-c",
+        "user.email=b@e",
+        "commit",
+        "-qm",
+        "c",
+    ])?;
+    std::fs::write(root.join("f0.txt"), "changed\n")?;
+    let args = ["status", "--porcelain=v1", "-z", "--untracked-files=all"];
+    let mut plain = time_command(runs, "git status", || {
+        let mut command = Command::new("git");
+        command.args(args).current_dir(&root);
+        command
+    })?;
+    let plain_ms = median(&mut plain);
+    match braincode_tools::git_safe::git_command(&root, &args) {
+        Ok(_) => {
+            let mut confined = time_command(runs, "confined git status", || {
+                // Checked just above; a sandbox that vanished mid-run fails the timing.
+                braincode_tools::git_safe::git_command(&root, &args)
+                    .unwrap_or_else(|_| Command::new("false"))
+            })?;
+            let confined_ms = median(&mut confined);
+            Ok(json!({"plainMs": plain_ms, "confinedMs": confined_ms, "extraMs": confined_ms - plain_ms}))
+        }
+        Err(reason) => Ok(json!({"plainMs": plain_ms, "unavailable": reason})),
+    }
 }
 
 /// Runs the benchmark.
@@ -124,11 +190,12 @@ pub fn execute(args: SandboxBenchArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("--project {}", dir.display()))?;
         guards.push(guard_row(&dir, braincode_home.path(), runs));
     }
+    let git = git_row(runs)?;
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &json!({"runs": runs, "results": rows, "protectedPaths": guards})
+                &json!({"runs": runs, "results": rows, "protectedPaths": guards, "gitStatus": git})
             )?
         );
     } else {
@@ -146,6 +213,16 @@ pub fn execute(args: SandboxBenchArgs) -> anyhow::Result<ExitCode> {
                     row["unavailable"].as_str().unwrap_or_default()
                 ),
             }
+        }
+        match (git["confinedMs"].as_f64(), git["plainMs"].as_f64()) {
+            (Some(confined), Some(plain)) => println!(
+                "Braincode's own `git status` (50 files, 1 dirty): plain {plain:.2} ms, confined {confined:.2} ms  (+{:.2} ms)",
+                confined - plain
+            ),
+            _ => println!(
+                "Braincode's own git: unavailable: {}",
+                git["unavailable"].as_str().unwrap_or_default()
+            ),
         }
         println!("sandbox setup (project walk) and protected-path check after each command:");
         for row in &guards {
