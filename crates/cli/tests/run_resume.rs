@@ -163,3 +163,89 @@ async fn killed_runs_resume_without_running_finished_workers_again() {
     }
     assert!(resumed > 0, "no kill point left a run to resume");
 }
+
+/// A run killed while a `shell` call runs (its start journaled, the command's effect done,
+/// its end not journaled): the resumed run does not run the command a second time, tells the
+/// model it may have run, and the report says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_interrupted_after_it_started_is_not_run_again_on_resume() {
+    use braincode_test_support::Reply;
+    use serde_json::json;
+    let project = repo();
+    let counter = project.path().join("counter.txt");
+    let server = ScriptedServer::start(
+        Script::new()
+            .when(
+                Matcher::tool_offered("shell"),
+                [
+                    Reply::tool_call(
+                        "shell",
+                        json!({"command": "echo ran >> counter.txt; sleep 5"}),
+                    ),
+                    Reply::text("done"),
+                ],
+            )
+            .always(Matcher::model("any"), Reply::text("ok")),
+    )
+    .await;
+    let home = TempHome::new();
+    run_harness::configure_one_model(&home, &server);
+    let args = [
+        "run",
+        "--json",
+        "--heuristic",
+        "--yes",
+        "fix the failing build script in src/main.rs",
+    ];
+    let mut child = spawn_braincode(&home, project.path(), &args);
+    let started = std::time::Instant::now();
+    while !counter.exists() && started.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(counter.exists(), "the command never ran");
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
+    let session = std::fs::read_dir(home.path().join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().file_stem().unwrap().to_string_lossy().into_owned())
+        .next()
+        .unwrap();
+    let crashed = journal(&home, &session);
+    assert!(
+        crashed
+            .iter()
+            .any(|r| r["type"] == "tool_execution_summary" && r["stage"] == "start"),
+        "the kill must land after the call's start"
+    );
+
+    let out = braincode(
+        &home,
+        project.path(),
+        &["run", "--json", "--resume", &session],
+    )
+    .await;
+    assert!(
+        out.code == 0 || out.code == 3,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&counter).unwrap(),
+        "ran\n",
+        "the command ran a second time on resume"
+    );
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("may have run before the interruption"),
+        "{report:#}"
+    );
+    let told = server
+        .chat_requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("may have run already"));
+    assert!(told, "the model was not told the command may have run");
+}

@@ -5,53 +5,37 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use braincode_protocol::{
     BaselineEntry, ChangedFile, DiffStats, PatchBaselineRecord, PatchSummary,
 };
-use tokio::process::Command;
 
 const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 async fn git(root: &Path, args: &[&str], timeout: Duration) -> Option<String> {
-    let mut command = Command::from(braincode_tools::git_safe::git_command(root, args).ok()?);
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(timeout, child).await.ok()?.ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    let answer = braincode_tools::git_host::query(root, args, timeout)
+        .await
+        .ok()?;
+    answer
+        .success
+        .then(|| String::from_utf8_lossy(&answer.stdout).into_owned())
 }
 
-/// Several git queries in one confined process (each confined process costs a sandbox
-/// start-up): their outputs in order, `None` for one that failed. `None` when git could
-/// not run at all.
-async fn git_batch(
-    root: &Path,
-    commands: &[&[&str]],
-    timeout: Duration,
-) -> Option<Vec<Option<String>>> {
-    let mut command =
-        Command::from(braincode_tools::git_safe::git_batch_command(root, commands).ok()?);
-    let child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(timeout, child).await.ok()?.ok()?;
-    Some(
-        braincode_tools::git_safe::parse_batch(&output.stdout, commands.len())
+/// Several git queries in one go (one reading of the repository's configuration): their
+/// outputs in order, `None` for one that failed (all of them when git could not run).
+async fn git_each(root: &Path, commands: &[&[&str]], timeout: Duration) -> Vec<Option<String>> {
+    match braincode_tools::git_host::query_many(root, commands, timeout).await {
+        Ok(answers) => answers
             .into_iter()
-            .map(|out| out.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+            .map(|answer| {
+                answer
+                    .success
+                    .then(|| String::from_utf8_lossy(&answer.stdout).into_owned())
+            })
             .collect(),
-    )
+        Err(_) => vec![None; commands.len()],
+    }
 }
 
 /// What one look at the repository says before a run: the environment line (branch and
@@ -212,13 +196,16 @@ impl PatchBaseline {
     /// the run when its content differs from the baseline (so runs in a dirty tree still see
     /// their own edits).
     pub async fn summarize(&self, root: &Path) -> Option<PatchSummary> {
-        // One confined process asks the four questions.
         let status = status_args(false);
         let mut commands: Vec<&[&str]> = vec![&status];
         commands.extend_from_slice(&DIFF_STATS_QUERIES);
-        let mut answers = git_batch(root, &commands, GIT_TIMEOUT).await?.into_iter();
+        let mut answers = git_each(root, &commands, GIT_TIMEOUT).await.into_iter();
         let (_, entries) = parse_status(&answers.next().flatten()?, false);
-        let diff_stats = diff_stats(answers.next().flatten(), answers.next().flatten(), answers.next().flatten());
+        let diff_stats = diff_stats(
+            answers.next().flatten(),
+            answers.next().flatten(),
+            answers.next().flatten(),
+        );
         let paths: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
         let hashes = content_hashes(root, &paths).await;
         let mut changed = Vec::new();
@@ -303,16 +290,10 @@ impl PatchBaseline {
 /// would hold the edit).
 pub async fn committed_content(root: &Path, path: &str) -> Option<Vec<u8>> {
     let spec = format!("HEAD:{path}");
-    let mut command =
-        Command::from(braincode_tools::git_safe::git_command(root, &["show", &spec]).ok()?);
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(GIT_TIMEOUT, child).await.ok()?.ok()?;
-    output.status.success().then_some(output.stdout)
+    let answer = braincode_tools::git_host::query(root, &["show", &spec], GIT_TIMEOUT)
+        .await
+        .ok()?;
+    answer.success.then_some(answer.stdout)
 }
 
 /// The questions [`diff_stats`] reads the answers of.
@@ -365,9 +346,7 @@ pub async fn review_diff(root: &Path, new_files: &[String]) -> (String, bool) {
         &["diff"],
         &["diff", "--cached"],
     ];
-    let answers = git_batch(root, &queries, GIT_TIMEOUT)
-        .await
-        .unwrap_or_default();
+    let answers = git_each(root, &queries, GIT_TIMEOUT).await;
     for (label, text) in labels.iter().zip(answers) {
         if let Some(text) = text.filter(|text| !text.trim().is_empty()) {
             out.push_str(&format!("# {label}\n{}\n", text.trim_end()));

@@ -357,6 +357,16 @@ impl Tape {
         Some(taped.clone())
     }
 
+    /// Whether the journal has the start of call `call_id` of `agent_session` and not its end:
+    /// the call may have run (a command may have had its effect) before the interruption.
+    pub fn interrupted(&self, agent_session: &str, call_id: &str) -> bool {
+        self.tools
+            .get(&(agent_session.to_string(), call_id.to_string()))
+            .is_some_and(|taped| {
+                taped.start.is_some() && taped.end.as_ref().is_none_or(|end| end.output.is_none())
+            })
+    }
+
     /// The next journaled result of a hook event (`matcher` as journaled), if any.
     pub fn hook(&self, event_name: &str, matcher: Option<&str>) -> Option<(HookRecord, bool)> {
         self.scoped_hook(event_name, "", matcher)

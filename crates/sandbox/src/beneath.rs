@@ -325,3 +325,80 @@ pub(crate) fn restore(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project with a link out of it as a directory and as a file, and a victim outside.
+    fn scene() -> (tempfile::TempDir, tempfile::TempDir) {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("victim"), "ORIGINAL").unwrap();
+        std::os::unix::fs::symlink(outside.path(), project.path().join("out")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("victim"),
+            project.path().join("victim-link"),
+        )
+        .unwrap();
+        (project, outside)
+    }
+
+    #[test]
+    fn no_operation_goes_through_a_link() {
+        let (project, outside) = scene();
+        let root = project.path();
+        let victim = || std::fs::read_to_string(outside.path().join("victim")).unwrap();
+        for result in [
+            write_file(root, Path::new("out/victim"), b"x", 0o644).err(),
+            write_file(root, Path::new("out/new"), b"x", 0o644).err(),
+            read_file(root, Path::new("out/victim"), 100).err(),
+            read_file(root, Path::new("victim-link"), 100).err(),
+            remove_file(root, Path::new("out/victim")).err(),
+            stat(root, Path::new("out/victim")).err(),
+        ] {
+            let error = result.expect("refused");
+            assert!(is_link_refusal(&error), "{error}");
+        }
+        assert_eq!(victim(), "ORIGINAL");
+        assert!(!outside.path().join("new").exists());
+        // Writing a name that is a link replaces the link; the target is untouched.
+        write_file(root, Path::new("victim-link"), b"mine", 0o600).unwrap();
+        assert_eq!(victim(), "ORIGINAL");
+        let entry = stat(root, Path::new("victim-link")).unwrap().unwrap();
+        assert_eq!(
+            (entry.kind, entry.size, entry.mode),
+            (EntryKind::File, 4, 0o600)
+        );
+        // Removing a link removes the link.
+        std::os::unix::fs::symlink(outside.path().join("victim"), root.join("l2")).unwrap();
+        remove_file(root, Path::new("l2")).unwrap();
+        assert_eq!(victim(), "ORIGINAL");
+        assert!(stat(root, Path::new("l2")).unwrap().is_none());
+    }
+
+    #[test]
+    fn files_are_written_read_and_removed_beneath_the_root() {
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path();
+        write_file(root, Path::new("a/b/c.txt"), b"hello", 0o640).unwrap();
+        assert_eq!(
+            read_file(root, Path::new("./a/b/c.txt"), 100).unwrap(),
+            b"hello"
+        );
+        // At most limit + 1 bytes, so a caller sees the file is bigger.
+        assert_eq!(read_file(root, Path::new("a/b/c.txt"), 2).unwrap(), b"hel");
+        assert_eq!(
+            stat(root, Path::new("a")).unwrap().map(|e| e.kind),
+            Some(EntryKind::Dir)
+        );
+        assert!(write_file(root, Path::new("a/b"), b"x", 0o644).is_err());
+        assert!(write_file(root, Path::new("../x"), b"x", 0o644).is_err());
+        assert!(read_file(root, Path::new("/etc/passwd"), 10).is_err());
+        remove_file(root, Path::new("a/b/c.txt")).unwrap();
+        remove_file(root, Path::new("a/b/c.txt")).unwrap();
+        assert!(stat(root, Path::new("a/b/c.txt")).unwrap().is_none());
+        // No temporary file is left behind.
+        assert_eq!(std::fs::read_dir(root.join("a/b")).unwrap().count(), 0);
+    }
+}

@@ -22,17 +22,17 @@ async fn git(
     args: &[&str],
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<Vec<u8>, String> {
-    let mut command = tokio::process::Command::from(crate::git_safe::git_command(root, args)?);
-    command.stdin(std::process::Stdio::null()).kill_on_drop(true);
-    let output = tokio::select! {
-        output = tokio::time::timeout(GIT_TIMEOUT, command.output()) => output,
+    let answer = tokio::select! {
+        answer = crate::git_host::query(root, args, GIT_TIMEOUT) => answer?,
         () = cancel.cancelled() => return Err("cancelled".to_string()),
     };
-    match output {
-        Ok(Ok(output)) if output.status.success() => Ok(output.stdout),
-        Ok(Ok(output)) => Err(String::from_utf8_lossy(&output.stderr).trim().to_string()),
-        Ok(Err(error)) => Err(format!("cannot run git: {error}")),
-        Err(_) => Err("git timed out".to_string()),
+    if answer.success {
+        Ok(answer.stdout)
+    } else {
+        Err(format!(
+            "git {} failed (is the project a git repository?)",
+            args.first().copied().unwrap_or_default()
+        ))
     }
 }
 

@@ -17,13 +17,17 @@
 //!    key that names a program back as an empty value through `GIT_CONFIG_COUNT` /
 //!    `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n`, which hold any key (an `=` included) and are
 //!    passed down to git's own children; the fixed settings of [`GIT_SAFETY_CONFIG`] go the
-//!    same way. Submodules are never entered (`--ignore-submodules=all` on `status` and
+//!    same way; a persistent confined shell serves the queries of a run
+//!    ([`crate::git_host`]), so a sandbox starts once per project, not once per query.
+//!    Submodules are never entered (`--ignore-submodules=all` on `status` and
 //!    `diff`), diffs run no external or textconv program (`--no-ext-diff --no-textconv`), and no user or system configuration is read (`GIT_CONFIG_GLOBAL=/dev/null`,
 //!    `GIT_CONFIG_NOSYSTEM=1`).
 
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
+#[cfg(test)]
+use std::process::Stdio;
 
 use braincode_sandbox::Sandbox;
 
@@ -51,35 +55,36 @@ pub const GIT_SAFETY_CONFIG: &[(&str, &str)] = &[
     ("core.quotepath", "off"),
 ];
 
-/// The start of every script Braincode's git runs in (`sh -c`, inside the sandbox): every
-/// key of the repository's configuration whose last part names a program (or a filter
-/// driver's `required`) is given back empty (`false` for `required`), after the fixed
-/// settings the caller put in `GIT_CONFIG_COUNT`. Keys cannot hold a newline, so one key per
-/// line is exact.
-const PRELUDE: &str = r#"n=${GIT_CONFIG_COUNT:-0}
-keys=$(git config --name-only --list 2>/dev/null)
-while IFS= read -r key; do
-  value=
-  case "$key" in
-    filter.*.clean|filter.*.smudge|filter.*.process) ;;
-    filter.*.required) value=false ;;
-    diff.*.textconv|diff.*.command|diff.*.binary) ;;
-    merge.*.driver|merge.*.recursive) ;;
-    *.helper|*.program|*.cmd|*.command|*.sshcommand|*.askpass|*.editor|*.pager|pager.*) ;;
-    *) continue ;;
-  esac
-  eval "export GIT_CONFIG_KEY_$n=\"\$key\" GIT_CONFIG_VALUE_$n=\"\$value\""
-  n=$((n + 1))
-done <<KEYS
+/// The start of every script Braincode's git runs in (`sh -c`, inside the sandbox): `off`
+/// gives every key of the repository's configuration whose last part names a program (or a
+/// filter driver's `required`) back empty (`false` for `required`), after the fixed settings
+/// the caller put in `GIT_CONFIG_COUNT`. It reads the repository's configuration anew at each
+/// call (a command may have changed it), without the settings given on the command line (its
+/// own, which it would otherwise list and add again at every call). Keys cannot hold a
+/// newline, so one key per line is exact.
+pub(crate) const PRELUDE: &str = r#"base=${GIT_CONFIG_COUNT:-0}
+nl='
+'
+off() {
+  n=$base
+  keys=$(GIT_CONFIG_COUNT=0 git config --name-only --list 2>/dev/null)
+  while IFS= read -r key; do
+    value=
+    case "$key" in
+      filter.*.clean|filter.*.smudge|filter.*.process) ;;
+      filter.*.required) value=false ;;
+      diff.*.textconv|diff.*.command|diff.*.binary) ;;
+      merge.*.driver|merge.*.recursive) ;;
+      *.helper|*.program|*.cmd|*.command|*.sshcommand|*.askpass|*.editor|*.pager|pager.*) ;;
+      *) continue ;;
+    esac
+    eval "export GIT_CONFIG_KEY_$n=\"\$key\" GIT_CONFIG_VALUE_$n=\"\$value\""
+    n=$((n + 1))
+  done <<KEYS
 $keys
 KEYS
-export GIT_CONFIG_COUNT=$n
-"#;
-
-/// Runs each command of a batch with its output in a private temp file, then prints
-/// `<exit code> <bytes>\n` and the output (see [`parse_batch`]).
-const BATCH_RUNNER: &str = r#"out="${TMPDIR:-/tmp}/braincode-git-$$"
-run() { "$@" >"$out" 2>/dev/null; rc=$?; printf '%s %s\n' "$rc" "$(wc -c <"$out")"; cat "$out"; }
+  export GIT_CONFIG_COUNT=$n
+}
 "#;
 
 /// `git <args>` as Braincode runs it: no pager, and for the subcommands that can run a
@@ -104,12 +109,17 @@ fn hardened(args: &[&str]) -> Vec<String> {
     out
 }
 
-/// `arg` as one single-quoted shell word (any text but NUL, which no argument holds).
+/// `arg` as one shell word on one line: single-quoted, a newline spliced in from `$nl` (any
+/// text but NUL, which no argument holds).
 fn quote(arg: &str) -> String {
-    format!("'{}'", arg.replace('\'', r"'\''"))
+    format!(
+        "'{}'",
+        arg.replace('\'', r"'\''").replace('\n', r#"'"$nl"'"#)
+    )
 }
 
-fn command_line(args: &[&str]) -> String {
+/// `git <args>`, hardened and quoted, as one line of shell.
+pub(crate) fn command_line(args: &[&str]) -> String {
     hardened(args)
         .iter()
         .map(|arg| quote(arg))
@@ -128,61 +138,18 @@ pub fn git_command(root: &Path, args: &[&str]) -> Result<Command, String> {
 /// A `git <args>` command for `root` in `sandbox` (the run's own, for a git call that writes
 /// the project), hardened as [`git_command`] is. Standard input reaches git.
 pub fn git_command_in(sandbox: &Sandbox, root: &Path, args: &[&str]) -> Command {
-    let script = format!("{PRELUDE}exec {}\n", command_line(args));
+    let script = format!("{PRELUDE}off\nexec {}\n", command_line(args));
     confined_sh(sandbox, root, script)
 }
 
-/// One confined process that runs several git queries in turn (a sandbox's start-up is most
-/// of a query's cost): read its standard output with [`parse_batch`].
-pub fn git_batch_command(root: &Path, commands: &[&[&str]]) -> Result<Command, String> {
-    let mut script = format!("{PRELUDE}{BATCH_RUNNER}");
-    for args in commands {
-        script.push_str("run ");
-        script.push_str(&command_line(args));
-        script.push('\n');
-    }
-    script.push_str("rm -f \"$out\"\n");
-    let mut command = confined_sh(helper(root)?.as_ref(), root, script);
-    command.stdin(Stdio::null());
-    Ok(command)
-}
-
-/// The outputs of a batch, in order: `None` for a query that failed (or that the output
-/// does not hold, when the process was cut short).
-pub fn parse_batch(stdout: &[u8], count: usize) -> Vec<Option<Vec<u8>>> {
-    let mut outputs = Vec::with_capacity(count);
-    let mut rest = stdout;
-    while outputs.len() < count {
-        let Some(end) = rest.iter().position(|b| *b == b'\n') else {
-            break;
-        };
-        let header = String::from_utf8_lossy(&rest[..end]);
-        let mut fields = header.split_whitespace();
-        let (Some(code), Some(size)) = (
-            fields.next().and_then(|c| c.parse::<i32>().ok()),
-            fields.next().and_then(|s| s.parse::<usize>().ok()),
-        ) else {
-            break;
-        };
-        let body = &rest[end + 1..];
-        if body.len() < size {
-            break;
-        }
-        outputs.push((code == 0).then(|| body[..size].to_vec()));
-        rest = &body[size..];
-    }
-    outputs.resize(count, None);
-    outputs
-}
-
-fn helper(root: &Path) -> Result<std::sync::Arc<Sandbox>, String> {
+pub(crate) fn helper(root: &Path) -> Result<std::sync::Arc<Sandbox>, String> {
     braincode_sandbox::helper_sandbox(root).map_err(|error| {
         format!("Braincode runs git only inside the OS sandbox, and none is available: {error}")
     })
 }
 
 /// `sh -c script` in `sandbox`, with git's environment made safe.
-fn confined_sh(sandbox: &Sandbox, root: &Path, script: String) -> Command {
+pub(crate) fn confined_sh(sandbox: &Sandbox, root: &Path, script: String) -> Command {
     let args: Vec<OsString> = vec!["-c".into(), script.into()];
     let mut command = sandbox.command(OsStr::new("sh"), &args, root);
     // Whatever git settings the user's environment carries (GIT_DIR, GIT_CONFIG_*, an
@@ -313,38 +280,6 @@ mod tests {
         {
             assert!(!String::from_utf8_lossy(&out.stdout).contains(key.trim()));
         }
-    }
-
-    /// A batch answers each query in order, byte for byte (NUL bytes, newlines and quotes in
-    /// names included), and a failed query is `None` without hiding the next ones.
-    #[test]
-    fn a_batch_answers_each_query_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        git(root, &["init", "-q"]);
-        let odd = "it's a\nname";
-        std::fs::write(root.join(odd), "x\n").unwrap();
-        let commands: [&[&str]; 3] = [
-            &["status", "--porcelain", "-z", "--untracked-files=all"],
-            &["show", "HEAD:missing"],
-            &["hash-object", "--", odd],
-        ];
-        let out = git_batch_command(root, &commands)
-            .unwrap()
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .output()
-            .unwrap();
-        let answers = parse_batch(&out.stdout, 3);
-        assert_eq!(answers[0].as_deref(), Some(format!("?? {odd}\0").as_bytes()));
-        assert_eq!(answers[1], None);
-        assert_eq!(
-            String::from_utf8_lossy(answers[2].as_deref().unwrap()).trim(),
-            "587be6b4c3f93f93c489c0111bba5596147a26cb"
-        );
-        // A cut output leaves the rest `None`.
-        assert_eq!(parse_batch(b"0 5\nab", 2), vec![None, None]);
-        assert_eq!(parse_batch(b"0 2\nab1 0\n", 2), vec![Some(b"ab".to_vec()), None]);
     }
 
     #[test]

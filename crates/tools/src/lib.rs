@@ -14,6 +14,7 @@ pub mod evidence;
 pub mod exec;
 pub mod fs;
 pub mod git;
+pub mod git_host;
 pub mod git_safe;
 pub mod patch;
 pub mod paths;

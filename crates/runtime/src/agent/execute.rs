@@ -252,6 +252,21 @@ async fn prepare_call<'a>(
         let taped = Box::new(taped);
         return (Prepared::Taped { taped, call }, pre.additional_context);
     }
+    // A call that started and has no end in the journal may have had its effect (a command
+    // ran, a file was written) before the interruption: what only reads is run again, the
+    // rest is not, and the model and the person are told to check before repeating it.
+    if tape.is_some_and(|tape| tape.interrupted(session, &call.id))
+        && tool.definition().permission != ToolPermission::Read
+    {
+        services.sink.warning(format!(
+            "{} call {} may have run before the interruption (its start was journaled, its end was not); it was not run again: check its effect before repeating it",
+            call.name, call.id
+        ));
+        return done(ToolOutput::error(format!(
+            "{} call {} may have run already: the run was interrupted after it started and before its result was recorded, so it was not run again. Check its effect (files, command output, git state) before repeating it.",
+            call.name, call.id
+        )));
+    }
     let pre = match hooks {
         Some(hooks) => hooks.pre_tool_use(origin, call).await,
         None => HookResult::default(),

@@ -251,7 +251,7 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
     {
         let used = tape.used();
         sink.warning(format!(
-            "resumed run {run_id}: reused {} model replies, {} tool results and {} hook results from the journal; nothing that had finished was run again",
+            "resumed run {run_id}: reused {} model replies, {} tool results and {} hook results from the journal; nothing that had finished was run again, and a call that was interrupted after it started was run again only if it only reads",
             used.model_replies, used.tool_results, used.hooks
         ));
     }
