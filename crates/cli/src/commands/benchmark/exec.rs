@@ -362,6 +362,10 @@ async fn run_task(
     }
     std::fs::create_dir_all(&repo)?;
     git_commit_all(&repo, true, "benchmark fixture")?;
+    // The suite's projects are what the user asked to measure, and their checks are part of
+    // each task: trusted in the benchmark's own home (never the user's trust store).
+    braincode_config::trust_project(home, &repo)
+        .with_context(|| format!("trusting the fixture project of {}", fixture.id))?;
     let request = RunRequest {
         prompt: fixture.task.clone(),
         project_root: repo.canonicalize()?,
