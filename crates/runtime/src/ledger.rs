@@ -266,7 +266,7 @@ impl PatchLedger {
         }
         let mut changes = Vec::new();
         for path in paths {
-            let after = FileState::read(&root, &path);
+            let after = FileState::read(root, &path);
             let change = match latest.get(&path) {
                 Some(last) if last.as_deref() == after.hash() => continue,
                 Some(last) => {

@@ -29,7 +29,7 @@ pub fn helper_sandbox(project_root: &Path) -> Result<Arc<Sandbox>, SandboxError>
     })?;
     let mut cache = CACHE
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let cache = cache.get_or_insert_with(HashMap::new);
     if let Some(sandbox) = cache.get(&root) {
         return Ok(Arc::clone(sandbox));
