@@ -33,6 +33,19 @@ fn markers(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// SHA-256 of a file, hex (with the system's `sha256sum`).
+fn sha256_of(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
 /// Every journal of `home`, as text.
 fn journals(home: &TempHome) -> String {
     std::fs::read_dir(home.path().join("sessions"))
@@ -183,9 +196,10 @@ async fn undo_and_the_ledger_never_go_through_a_link_planted_during_the_run() {
     let root = scene.repo.path();
     let bashrc = scene.user_home.path().join(".bashrc");
     std::fs::write(&bashrc, "ORIGINAL_BASHRC_MARKER\n").unwrap();
-    scene.repo.write("x/keep.txt", "keep\n");
-    scene.repo.commit("x");
-    // The agent creates x/.bashrc, then a command swaps the directory for a link to $HOME.
+    let real_hash = sha256_of(&bashrc);
+    // The agent creates x/.bashrc (x is new), then a command swaps the directory for a link
+    // to $HOME: a ledger that follows the link journals ~/.bashrc as the run's last state of
+    // x/.bashrc, and an undo that follows it deletes ~/.bashrc to "remove what the run made".
     let calls = vec![
         (
             "edit_file",
@@ -210,8 +224,9 @@ async fn undo_and_the_ledger_never_go_through_a_link_planted_during_the_run() {
         journals(&home),
         out.stderr
     );
+    let journal = journals(&home);
     assert!(
-        !journals(&home).contains("ORIGINAL_BASHRC_MARKER"),
+        !journal.contains("ORIGINAL_BASHRC_MARKER") && !journal.contains(&real_hash),
         "the ledger read the real ~/.bashrc through the link"
     );
     let undo = braincode(
@@ -260,11 +275,12 @@ async fn the_review_never_reads_a_linked_secret() {
         out.stderr
     );
     let sent = all_requests_text(&server);
+    assert!(!sent.contains(SSH_MARKER), "the key reached a model");
     assert!(
-        sent.contains("notes.txt (symbolic link, not followed)"),
+        sent.contains("# new file notes.txt"),
         "the review must have seen the new files for this test to mean anything: {sent}"
     );
-    assert!(!sent.contains(SSH_MARKER), "the key reached a model");
+    assert!(sent.contains("notes.txt (symbolic link, not followed)"));
     assert!(
         !sent.contains("AUTH_JSON_MARKER"),
         "auth.json reached a model"
