@@ -197,6 +197,7 @@ impl AuthStore {
                 ),
             });
         }
+        let _lock = json_io::lock_for_update(&self.path)?;
         let mut file = self.read()?;
         file.providers
             .insert(provider.to_string(), Value::String(key.to_string()));
@@ -206,6 +207,7 @@ impl AuthStore {
     /// Deletes the credential of `provider`. Returns whether there was one.
     pub fn remove(&self, provider: &str) -> Result<bool, ConfigError> {
         let provider = validate_provider(provider)?;
+        let _lock = json_io::lock_for_update(&self.path)?;
         let mut file = self.read()?;
         if file.providers.remove(provider).is_none() {
             return Ok(false);

@@ -26,6 +26,80 @@ pub enum FieldSegment {
     Index(usize),
 }
 
+/// How long [`lock_for_update`] waits for another process to finish its update.
+pub const UPDATE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// An exclusive advisory lock on a file's read-modify-write, held until dropped (see
+/// [`lock_for_update`]).
+#[derive(Debug)]
+pub struct UpdateLock {
+    _file: File,
+}
+
+/// Takes the update lock of `path` (an advisory lock on `<path>.lock`, made 0600 next to it):
+/// every process that reads, changes and writes back a home file does it under this lock,
+/// so concurrent updates (16 runs trusting their projects at once, the panel saving a brain
+/// while `braincode models add` runs) each keep the others' changes. Waits at most
+/// [`UPDATE_LOCK_WAIT`], then fails naming the file; the lock is released when the guard is
+/// dropped or the process dies.
+pub fn lock_for_update(path: &Path) -> Result<UpdateLock, ConfigError> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    let lock_path = path.with_file_name(name);
+    if let Some(dir) = lock_path.parent() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| ConfigError::Write {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc_nofollow())
+        .open(&lock_path)
+        .map_err(|source| ConfigError::Write {
+            path: lock_path.clone(),
+            source,
+        })?;
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(UpdateLock { _file: file }),
+            Err(fs::TryLockError::WouldBlock) if started.elapsed() < UPDATE_LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(ConfigError::Rejected {
+                    message: format!(
+                        "{} is being updated by another Braincode process (its lock {} was held for {} s); nothing was changed, try again",
+                        path.display(),
+                        lock_path.display(),
+                        UPDATE_LOCK_WAIT.as_secs()
+                    ),
+                });
+            }
+            Err(fs::TryLockError::Error(source)) => {
+                return Err(ConfigError::Write {
+                    path: lock_path,
+                    source,
+                });
+            }
+        }
+    }
+}
+
+/// `O_NOFOLLOW`: a lock file planted as a link is not followed.
+fn libc_nofollow() -> i32 {
+    libc::O_NOFOLLOW
+}
+
 /// A field path such as `models[3].id`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FieldPath(pub Vec<FieldSegment>);

@@ -43,8 +43,8 @@ pub use journal::{
     list_sessions, read_journal, resolve_session, scan_journal, session_has_runs, session_snapshot,
 };
 pub use json_io::{
-    FieldPath, FieldSegment, parse_json_text, read_json_file, read_json_file_with_text,
-    write_bytes_atomic, write_json_atomic,
+    FieldPath, FieldSegment, lock_for_update, parse_json_text, read_json_file,
+    read_json_file_with_text, write_bytes_atomic, write_json_atomic,
 };
 pub use json_locate::locate_field;
 pub use mcp::{

@@ -334,6 +334,7 @@ pub fn trust_project(home: &Home, project_root: &Path) -> Result<Vec<TrustFile>,
             problem: file.problem.clone().unwrap_or_default(),
         });
     }
+    let _lock = crate::json_io::lock_for_update(&store_path(home))?;
     let mut store = load_trust_store(home)?;
     store.projects.insert(
         root.display().to_string(),
@@ -352,6 +353,7 @@ pub fn trust_project(home: &Home, project_root: &Path) -> Result<Vec<TrustFile>,
 /// Forgets a project; returns whether it was trusted.
 pub fn untrust_project(home: &Home, project_root: &Path) -> Result<bool, ConfigError> {
     let root = canonical_root(project_root);
+    let _lock = crate::json_io::lock_for_update(&store_path(home))?;
     let mut store = load_trust_store(home)?;
     let removed = store.projects.remove(&root.display().to_string()).is_some();
     if removed {

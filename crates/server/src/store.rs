@@ -25,8 +25,9 @@ pub(crate) fn version_of(path: &Path) -> Result<String, ApiError> {
     }
 }
 
-/// Runs `write` if `path` is still at version `expected`, holding the panel's write lock so
-/// two requests cannot both pass the check; returns the new version.
+/// Runs `write` if `path` is still at version `expected`, holding the panel's write lock and
+/// the file's update lock so two requests or processes cannot both pass the check; returns
+/// the new version.
 pub(crate) async fn write_if_unchanged(
     state: &AppState,
     path: &Path,
@@ -34,6 +35,10 @@ pub(crate) async fn write_if_unchanged(
     write: impl FnOnce() -> Result<(), ApiError>,
 ) -> Result<String, ApiError> {
     let _held = state.write_lock.lock().await;
+    // Other processes (the CLI, another panel) update the same files under the file's
+    // update lock: the check and the write happen inside it.
+    let _file = braincode_config::lock_for_update(path)
+        .map_err(|err| ApiError::Conflict(err.to_string()))?;
     let current = version_of(path)?;
     if current != expected {
         return Err(ApiError::Conflict(format!(

@@ -171,7 +171,10 @@ impl History {
             let _ = std::fs::rename(&path, aside);
             self.corrupt = false;
         }
-        // Another session may have added entries since we loaded: start from the file.
+        // Another session may have added entries since we loaded: start from the file, under
+        // its update lock so two sessions saving at once keep both entries.
+        let _lock = braincode_config::lock_for_update(&path)
+            .map_err(|err| format!("prompt history not saved: {err}"))?;
         let mut on_disk = read_entries(&path).unwrap_or_default();
         push_bounded(&mut on_disk, entry);
         on_disk.retain(|e| e.bytes() <= HISTORY_MAX_ENTRY_BYTES);
