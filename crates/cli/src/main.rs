@@ -80,7 +80,28 @@ enum Command {
     Bench(commands::bench::BenchCommand),
 }
 
+/// A closed standard output (`braincode sessions list | head -1`) ends the process quietly
+/// with 141, as git and other Unix tools do, whatever command was printing (Rust's `print!`
+/// panics on `EPIPE`, and SIGPIPE stays ignored so that sockets and child pipes report
+/// errors instead of killing Braincode); every other panic is reported as before.
+fn exit_quietly_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_closed_stdout();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -190,3 +190,38 @@ fn configuration_errors_name_the_file_line_and_field() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
+
+/// A closed standard output (`braincode sessions list | head -1`) never panics: every
+/// command that prints ends quietly with 0 or 141, as git does.
+#[test]
+fn a_closed_stdout_ends_every_printing_command_quietly() {
+    let home = TempHome::new();
+    for args in [
+        &["sessions", "list"][..],
+        &["sessions", "list", "--all", "--json"],
+        &["usage", "--by", "session"],
+        &["models", "list"],
+        &["auth", "status"],
+        &["trust", "--status"],
+        &["--help"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // The reading end is gone before the command prints anything.
+        drop(reader);
+        let (name, value) = home.env();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_braincode"))
+            .args(args)
+            .env(name, value)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        let code = out.status.code();
+        assert!(
+            matches!(code, Some(0 | 141)),
+            "{args:?}: exit {code:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
