@@ -148,3 +148,49 @@ async fn undo_refuses_when_a_changed_file_was_edited_since() {
         "a refused undo journals nothing"
     );
 }
+
+/// Plain `braincode undo` takes back the session's last run that changed files, not a later
+/// run that only answered a question.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_undo_skips_a_later_run_that_changed_nothing() {
+    let (home, project, session) = edited().await;
+    let root = project.path();
+    // The editing server is gone: a second one only answers.
+    let answering = ScriptedServer::start(
+        Script::new().always(Matcher::model("any"), Reply::text("It checks the length.")),
+    )
+    .await;
+    configure_one_model(&home, &answering);
+    let question = braincode(
+        &home,
+        root,
+        &[
+            "run",
+            "--heuristic",
+            "--session",
+            &session,
+            "What does src/token.rs check?",
+        ],
+    )
+    .await;
+    assert!(
+        question.code == 0 || question.code == 3,
+        "{}",
+        question.stderr
+    );
+    let runs: Vec<String> = journal(&home, &session)
+        .into_iter()
+        .filter(|r| r["type"] == "run_start")
+        .map(|r| r["runId"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let dry = braincode(&home, root, &["undo", "--dry-run", "--json"]).await;
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let plan: Value = serde_json::from_str(&dry.stdout).unwrap();
+    assert_eq!(plan["runId"], runs[0].as_str(), "{plan:#}");
+    assert_eq!(plan["files"].as_array().unwrap().len(), 2, "{plan:#}");
+    // Naming the later run still says it changed nothing.
+    let named = braincode(&home, root, &["undo", "--run", &runs[1], "--dry-run"]).await;
+    assert_eq!(named.code, 0, "{}", named.stderr);
+    assert!(named.stdout.contains("changed no file"), "{}", named.stdout);
+}

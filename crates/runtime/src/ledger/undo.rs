@@ -117,10 +117,22 @@ pub fn run_ids(entries: &[JournalEntry]) -> Vec<String> {
     ids
 }
 
-/// The undo of run `run` (an id or a unique prefix; `None`: the session's last run) from a
-/// session's records. Every segment of the run counts (a resumed run's too).
+/// The undo of run `run` (an id or a unique prefix; `None`: the session's last run that
+/// changed a file and is not undone yet, else its last run) from a session's records. Every segment of the run counts (a resumed run's too).
 pub fn plan(entries: &[JournalEntry], run: Option<&str>) -> Result<UndoPlan, UndoError> {
     let ids = run_ids(entries);
+    if run.is_none() {
+        // The session's last run that changed a file and is not undone yet: a later run that
+        // only answered a question does not hide the edits before it.
+        for id in ids.iter().rev() {
+            if let Ok(plan) = plan(entries, Some(id))
+                && !plan.files.is_empty()
+                && !plan.already_undone
+            {
+                return Ok(plan);
+            }
+        }
+    }
     let run_id = match run {
         None => ids.last().cloned().ok_or(UndoError::NoRun)?,
         Some(query) => {
