@@ -166,10 +166,34 @@ pub fn markdown(summary: &Summary) -> String {
 pub fn write(home: &Home, summary: &Summary) -> anyhow::Result<(PathBuf, PathBuf)> {
     let dir = home.root().join("benchmarks").join("reports");
     std::fs::create_dir_all(&dir)?;
-    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+    // Milliseconds and a random suffix: two benchmarks finishing in the same second (or the
+    // same millisecond, in two processes) each keep their own report.
+    let suffix: String = uuid::Uuid::new_v4().simple().to_string().chars().take(6).collect();
+    let stamp = format!(
+        "{}-{suffix}",
+        chrono::Local::now().format("%Y%m%d-%H%M%S%.3f")
+    );
     let md = dir.join(format!("{stamp}-exec.md"));
     let json = dir.join(format!("{stamp}-exec.json"));
     braincode_config::write_bytes_atomic(&md, markdown(summary).as_bytes(), 0o644)?;
     braincode_config::write_json_atomic(&json, summary, 0o644)?;
     Ok((md, json))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_written_in_the_same_second_each_keep_their_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path().to_path_buf());
+        let summary = Summary::of(&[], &["brain".to_string()], ExecMode::Mock);
+        let written: Vec<(PathBuf, PathBuf)> =
+            (0..5).map(|_| write(&home, &summary).unwrap()).collect();
+        let files = std::fs::read_dir(dir.path().join("benchmarks/reports"))
+            .unwrap()
+            .count();
+        assert_eq!(files, 10, "{written:?}");
+    }
 }
