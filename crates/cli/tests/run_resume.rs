@@ -219,10 +219,23 @@ async fn a_command_interrupted_after_it_started_is_not_run_again_on_resume() {
         "the kill must land after the call's start"
     );
 
+    // A permission flag other than the run's own is refused; its own is accepted.
+    let other = braincode(
+        &home,
+        project.path(),
+        &["run", "--json", "--allow-edits", "--resume", &session],
+    )
+    .await;
+    assert_ne!(other.code, 0, "{}", other.stderr);
+    assert!(
+        other.stderr.contains("started with --yes"),
+        "{}",
+        other.stderr
+    );
     let out = braincode(
         &home,
         project.path(),
-        &["run", "--json", "--resume", &session],
+        &["run", "--json", "--yes", "--resume", &session],
     )
     .await;
     assert!(

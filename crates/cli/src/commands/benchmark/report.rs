@@ -168,7 +168,12 @@ pub fn write(home: &Home, summary: &Summary) -> anyhow::Result<(PathBuf, PathBuf
     std::fs::create_dir_all(&dir)?;
     // Milliseconds and a random suffix: two benchmarks finishing in the same second (or the
     // same millisecond, in two processes) each keep their own report.
-    let suffix: String = uuid::Uuid::new_v4().simple().to_string().chars().take(6).collect();
+    let suffix: String = uuid::Uuid::new_v4()
+        .simple()
+        .to_string()
+        .chars()
+        .take(6)
+        .collect();
     let stamp = format!(
         "{}-{suffix}",
         chrono::Local::now().format("%Y%m%d-%H%M%S%.3f")

@@ -89,14 +89,15 @@ pub struct RunArgs {
     /// unique prefix): what it finished is reused from its journal — finished workers are not
     /// run again, the primary goes on from its last completed turn — and the rest runs.
     /// The run goes on as it started (same prompt, project, brain, mode, permissions and
-    /// routing, from its journal), so the flags that would change those are refused with it.
+    /// routing, from its journal), so the flags that would change those are refused with it;
+    /// a permission flag is accepted when it is the one the run started with (a script that
+    /// ran `--yes` can resume with `--yes`).
     #[arg(
         long,
         value_name = "SESSION",
         conflicts_with_all = [
             "session", "continue_latest", "prompt_file", "dry_run", "heuristic", "brain", "mode",
-            "read_only", "allow_edits", "yes", "project", "trust", "allow_network",
-            "max_tokens", "max_cost",
+            "project", "trust", "allow_network", "max_tokens", "max_cost",
         ]
     )]
     pub resume: Option<String>,
@@ -280,6 +281,18 @@ fn resume(home: &Home, prefix: &str, args: &RunArgs) -> anyhow::Result<ExitCode>
     let journaled = JournaledRun::load(home, &session, None)?;
     journaled.check_resumable(&session)?;
     let request = journaled.request.clone();
+    let flagged = args.read_only || args.allow_edits || args.yes;
+    if flagged && args.permission() != request.permission {
+        anyhow::bail!(
+            "run {} of session {session} started with {}; --resume goes on with the permissions it started with, so pass that flag or none",
+            journaled.index,
+            match request.permission {
+                PermissionMode::ReadOnly => "read-only tools (no permission flag)",
+                PermissionMode::AllowEdits => "--allow-edits",
+                PermissionMode::Yes => "--yes",
+            }
+        );
+    }
     if !request.project_root.is_dir() {
         anyhow::bail!(
             "the project of run {} of session {session} ({}) is no longer a directory",
