@@ -16,8 +16,8 @@ use crate::worker_result::{
 };
 
 /// The required change recorded when a review reply has no structured decision.
-pub const NO_STRUCTURED_DECISION: &str = "The review gave no structured decision; re-run the \
-review or inspect the result before accepting it.";
+pub const NO_STRUCTURED_DECISION: &str = "The review gave no structured decision; inspect \
+the result yourself before accepting it.";
 
 /// A normalized review: the worker result plus the decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,9 +118,10 @@ fn read_decision(map: &Map<String, Value>) -> (Option<ReviewVerdict>, ReviewDeci
 /// The result part follows [`normalize_worker_result`]. The decision part: severity defaults
 /// to `medium`; `line` is kept only when it is an integer greater than zero; findings are
 /// ordered most severe first; confidence is clamped to [0, 1]. Without an explicit decision
-/// the verdict is `blocked` when the review itself is blocked or failed, otherwise
-/// `changes_requested` with [`NO_STRUCTURED_DECISION`] as a required change; it is never
-/// `approved`.
+/// the verdict is `blocked` (with [`NO_STRUCTURED_DECISION`] as a required change) when the
+/// review itself says it is blocked or failed, otherwise `inconclusive` (with it as a
+/// residual risk): never `approved`, and never `changes_requested`, since nobody asked for
+/// a change.
 pub fn normalize_review_decision(reply_text: &str, handoff: &HandoffPacket) -> ReviewOutcome {
     let result = normalize_worker_result(reply_text, handoff);
     let (verdict, mut decision) = match extract_json_object(reply_text) {
@@ -133,12 +134,16 @@ pub fn normalize_review_decision(reply_text: &str, handoff: &HandoffPacket) -> R
             TaskStatus::Blocked | TaskStatus::Failed
         ) {
             decision.decision = ReviewVerdict::Blocked;
+            decision
+                .required_changes
+                .push(NO_STRUCTURED_DECISION.to_string());
         } else {
-            decision.decision = ReviewVerdict::ChangesRequested;
+            // Prose, an empty or a cut reply: nobody judged the result.
+            decision.decision = ReviewVerdict::Inconclusive;
+            decision
+                .residual_risks
+                .push(NO_STRUCTURED_DECISION.to_string());
         }
-        decision
-            .required_changes
-            .push(NO_STRUCTURED_DECISION.to_string());
     }
     ReviewOutcome { result, decision }
 }

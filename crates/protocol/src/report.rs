@@ -213,6 +213,9 @@ pub enum ReviewVerdict {
     ChangesRequested,
     /// The result must not ship.
     Blocked,
+    /// No review model gave a decision (prose, a cut or empty reply): nobody judged the
+    /// result, so it is neither approved nor sent back for changes.
+    Inconclusive,
 }
 
 impl ReviewVerdict {
@@ -222,6 +225,7 @@ impl ReviewVerdict {
             ReviewVerdict::Approved => "approved",
             ReviewVerdict::ChangesRequested => "changes_requested",
             ReviewVerdict::Blocked => "blocked",
+            ReviewVerdict::Inconclusive => "inconclusive",
         }
     }
 }
@@ -530,6 +534,25 @@ pub struct FinalReport {
     /// is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<crate::McpConnectReport>,
+}
+
+/// The exit code of `braincode run` when the run answered but its review was inconclusive
+/// (documented in the README): a script can tell "nobody judged this change" from "fine".
+pub const REVIEW_INCONCLUSIVE_EXIT_CODE: i32 = 6;
+
+impl FinalReport {
+    /// The process exit code of this run: its status's code, or
+    /// [`REVIEW_INCONCLUSIVE_EXIT_CODE`] when it answered with an inconclusive review.
+    pub fn exit_code(&self) -> i32 {
+        match (&self.status, &self.review) {
+            (FinalStatus::Answered, Some(review))
+                if review.decision == ReviewVerdict::Inconclusive =>
+            {
+                REVIEW_INCONCLUSIVE_EXIT_CODE
+            }
+            (status, _) => status.exit_code(),
+        }
+    }
 }
 
 impl FinalReport {

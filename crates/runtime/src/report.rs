@@ -27,9 +27,10 @@ pub struct StatusInputs<'a> {
 }
 
 /// The status state machine, evaluated in order: clarification → review blocked → checks
-/// failed → the review's decision → a needed review that could not run (answered: nobody
-/// approved anything, nobody asked for changes) → patch activity (approved) → tools used
-/// (read only) → answered.
+/// failed → the review's decision (an inconclusive one answers) → a needed review that could
+/// not run (answered: nobody approved anything, nobody asked for changes) → patch activity
+/// without a review (answered: `approved` means a review approved) → tools used (read only)
+/// → answered.
 pub fn final_status(inputs: StatusInputs<'_>) -> FinalStatus {
     if inputs.needs_clarification {
         return FinalStatus::NeedsClarification;
@@ -51,13 +52,16 @@ pub fn final_status(inputs: StatusInputs<'_>) -> FinalStatus {
             ReviewVerdict::Approved => FinalStatus::Approved,
             ReviewVerdict::ChangesRequested => FinalStatus::ChangesRequested,
             ReviewVerdict::Blocked => FinalStatus::Blocked,
+            // Nobody judged the change: neither approved nor sent back.
+            ReviewVerdict::Inconclusive => FinalStatus::Answered,
         };
     }
     if inputs.review_skipped {
         return FinalStatus::Answered;
     }
     if inputs.patch.is_some_and(|p| p.has_patch_activity) {
-        return FinalStatus::Approved;
+        // `approved` means a review approved: a change nobody reviewed is only answered.
+        return FinalStatus::Answered;
     }
     if inputs.tool_calls > 0 {
         return FinalStatus::ReadOnly;
@@ -205,7 +209,17 @@ mod tests {
                 tool_calls: 3,
                 ..base
             }),
-            FinalStatus::Approved
+            FinalStatus::Answered,
+            "a change nobody reviewed is not approved"
+        );
+        assert_eq!(
+            final_status(StatusInputs {
+                review: Some(&review(ReviewVerdict::Inconclusive)),
+                patch: Some(&patch),
+                ..base
+            }),
+            FinalStatus::Answered,
+            "an inconclusive review approves nothing and asks for nothing"
         );
         assert_eq!(
             final_status(StatusInputs {

@@ -303,8 +303,20 @@ fn closing_warnings(live: &LiveState, status: FinalStatus, journal_failed: bool)
     live.with(|state| {
         let mut warnings = Vec::new();
         let changed = state.patch().is_some_and(|p| p.has_patch_activity);
-        if status == FinalStatus::Approved && state.review().is_none() && changed {
-            warnings.push("files changed without an independent review".to_string());
+        if status == FinalStatus::Answered && state.review().is_none() && changed {
+            warnings.push(
+                "files changed without an independent review: the run answered, nobody approved the change"
+                    .to_string(),
+            );
+        }
+        if state
+            .review()
+            .is_some_and(|r| r.decision == ReviewVerdict::Inconclusive)
+        {
+            warnings.push(
+                "review inconclusive: no review model gave a decision, so nobody judged the change (exit 6)"
+                    .to_string(),
+            );
         }
         if state.patch().is_some_and(|p| !p.has_patch_activity) && state.review().is_some() {
             warnings.push("no patch activity detected".to_string());
@@ -387,19 +399,53 @@ mod tests {
     }
 
     #[test]
-    fn changed_files_without_review_are_approved_with_a_warning() {
+    fn changed_files_without_review_are_answered_not_approved_with_a_warning() {
         let live = std::sync::Arc::new(LiveState::new("s"));
         let journal = MemoryJournal::default();
         let sink = sink_with(&live, &journal);
         start(&sink);
         sink.record(patch(true));
         let report = finish_ok(&sink, &live);
-        assert_eq!(report.status, FinalStatus::Approved);
+        assert_eq!(report.status, FinalStatus::Answered);
         assert_eq!(
             report.warnings,
-            ["files changed without an independent review"]
+            [
+                "files changed without an independent review: the run answered, nobody approved the change"
+            ]
         );
         assert_eq!(report.model_summary, "done");
+        assert_eq!(report.exit_code(), 0);
+    }
+
+    #[test]
+    fn an_inconclusive_review_answers_with_its_own_exit_code() {
+        let live = std::sync::Arc::new(LiveState::new("s"));
+        let journal = MemoryJournal::default();
+        let sink = sink_with(&live, &journal);
+        start(&sink);
+        sink.record(patch(true));
+        sink.record(Record::ReviewDecision(ReviewDecisionRecord {
+            decision: ReviewDecision {
+                decision: ReviewVerdict::Inconclusive,
+                confidence: None,
+                rationale: None,
+                findings: vec![],
+                required_changes: vec![],
+                blocking_issues: vec![],
+                residual_risks: vec![],
+            },
+            model: None,
+            attempt: None,
+            fix_iteration: None,
+        }));
+        let report = finish_ok(&sink, &live);
+        assert_eq!(report.status, FinalStatus::Answered);
+        assert_eq!(report.exit_code(), 6);
+        assert!(
+            report.warnings[0].starts_with("review inconclusive"),
+            "{:?}",
+            report.warnings
+        );
     }
 
     #[test]

@@ -126,8 +126,8 @@ pub(crate) async fn run_review(
     } else {
         (String::new(), false)
     };
-    let (chain, independent) = independent_chain(&worker.model_chain, inputs.primary_model);
-    worker.model_chain = chain;
+    let (ordered, independent) = independent_chain(&worker.model_chain, inputs.primary_model);
+    worker.model_chain = ordered;
     let fix_iteration = (inputs.fix_iteration > 0).then_some(inputs.fix_iteration);
     shared
         .sink
@@ -151,31 +151,61 @@ pub(crate) async fn run_review(
             attempt: None,
             fix_iteration,
         }));
-    let sections = shared.sections.clone();
-    let request = shared.request.clone();
-    let answer = inputs.primary_answer.to_string();
-    let results_owned = inputs.results.to_vec();
-    let patch_owned = patch.cloned();
-    let checks_owned = inputs.checks.cloned();
-    let job = WorkerJob {
-        plan: worker,
-        parent: plan.brain_context.id.clone(),
-        upstream: Vec::new(),
-        prompt_override: Some(Box::new(move |handoff| {
-            review_prompt(
-                &sections,
-                &request,
-                &answer,
-                &results_owned,
-                patch_owned.as_ref(),
-                &diff,
-                diff_truncated,
-                checks_owned.as_ref(),
-                handoff,
-            )
-        })),
+    let job = |chain: Vec<String>| {
+        let sections = shared.sections.clone();
+        let request = shared.request.clone();
+        let answer = inputs.primary_answer.to_string();
+        let results_owned = inputs.results.to_vec();
+        let patch_owned = patch.cloned();
+        let checks_owned = inputs.checks.cloned();
+        let diff = diff.clone();
+        let mut plan_worker = worker.clone();
+        plan_worker.model_chain = chain;
+        WorkerJob {
+            plan: plan_worker,
+            parent: plan.brain_context.id.clone(),
+            upstream: Vec::new(),
+            prompt_override: Some(Box::new(move |handoff| {
+                review_prompt(
+                    &sections,
+                    &request,
+                    &answer,
+                    &results_owned,
+                    patch_owned.as_ref(),
+                    &diff,
+                    diff_truncated,
+                    checks_owned.as_ref(),
+                    handoff,
+                )
+            })),
+        }
     };
-    let mut run = run_worker(shared, job).await?;
+    // A reply without a decision is asked again of the next review model, if the chain has
+    // one; the last one's inconclusive answer stands.
+    let mut chain = worker.model_chain.clone();
+    let mut run = run_worker(shared, job(chain.clone())).await?;
+    while run
+        .review
+        .as_ref()
+        .is_some_and(|d| d.decision == ReviewVerdict::Inconclusive)
+    {
+        let next = run
+            .model
+            .as_ref()
+            .and_then(|model| chain.iter().position(|m| m == model))
+            .map(|at| chain[at + 1..].to_vec())
+            .unwrap_or_default();
+        if next.is_empty() {
+            break;
+        }
+        shared.sink.warning(format!(
+            "the review by {} gave no decision; asking {}",
+            run.model.as_deref().unwrap_or("its model"),
+            next[0]
+        ));
+        chain = next;
+        run = run_worker(shared, job(chain.clone())).await?;
+    }
     if let Some(decision) = run.review.as_mut() {
         apply_check_gate(decision, inputs.checks, diff_truncated);
         shared

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use braincode_config::Home;
-use braincode_protocol::{CheckStatus, FinalReport, ReviewVerdict, Role};
+use braincode_protocol::{CheckStatus, FinalReport, Role};
 use braincode_runtime::{PermissionMode, RoutingChoice, RunRequest, RunServices, run};
 use serde::{Deserialize, Serialize};
 
@@ -219,12 +219,10 @@ fn checks_status(report: &FinalReport) -> String {
 }
 
 fn review_decision(report: &FinalReport) -> String {
-    match report.review.as_ref().map(|r| r.decision) {
-        None => "not-run".into(),
-        Some(ReviewVerdict::Approved) => "approved".into(),
-        Some(ReviewVerdict::ChangesRequested) => "changes_requested".into(),
-        Some(ReviewVerdict::Blocked) => "blocked".into(),
-    }
+    report
+        .review
+        .as_ref()
+        .map_or_else(|| "not-run".into(), |r| r.decision.as_str().into())
 }
 
 fn total(usage: &braincode_protocol::Usage) -> u64 {

@@ -404,7 +404,7 @@ async fn real_run(
     }
     let code = match (report.status, signal) {
         (FinalStatus::Aborted, Some(signal)) => signal.exit_code(),
-        (status, _) => status.exit_code(),
+        _ => report.exit_code(),
     };
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
