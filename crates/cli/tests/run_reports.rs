@@ -415,3 +415,81 @@ async fn a_huge_reply_is_journaled_clipped_and_every_line_stays_readable() {
     assert!(answer.contains("…[clipped: "), "marked as clipped");
     assert_journal_readable(&home, repo.path(), &session).await;
 }
+
+/// A reviewer that answers in prose has made no decision: the next review model is asked;
+/// when none decides, the review is inconclusive (status answered, exit 6), no fix pass runs,
+/// and nothing is called approved or changes_requested.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_without_a_decision_is_asked_again_then_inconclusive() {
+    let prose = || Reply::text("This looks broadly fine to me, though I have some thoughts.");
+    // One review model that only talks: inconclusive.
+    let server = ScriptedServer::start(
+        Script::new()
+            .always(Matcher::model("librarian"), worker_reply("mapped"))
+            .always(Matcher::model("backend"), Reply::text("Refactored."))
+            .always(Matcher::model("review"), prose()),
+    )
+    .await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    let repo = repo();
+    let out = braincode(
+        &home,
+        repo.path(),
+        &["run", "--json", "--heuristic", REVIEWED_PROMPT],
+    )
+    .await;
+    assert_eq!(out.code, 6, "{}\n{}", out.stderr, out.stdout);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["status"], "answered", "{report:#}");
+    assert_eq!(report["review"]["decision"], "inconclusive", "{report:#}");
+    assert_eq!(
+        report["fixIterations"].as_u64().unwrap_or(0),
+        0,
+        "no fix pass runs on a review that asked for nothing: {report:#}"
+    );
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("review inconclusive"),
+        "{report:#}"
+    );
+
+    // A second review model that decides: it is asked, and its decision stands.
+    let server = ScriptedServer::start(
+        Script::new()
+            .always(Matcher::model("librarian"), worker_reply("mapped"))
+            .always(Matcher::model("backend"), Reply::text("Refactored."))
+            .always(Matcher::model("review"), prose())
+            .always(Matcher::model("review2"), review_reply("approved")),
+    )
+    .await;
+    let home = TempHome::new();
+    configure(
+        &home,
+        &server,
+        &["test/review2"],
+        &[("review", vec!["test/review", "test/review2"])],
+    );
+    let out = braincode(
+        &home,
+        repo.path(),
+        &["run", "--json", "--heuristic", REVIEWED_PROMPT],
+    )
+    .await;
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["review"]["decision"], "approved", "{report:#}");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("the review by test/review gave no decision; asking test/review2"),
+        "{report:#}"
+    );
+    let asked: Vec<String> = server
+        .chat_requests()
+        .iter()
+        .filter_map(|r| r.model().map(str::to_string))
+        .filter(|m| m.starts_with("review"))
+        .collect();
+    assert_eq!(asked, ["review", "review2"], "{asked:?}");
+}

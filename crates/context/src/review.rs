@@ -119,7 +119,7 @@ fn read_decision(map: &Map<String, Value>) -> (Option<ReviewVerdict>, ReviewDeci
 /// to `medium`; `line` is kept only when it is an integer greater than zero; findings are
 /// ordered most severe first; confidence is clamped to [0, 1]. Without an explicit decision
 /// the verdict is `blocked` (with [`NO_STRUCTURED_DECISION`] as a required change) when the
-/// review itself says it is blocked or failed, otherwise `inconclusive` (with it as a
+/// review itself says it is blocked, otherwise `inconclusive` (an empty, cut or prose reply; with it as a
 /// residual risk): never `approved`, and never `changes_requested`, since nobody asked for
 /// a change.
 pub fn normalize_review_decision(reply_text: &str, handoff: &HandoffPacket) -> ReviewOutcome {
@@ -129,10 +129,7 @@ pub fn normalize_review_decision(reply_text: &str, handoff: &HandoffPacket) -> R
         Err(_) => read_decision(&Map::new()),
     };
     if verdict.is_none() {
-        if matches!(
-            result.progress.status,
-            TaskStatus::Blocked | TaskStatus::Failed
-        ) {
+        if result.progress.status == TaskStatus::Blocked {
             decision.decision = ReviewVerdict::Blocked;
             decision
                 .required_changes
@@ -277,27 +274,33 @@ mod tests {
                 ReviewVerdict::Approved,
                 "{reply}"
             );
-            assert!(
-                outcome
-                    .decision
-                    .required_changes
-                    .contains(&NO_STRUCTURED_DECISION.to_string())
+            assert_ne!(
+                outcome.decision.decision,
+                ReviewVerdict::ChangesRequested,
+                "{reply}: nobody asked for a change"
             );
+            let said = outcome
+                .decision
+                .required_changes
+                .iter()
+                .chain(&outcome.decision.residual_risks)
+                .any(|line| line == NO_STRUCTURED_DECISION);
+            assert!(said, "{reply}");
         }
     }
 
     #[test]
     fn missing_decision_follows_the_review_progress() {
         let text = normalize_review_decision("Some prose review.", &handoff());
-        assert_eq!(text.decision.decision, ReviewVerdict::ChangesRequested);
+        assert_eq!(text.decision.decision, ReviewVerdict::Inconclusive);
         let blocked = normalize_review_decision(
             r#"{"progress": {"status": "blocked", "summary": "no diff"}, "summary": "x"}"#,
             &handoff(),
         );
         assert_eq!(blocked.decision.decision, ReviewVerdict::Blocked);
-        // An empty reply is a failed review, which blocks.
+        // An empty reply judged nothing either.
         let empty = normalize_review_decision("  ", &handoff());
-        assert_eq!(empty.decision.decision, ReviewVerdict::Blocked);
+        assert_eq!(empty.decision.decision, ReviewVerdict::Inconclusive);
     }
 
     #[test]

@@ -151,7 +151,7 @@ pub(crate) async fn run_review(
             attempt: None,
             fix_iteration,
         }));
-    let job = |chain: Vec<String>| {
+    let job = |chain: Vec<String>, retry: u32| {
         let sections = shared.sections.clone();
         let request = shared.request.clone();
         let answer = inputs.primary_answer.to_string();
@@ -161,6 +161,10 @@ pub(crate) async fn run_review(
         let diff = diff.clone();
         let mut plan_worker = worker.clone();
         plan_worker.model_chain = chain;
+        if retry > 0 {
+            // Its own context (and agent session): a replay serves each attempt its replies.
+            plan_worker.context_id = ContextId(format!("{}-retry{retry}", worker.context_id.0));
+        }
         WorkerJob {
             plan: plan_worker,
             parent: plan.brain_context.id.clone(),
@@ -183,7 +187,8 @@ pub(crate) async fn run_review(
     // A reply without a decision is asked again of the next review model, if the chain has
     // one; the last one's inconclusive answer stands.
     let mut chain = worker.model_chain.clone();
-    let mut run = run_worker(shared, job(chain.clone())).await?;
+    let mut retry = 0;
+    let mut run = run_worker(shared, job(chain.clone(), retry)).await?;
     while run
         .review
         .as_ref()
@@ -204,7 +209,8 @@ pub(crate) async fn run_review(
             next[0]
         ));
         chain = next;
-        run = run_worker(shared, job(chain.clone())).await?;
+        retry += 1;
+        run = run_worker(shared, job(chain.clone(), retry)).await?;
     }
     if let Some(decision) = run.review.as_mut() {
         apply_check_gate(decision, inputs.checks, diff_truncated);
