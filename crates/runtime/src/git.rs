@@ -147,14 +147,34 @@ fn parse_status(out: &str, branch: bool) -> (Option<String>, Vec<(String, String
     (header, entries)
 }
 
+/// Files larger than this are identified by their size and modification time, not hashed:
+/// a run must not read a 1 GB untracked file (twice) to learn whether it changed.
+pub const MAX_HASHED_BYTES: u64 = 8 * 1024 * 1024;
+
+/// What identifies the content of each dirty path: the git blob hash of a regular file up to
+/// [`MAX_HASHED_BYTES`], `stat:<size>:<mtime>` of a bigger one (read without following a
+/// symlink; a change of either counts as a change of the file). Paths that are not regular
+/// files get nothing.
 async fn content_hashes(root: &Path, paths: &[&str]) -> BTreeMap<String, String> {
     let mut hashes = BTreeMap::new();
-    for chunk in paths.chunks(200) {
-        let existing: Vec<&str> = chunk
-            .iter()
-            .copied()
-            .filter(|p| root.join(p).is_file())
-            .collect();
+    let mut small: Vec<&str> = Vec::new();
+    for path in paths {
+        match braincode_sandbox::beneath::stat(root, Path::new(path)) {
+            Ok(Some(entry)) if entry.kind == braincode_sandbox::beneath::EntryKind::File => {
+                if entry.size > MAX_HASHED_BYTES {
+                    hashes.insert(
+                        (*path).to_string(),
+                        format!("stat:{}:{}", entry.size, entry.mtime_ns),
+                    );
+                } else {
+                    small.push(path);
+                }
+            }
+            _ => {}
+        }
+    }
+    for chunk in small.chunks(200) {
+        let existing: Vec<&str> = chunk.to_vec();
         if existing.is_empty() {
             continue;
         }
@@ -444,6 +464,38 @@ mod tests {
         let stats = summary.diff_stats.unwrap();
         assert_eq!(stats.untracked, 1);
         assert_eq!(stats.files, 2);
+    }
+
+    /// A big untracked file is known by its size and time, never read: unchanged it stays
+    /// the user's, changed it is the run's.
+    #[tokio::test]
+    async fn a_big_untracked_file_is_compared_by_its_stat_not_hashed() {
+        let dir = repo();
+        let root = dir.path().canonicalize().unwrap();
+        let big = root.join("big.bin");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_HASHED_BYTES + 1)
+            .unwrap();
+        let baseline = PatchBaseline::capture(&root).await.unwrap();
+        let record = baseline.to_record().unwrap();
+        let entry = record.entries.iter().find(|e| e.path == "big.bin").unwrap();
+        assert!(
+            entry.hash.as_deref().unwrap().starts_with("stat:"),
+            "{entry:?}"
+        );
+        let summary = baseline.summarize(&root).await.unwrap();
+        assert!(summary.changed_files.is_empty(), "{summary:?}");
+        assert_eq!(summary.pre_existing_changed_files.len(), 1);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&big)
+            .unwrap()
+            .set_len(MAX_HASHED_BYTES + 2)
+            .unwrap();
+        let summary = baseline.summarize(&root).await.unwrap();
+        assert_eq!(summary.changed_files.len(), 1, "{summary:?}");
+        assert_eq!(summary.changed_files[0].path, "big.bin");
     }
 
     #[tokio::test]

@@ -1,6 +1,7 @@
 //! `braincode bench`: measure Braincode's own speed. Each benchmark prints its figures and
 //! the conditions they were measured under; none of them asserts a threshold.
 
+mod baseline;
 mod filler;
 mod fold;
 mod hello;
@@ -31,6 +32,8 @@ pub enum BenchCommand {
     Snapshot(snapshot::SnapshotBenchArgs),
     /// Wall time the OS sandbox adds to running a command.
     Sandbox(sandbox::SandboxBenchArgs),
+    /// The patch baseline and summary with a big untracked file.
+    Baseline(baseline::BaselineBenchArgs),
     /// Peak memory of a run whose model streams a huge reply.
     Reply(reply::ReplyBenchArgs),
     /// Reading and folding a large session journal into reports: time, MB/s, peak RSS.
@@ -59,6 +62,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Overhead(args) => overhead::execute(args),
         BenchCommand::Snapshot(args) => snapshot::execute(args),
         BenchCommand::Sandbox(args) => sandbox::execute(args),
+        BenchCommand::Baseline(args) => baseline::execute(args),
         BenchCommand::Reply(args) => reply::execute(args),
         BenchCommand::Fold(args) => fold::execute(args),
         BenchCommand::Replay(args) => replay::execute(args),
