@@ -225,3 +225,14 @@ fn a_closed_stdout_ends_every_printing_command_quietly() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// A run that stops to ask prints its question once (not again as its answer).
+#[test]
+fn a_clarification_question_is_printed_once() {
+    let home = TempHome::new();
+    let out = braincode(&home, &["run", "--heuristic", "fix it"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(5), "{stdout}\n{}", text(&out.stderr));
+    let question = "What exactly should change, and where?";
+    assert_eq!(stdout.matches(question).count(), 1, "{stdout}");
+}

@@ -230,6 +230,7 @@ pub fn format_report(report: &FinalReport) -> String {
     if let Some(error) = &report.error {
         line(&mut out, "Error", error);
     }
+    let mut asked = None;
     if let Some(clarification) = &report.clarification
         && clarification.required
     {
@@ -237,10 +238,13 @@ pub fn format_report(report: &FinalReport) -> String {
         for option in &clarification.options {
             let _ = writeln!(out, "  - {}: {}", option.label, option.description);
         }
+        asked = Some(clarification.question.trim());
     }
-    // A run that never planned has nothing to say beyond its error.
-    if planned || report.error.is_none() {
-        let _ = writeln!(out, "\n{}", report.model_summary.trim());
+    // A run that never planned has nothing to say beyond its error; the answer of a run that
+    // stopped to ask is the question just printed, not said twice.
+    let answer = report.model_summary.trim();
+    if (planned || report.error.is_none()) && asked != Some(answer) {
+        let _ = writeln!(out, "\n{answer}");
     }
     out
 }
