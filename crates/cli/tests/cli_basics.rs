@@ -232,7 +232,12 @@ fn a_clarification_question_is_printed_once() {
     let home = TempHome::new();
     let out = braincode(&home, &["run", "--heuristic", "fix it"]);
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(5), "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
     let question = "What exactly should change, and where?";
     assert_eq!(stdout.matches(question).count(), 1, "{stdout}");
 }

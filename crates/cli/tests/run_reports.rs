@@ -493,3 +493,53 @@ async fn a_review_without_a_decision_is_asked_again_then_inconclusive() {
         .collect();
     assert_eq!(asked, ["review", "review2"], "{asked:?}");
 }
+
+/// A reference the models cannot get (too big, missing) is said to the person in one
+/// `Warning:` line each, not only to the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_that_is_not_attached_is_a_warning() {
+    let server = ScriptedServer::start(
+        Script::new()
+            .always(Matcher::model("librarian"), worker_reply("mapped"))
+            .always(Matcher::model("backend"), Reply::text("Read it.")),
+    )
+    .await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    let repo = repo();
+    let big = braincode_context::AT_FILE_MAX_BYTES + 1;
+    repo.write("big.txt", &"x".repeat(big));
+    let out = braincode(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--json",
+            "--heuristic",
+            "Summarize @big.txt and @missing.txt please",
+        ],
+    )
+    .await;
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|w| w.contains("was not attached"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{report:#}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("@big.txt was not attached: file is")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("@missing.txt was not attached")),
+        "{warnings:?}"
+    );
+}

@@ -214,6 +214,15 @@ async fn prepare(
             settings: &shared.settings,
         },
     );
+    // A reference the models do not get (too big, binary, outside the project, unreadable)
+    // is said to the person too, once each: the model alone knowing is not enough.
+    for reference in &expanded.references {
+        if let braincode_config::ReferenceOutcome::Failed(reason) = &reference.outcome {
+            shared
+                .sink
+                .warning(format!("{} was not attached: {reason}", reference.token));
+        }
+    }
     let mut text = expanded.text;
     // What the request itself says (no inlined files, no earlier conversation): the heuristic
     // routes on this, so a follow-up is planned for what it asks, not for what came before.
