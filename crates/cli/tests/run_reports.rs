@@ -413,6 +413,17 @@ async fn a_huge_reply_is_journaled_clipped_and_every_line_stays_readable() {
     let answer = report["finalReport"]["modelSummary"].as_str().unwrap();
     assert!(answer.starts_with("All work and no play"));
     assert!(answer.contains("…[clipped: "), "marked as clipped");
+    // The cut at the reply cap is said to the person, once.
+    let cut: Vec<&Value> = report["finalReport"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| {
+            w.as_str()
+                .is_some_and(|w| w.contains("was cut: reply cut at"))
+        })
+        .collect();
+    assert_eq!(cut.len(), 1, "{:#}", report["finalReport"]["warnings"]);
     assert_journal_readable(&home, repo.path(), &session).await;
 }
 

@@ -74,6 +74,18 @@ pub(super) async fn next_completion(
         if let Some(usage) = completion.usage {
             record_usage(setup, services, usage, message_index);
         }
+        // A reply cut at the reply cap says so at its end, where only the model reads it:
+        // the person gets one `Warning:` line.
+        if let Some(at) = completion.text.rfind(braincode_llm::REPLY_CUT_MARKER) {
+            let marker = &completion.text[at..];
+            let marker = marker.split_once(']').map_or(marker, |(cut, _)| cut);
+            services.sink.warning(format!(
+                "{}'s reply from {} was cut: {}",
+                setup.origin.role.map_or("an agent", |role| role.as_str()),
+                setup.model_id,
+                marker.trim_start_matches('[')
+            ));
+        }
     }
     Ok(completion)
 }
