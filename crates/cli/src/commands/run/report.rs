@@ -62,18 +62,30 @@ fn worker_reason(report: &FinalReport, worker: &ReportWorker) -> Option<String> 
 fn patch_line(report: &FinalReport) -> String {
     match &report.patch {
         Some(patch) if patch.has_patch_activity => {
+            // The totals are the sums of the per-file lines listed under this one (the run's
+            // own changes), never git's totals of the whole tree.
             let files = patch.changed_files.len();
-            match &patch.diff_stats {
-                Some(stats) => format!(
-                    "{files} file(s), +{} -{}",
-                    stats.insertions, stats.deletions
-                ),
-                None => format!("{files} file(s)"),
+            let counted: Vec<(u64, u64)> = (patch.changed_files.iter())
+                .filter_map(|file| Some((file.added?, file.removed?)))
+                .collect();
+            let added: u64 = counted.iter().map(|(added, _)| added).sum();
+            let removed: u64 = counted.iter().map(|(_, removed)| removed).sum();
+            match counted.len() {
+                0 => format!("{files} file(s)"),
+                n if n == files => format!("{files} file(s), +{added} -{removed}"),
+                n => format!("{files} file(s), +{added} -{removed} in the {n} counted"),
             }
         }
         Some(_) => "no patch activity".to_string(),
         None if stopped_before_patch(report) => {
             "not computed (the run stopped before changes were summarised)".to_string()
+        }
+        None if report
+            .warnings
+            .iter()
+            .any(|w| w.contains("runs its own git only inside the OS sandbox")) =>
+        {
+            "not computed (Braincode runs no git without an OS sandbox)".to_string()
         }
         None => "not a git repository (changes not tracked)".to_string(),
     }
@@ -290,6 +302,51 @@ fn checks_line(checks: &braincode_protocol::CheckSummary, fix_passes: Option<u32
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn changed(path: &str, counts: Option<(u64, u64)>) -> braincode_protocol::ChangedFile {
+        braincode_protocol::ChangedFile {
+            path: path.into(),
+            status: " M".into(),
+            added: counts.map(|(added, _)| added),
+            removed: counts.map(|(_, removed)| removed),
+        }
+    }
+
+    #[test]
+    fn the_patch_totals_are_the_sums_of_its_file_lines() {
+        let mut report: FinalReport = serde_json::from_value(serde_json::json!({
+            "version": 1, "status": "answered", "task": "t", "sessionId": "s",
+            "brain": {"id": "b", "name": "B", "mode": "auto"},
+            "routing": {"source": "heuristic", "primaryRole": "rush", "reason": "r", "workers": []},
+            "todos": [], "modelSummary": "done", "warnings": []
+        }))
+        .unwrap();
+        let patch =
+            |files: Vec<braincode_protocol::ChangedFile>| braincode_protocol::PatchSummary {
+                has_patch_activity: true,
+                changed_files: files,
+                pre_existing_changed_files: Vec::new(),
+                // Git's totals of the whole tree (a file dirty before the run included).
+                diff_stats: Some(braincode_protocol::DiffStats {
+                    files: 2,
+                    insertions: 1,
+                    deletions: 1,
+                    untracked: 1,
+                }),
+            };
+        report.patch = Some(patch(vec![
+            changed("src/main.rs", Some((2, 2))),
+            changed("Cargo.lock", Some((7, 0))),
+        ]));
+        assert_eq!(patch_line(&report), "2 file(s), +9 -2");
+        report.patch = Some(patch(vec![
+            changed("src/main.rs", Some((2, 2))),
+            changed("big.bin", None),
+        ]));
+        assert_eq!(patch_line(&report), "2 file(s), +2 -2 in the 1 counted");
+        report.patch = Some(patch(vec![changed("big.bin", None)]));
+        assert_eq!(patch_line(&report), "1 file(s)");
+    }
 
     #[test]
     fn counts_are_compacted() {
