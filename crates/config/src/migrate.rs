@@ -281,6 +281,9 @@ pub fn pending(home: &Home) -> Result<Vec<PendingMigration>, ConfigError> {
 pub fn apply(home: &Home, timestamp: &str) -> Result<Vec<AppliedMigration>, ConfigError> {
     let mut out = Vec::new();
     for (path, migrate) in migrators(home) {
+        // Read, rewritten and written back under the file's update lock (the panel may be
+        // saving the same file).
+        let _lock = json_io::lock_for_update(&path)?;
         let Some((value, migration)) = migrated(&path, migrate)? else {
             continue;
         };
