@@ -532,3 +532,71 @@ async fn a_review_that_requests_changes_gets_a_fix_pass_and_then_approves() {
     assert_eq!(artifacts[0]["independent"], true, "{artifacts:#?}");
     assert_eq!(artifacts[0]["checksStatus"], "passed");
 }
+
+/// A file the checks themselves write (here `package-lock.json`, as `npm install` would) is
+/// theirs: it is not in the run's patch, it does not turn the patch kind into a package
+/// change on the fix pass, and a warning says what they wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_the_checks_write_are_theirs_not_the_agents() {
+    let repo = TempRepo::new();
+    repo.write(
+        "package.json",
+        "{\"name\": \"calc\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node check.js\"}}\n",
+    );
+    repo.write(
+        "package-lock.json",
+        "{\"name\": \"calc\", \"lockfileVersion\": 3, \"packages\": {}}\n",
+    );
+    repo.write("calc.js", "exports.add = (a, b) => a + b;\n");
+    repo.write(
+        "check.js",
+        "const fs = require('fs');\n\
+         const lock = JSON.parse(fs.readFileSync('package-lock.json', 'utf8'));\n\
+         lock.checkedAt = (lock.checkedAt || 0) + 1;\n\
+         fs.writeFileSync('package-lock.json', JSON.stringify(lock) + '\\n');\n\
+         process.exit(require('./calc').add(2, 1) === 3 ? 0 : 1);\n",
+    );
+    repo.commit("calc");
+    let home = TempHome::new();
+    let _server = scripted(
+        &home,
+        vec![
+            edit("calc.js", "a + b", "a - b"),
+            Reply::text("Changed it."),
+            edit("calc.js", "a - b", "b + a"),
+            Reply::text("Fixed it."),
+        ],
+    )
+    .await;
+    let (code, report) = run(
+        &home,
+        &repo,
+        "--allow-edits",
+        "Refactor the function in calc.js",
+    )
+    .await;
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["fixIterations"], 1, "{report:#}");
+    let changed: Vec<&str> = report["patch"]["changedFiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["calc.js"], "{report:#}");
+    assert_ne!(
+        report["checks"]["patchKind"], "package-change",
+        "{report:#}"
+    );
+    assert_eq!(
+        report["checks"]["writtenFiles"],
+        serde_json::json!(["package-lock.json"]),
+        "{report:#}"
+    );
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("the checks wrote package-lock.json"),
+        "{report:#}"
+    );
+}

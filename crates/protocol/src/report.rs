@@ -201,6 +201,10 @@ pub struct CheckSummary {
     /// Per-script outcomes.
     #[serde(default)]
     pub results: Vec<CheckResult>,
+    /// Project files the checks themselves wrote (a `Cargo.lock`, a coverage file): theirs,
+    /// not the agent's, so they count neither in the run's patch nor in its patch kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written_files: Vec<String>,
 }
 
 /// A reviewer's verdict.

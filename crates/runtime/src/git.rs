@@ -277,6 +277,38 @@ impl PatchBaseline {
         self.entries.contains_key(path)
     }
 
+    /// The paths whose state differs between `earlier` and this look (changed, appeared or
+    /// gone), sorted.
+    pub fn changed_since(&self, earlier: &PatchBaseline) -> Vec<String> {
+        let mut paths: Vec<String> = (self.entries.iter())
+            .filter(|(path, state)| earlier.entries.get(*path) != Some(state))
+            .map(|(path, _)| path.clone())
+            .chain(
+                (earlier.entries.keys())
+                    .filter(|path| !self.entries.contains_key(*path))
+                    .cloned(),
+            )
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    /// Takes `paths` as they are in `now` into this baseline: what someone other than the
+    /// agent wrote (the checks) is then not the run's change.
+    pub fn absorb(&mut self, now: &PatchBaseline, paths: &[String]) {
+        for path in paths {
+            match now.entries.get(path) {
+                Some(state) => {
+                    self.entries.insert(path.clone(), state.clone());
+                }
+                None => {
+                    self.entries.remove(path);
+                }
+            }
+        }
+    }
+
     /// The baseline as its journal record, or `None` when it has more than
     /// [`MAX_JOURNALED_BASELINE_ENTRIES`] paths (a line of the journal cannot hold it whole).
     pub fn to_record(&self) -> Option<PatchBaselineRecord> {

@@ -182,6 +182,7 @@ mod tests {
             selected_scripts: vec![],
             review_required: false,
             results: vec![],
+            written_files: Vec::new(),
         }
     }
 

@@ -223,6 +223,7 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         selected_scripts: selection.checks.iter().map(|c| c.name.clone()).collect(),
         review_required: selection.review_required,
         results: Vec::new(),
+        written_files: Vec::new(),
     };
     let will_run = selection.skipped.is_none() && !selection.checks.is_empty();
     if will_run && !loaded.trusted && !person_approves_untrusted(&selection.checks)? {

@@ -58,6 +58,7 @@ fn summary_of(selection: &Selection) -> CheckSummary {
         selected_scripts: selection.checks.iter().map(|c| c.name.clone()).collect(),
         review_required: selection.review_required,
         results: Vec::new(),
+        written_files: Vec::new(),
     }
 }
 
@@ -102,6 +103,7 @@ fn served(shared: &RunShared, tape: &Tape, fix_iteration: u32) -> CheckSummary {
         selected_scripts: Vec::new(),
         review_required: false,
         results: Vec::new(),
+        written_files: Vec::new(),
     })
 }
 
@@ -155,6 +157,9 @@ async fn live_checks(
         summary.reason = Some(reason);
         return Ok(summary);
     }
+    // What the checks themselves write (a `Cargo.lock`, a coverage file) is theirs: the tree
+    // is looked at before and after them.
+    let before = crate::git::PatchBaseline::capture(&shared.project_root).await;
     let mut results = missing;
     let ran = run_specs(
         &selection.checks,
@@ -169,6 +174,16 @@ async fn live_checks(
     .await
     .map_err(|Cancelled| RunError::Cancelled)?;
     shared.check_protected("the checks").await?;
+    if let Some(before) = &before
+        && let Some(after) = crate::git::PatchBaseline::capture(&shared.project_root).await
+    {
+        // A file the agent changed stays the agent's, whatever a check did to it since.
+        summary.written_files = after
+            .changed_since(before)
+            .into_iter()
+            .filter(|path| !patch.changed_files.iter().any(|f| &f.path == path))
+            .collect();
+    }
     results.extend(ran.results);
     let not_run = ran.not_run;
     let failed: Vec<&str> = results

@@ -322,6 +322,14 @@ fn closing_warnings(live: &LiveState, status: FinalStatus, journal_failed: bool)
             warnings.push("no patch activity detected".to_string());
         }
         if let Some(checks) = state.checks()
+            && !checks.written_files.is_empty()
+        {
+            warnings.push(format!(
+                "the checks wrote {}: theirs, not counted as the agent's change",
+                checks.written_files.join(", ")
+            ));
+        }
+        if let Some(checks) = state.checks()
             && checks.status == CheckStatus::Skipped
         {
             let reason = checks.reason.as_deref().unwrap_or("no reason given");

@@ -259,6 +259,7 @@ mod tests {
                 duration_ms: 1,
                 output_tail: String::new(),
             }],
+            written_files: Vec::new(),
         }
     }
 

@@ -55,16 +55,25 @@ pub(crate) async fn verify_stage(
     let budget = mode_policy(shared.mode).max_fix_iterations;
     let can_fix = verify.primary_plan.role != Role::Review;
     let mut iteration = 0;
+    // What the checks wrote joins the baseline: later passes do not count it as the agent's.
+    let mut baseline = verify.baseline.cloned();
     loop {
         // Before git reads the project for the patch and the review diff.
         shared.check_protected("the agents' work").await?;
-        let patch = patch_summary(shared, verify.baseline, iteration).await;
+        let patch = patch_summary(shared, baseline.as_ref(), iteration).await;
         let checks = match &patch {
             Some(patch) if patch.has_patch_activity => {
                 Some(run_checks(shared, patch, iteration).await?)
             }
             _ => None,
         };
+        if let (Some(base), Some(written)) =
+            (baseline.as_mut(), checks.as_ref().map(|c| &c.written_files))
+            && !written.is_empty()
+            && let Some(now) = PatchBaseline::capture(&shared.project_root).await
+        {
+            base.absorb(&now, written);
+        }
         let review = review_pass(
             shared,
             &verify,
@@ -283,6 +292,7 @@ mod tests {
                 duration_ms: 5,
                 output_tail: format!("{}\nFAILED test_calc.py::test_add", "noise\n".repeat(900)),
             }],
+            written_files: Vec::new(),
         }
     }
 
