@@ -144,13 +144,21 @@ impl Shell {
         let mut buffer = Vec::new();
         let mut chunk = vec![0u8; 64 * 1024];
         let mut end = format!("\n{marker}-0 ");
+        // Where the search for the end marker resumes: bytes before it were searched already
+        // (a 60 MB diff is not searched again at every read).
+        let mut searched = 0;
         loop {
             // Every answer complete in the buffer is taken out of it.
-            while let Some(at) = find(&buffer, end.as_bytes()) {
+            let mut partial = false;
+            while let Some(at) = find(&buffer[searched..], end.as_bytes()).map(|at| at + searched) {
                 let rest = &buffer[at + end.len()..];
                 let Some(newline) = rest.iter().position(|b| *b == b'\n') else {
+                    // The marker came, its exit code not yet: look here again.
+                    searched = at;
+                    partial = true;
                     break;
                 };
+                searched = 0;
                 let success = String::from_utf8_lossy(&rest[..newline]).trim() == "0";
                 let consumed = at + end.len() + newline + 1;
                 let stdout = buffer[..at].to_vec();
@@ -163,6 +171,10 @@ impl Shell {
                     return Ok(answers);
                 }
                 end = format!("\n{marker}-{} ", answers.len());
+            }
+            if !partial {
+                // No marker in what was searched: one can only start in the last bytes.
+                searched = searched.max(buffer.len().saturating_sub(end.len()));
             }
             if buffer.len() > MAX_ANSWER_BYTES {
                 return Err(format!(
@@ -362,6 +374,26 @@ mod tests {
             text.contains("+two") && !text.contains("TEXTCONV_RAN"),
             "{text}"
         );
+    }
+
+    /// An answer of many reads (3 MB) comes back whole, and so does the next one.
+    #[tokio::test]
+    async fn a_big_answer_comes_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        let body = "a line of a big file that git will print back\n".repeat(65_000);
+        std::fs::write(root.join("big.txt"), &body).unwrap();
+        git(&root, &["add", "big.txt"]);
+        let timeout = Duration::from_secs(30);
+        let commands: [&[&str]; 2] = [&["show", ":big.txt"], &["show", ":big.txt"]];
+        let answers = query_many(&root, &commands, timeout).await.unwrap();
+        assert_eq!(answers.len(), 2);
+        for answer in answers {
+            assert!(answer.success);
+            assert_eq!(answer.stdout.len(), body.len());
+            assert!(answer.stdout == body.as_bytes());
+        }
     }
 
     /// A query that hangs times out, and the next query gets a new shell.
