@@ -8,8 +8,9 @@
 //!
 //! Two kinds of call only a person may approve: a *protected* call (it changes `.git/**`,
 //! agent or MCP configuration, creates a link, edits a hard-linked file, …) — per call, never
-//! remembered for the session, never by a mode or flag; and, when the OS sandbox is not
-//! active, any call that runs a command. An *unanalysable* command (the policy could not
+//! remembered for the session, never by a mode or flag; when the OS sandbox is not active,
+//! any call that runs a command; and the checks of a project the user has not trusted (they
+//! are its own code), once for the run. An *unanalysable* command (the policy could not
 //! follow everything it runs) is never approved by a session approval, and by `--yes`/radical
 //! mode only inside the sandbox.
 //!
@@ -41,39 +42,8 @@ use serde_json::Value;
 use crate::agent::{GateHooks, GateOutcome, GateRequest, ToolGate};
 use crate::sink::RunSink;
 
-/// How much a run may change, chosen on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PermissionMode {
-    /// Only read tools are offered (the default).
-    #[default]
-    ReadOnly,
-    /// Read and edit tools are offered; file edits are approved by the runtime.
-    AllowEdits,
-    /// Every tool is offered; every call is approved except permission-policy denials.
-    Yes,
-}
-
-impl PermissionMode {
-    /// Parses the name [`as_str`](Self::as_str) gives.
-    pub fn from_name(name: &str) -> Option<PermissionMode> {
-        [
-            PermissionMode::ReadOnly,
-            PermissionMode::AllowEdits,
-            PermissionMode::Yes,
-        ]
-        .into_iter()
-        .find(|mode| mode.as_str() == name)
-    }
-
-    /// The hook/payload name of the mode.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::ReadOnly => "default",
-            PermissionMode::AllowEdits => "acceptEdits",
-            PermissionMode::Yes => "bypassPermissions",
-        }
-    }
-}
+mod mode;
+pub use mode::PermissionMode;
 
 /// A call waiting for a person's decision.
 #[derive(Debug, Clone)]

@@ -109,7 +109,9 @@ fn permission_bits(st_mode: rustix::fs::RawMode) -> u32 {
 /// sees that it is bigger than `limit`); a symlink at any component, or anything but a
 /// regular file, is refused.
 pub fn read_file(root: &Path, relative: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    read_beneath(root, relative, limit)
+    let mut bytes = Vec::new();
+    Read::take(open_file(root, relative)?, limit + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The regular file `root/relative` opened for reading (see [`read_file`]), for callers that
@@ -223,25 +225,6 @@ fn open_parent<'a>(
         .split_last()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty path"))?;
     Ok((open_dirs(root, dirs, create)?, last))
-}
-
-/// The contents of the regular file `root/relative` (at most `limit + 1` bytes), reached
-/// without following a symlink.
-pub(crate) fn read_beneath(root: &Path, relative: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    let (dir, name) = open_parent(root, relative, false)?;
-    let fd = rustix::fs::openat(
-        &dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-        Mode::empty(),
-    )?;
-    let file = std::fs::File::from(fd);
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    Read::take(file, limit + 1).read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// Removes `name` in `dir` and, if it is a directory, everything in it; never follows a

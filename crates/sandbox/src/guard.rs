@@ -18,7 +18,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::beneath::{self, Kept, read_beneath, remove_beneath};
+use crate::beneath::{self, Kept, read_file, remove_beneath};
 
 /// Most entries one baseline tracks (a huge protected tree is tracked in part).
 const MAX_TRACKED: usize = 20_000;
@@ -285,7 +285,7 @@ impl Guard {
                         && meta.len() <= MAX_KEPT_FILE
                         && kept + meta.len() as usize <= MAX_KEPT_TOTAL =>
                 {
-                    if let Ok(bytes) = read_beneath(&self.root, &relative, MAX_KEPT_FILE) {
+                    if let Ok(bytes) = read_file(&self.root, &relative, MAX_KEPT_FILE) {
                         kept += bytes.len();
                         entry.content = Some(Arc::new(bytes));
                     }
@@ -383,7 +383,7 @@ fn same_file_content(root: &Path, path: &Path, old: &Entry, now: &Entry) -> bool
         return false;
     }
     match &old.content {
-        Some(kept) => read_beneath(root, path, MAX_KEPT_FILE).is_ok_and(|bytes| bytes == **kept),
+        Some(kept) => read_file(root, path, MAX_KEPT_FILE).is_ok_and(|bytes| bytes == **kept),
         None => false,
     }
 }

@@ -55,29 +55,15 @@ impl SandboxPolicy {
         user_home: Option<&Path>,
         braincode_home: &Path,
     ) -> Self {
-        let project_root =
-            std::fs::canonicalize(project_root).unwrap_or_else(|_| project_root.to_path_buf());
-        let found = crate::walk::walk(&project_root, true);
-        let read_only = found
-            .protected
-            .iter()
-            .map(|relative| project_root.join(relative))
+        let mut policy = Self::read_only_helper(project_root, user_home, braincode_home);
+        let found = crate::walk::walk(&policy.project_root, true);
+        policy.project_writable = true;
+        policy.read_only = (found.protected.iter())
+            .map(|relative| policy.project_root.join(relative))
             .collect();
-        let mut hidden = vec![braincode_home.to_path_buf()];
-        if let Some(home) = user_home {
-            hidden.extend(home_secret_paths(home));
-        }
-        hidden.extend(found.secrets);
-        Self {
-            project_root,
-            project_writable: true,
-            writable: Vec::new(),
-            read_only,
-            hidden,
-            network: false,
-            allow_unix_sockets: Vec::new(),
-            walk_truncated: found.truncated,
-        }
+        policy.hidden.extend(found.secrets);
+        policy.walk_truncated = found.truncated;
+        policy
     }
 
     /// The policy of Braincode's own helper processes (its git queries): the project and

@@ -72,16 +72,19 @@ fn shown_command(check: &CheckSpec) -> String {
 }
 
 /// Selects, approves and runs the checks of `patch`; journals and returns their summary.
-/// Only cancellation is an error: a check that cannot run is a failed or skipped check.
+/// What the checks themselves wrote is taken into `baseline`, so later passes do not count
+/// it as the agent's. Only cancellation is an error: a check that cannot run is a failed or
+/// skipped check.
 pub(crate) async fn run_checks(
     shared: &Arc<RunShared>,
     patch: &PatchSummary,
     fix_iteration: u32,
+    baseline: Option<&mut crate::git::PatchBaseline>,
 ) -> Result<CheckSummary, RunError> {
     let summary = match shared.tape.as_deref().filter(|tape| tape.is_strict()) {
         // A replay runs nothing: the journal says what the checks did.
         Some(tape) => served(shared, tape, fix_iteration),
-        None => live_checks(shared, patch, fix_iteration).await?,
+        None => live_checks(shared, patch, fix_iteration, baseline).await?,
     };
     shared.sink.record(Record::CheckSummary(CheckSummaryRecord {
         summary: summary.clone(),
@@ -111,6 +114,7 @@ async fn live_checks(
     shared: &Arc<RunShared>,
     patch: &PatchSummary,
     fix_iteration: u32,
+    baseline: Option<&mut crate::git::PatchBaseline>,
 ) -> Result<CheckSummary, RunError> {
     let changed = changed_paths(patch);
     let selection = braincode_tools::checks::select(
@@ -183,6 +187,9 @@ async fn live_checks(
             .into_iter()
             .filter(|path| !patch.changed_files.iter().any(|f| &f.path == path))
             .collect();
+        if let Some(baseline) = baseline {
+            baseline.absorb(&after, &summary.written_files);
+        }
     }
     results.extend(ran.results);
     let not_run = ran.not_run;

@@ -391,6 +391,24 @@ mod tests {
         })
     }
 
+    /// A `review_decision` record with `verdict` and nothing else.
+    fn review(verdict: ReviewVerdict) -> Record {
+        Record::ReviewDecision(ReviewDecisionRecord {
+            decision: ReviewDecision {
+                decision: verdict,
+                confidence: None,
+                rationale: None,
+                findings: vec![],
+                required_changes: vec![],
+                blocking_issues: vec![],
+                residual_risks: vec![],
+            },
+            model: None,
+            attempt: None,
+            fix_iteration: None,
+        })
+    }
+
     fn finish_ok(sink: &RunSink, live: &LiveState) -> FinalReport {
         finish(
             sink,
@@ -432,20 +450,7 @@ mod tests {
         let sink = sink_with(&live, &journal);
         start(&sink);
         sink.record(patch(true));
-        sink.record(Record::ReviewDecision(ReviewDecisionRecord {
-            decision: ReviewDecision {
-                decision: ReviewVerdict::Inconclusive,
-                confidence: None,
-                rationale: None,
-                findings: vec![],
-                required_changes: vec![],
-                blocking_issues: vec![],
-                residual_risks: vec![],
-            },
-            model: None,
-            attempt: None,
-            fix_iteration: None,
-        }));
+        sink.record(review(ReviewVerdict::Inconclusive));
         let report = finish_ok(&sink, &live);
         assert_eq!(report.status, FinalStatus::Answered);
         assert_eq!(report.exit_code(), 6);
@@ -463,20 +468,7 @@ mod tests {
         let sink = sink_with(&live, &journal);
         start(&sink);
         sink.record(patch(false));
-        sink.record(Record::ReviewDecision(ReviewDecisionRecord {
-            decision: ReviewDecision {
-                decision: ReviewVerdict::ChangesRequested,
-                confidence: None,
-                rationale: None,
-                findings: vec![],
-                required_changes: vec![],
-                blocking_issues: vec![],
-                residual_risks: vec![],
-            },
-            model: None,
-            attempt: None,
-            fix_iteration: None,
-        }));
+        sink.record(review(ReviewVerdict::ChangesRequested));
         let report = finish_ok(&sink, &live);
         assert_eq!(report.status, FinalStatus::ChangesRequested);
         assert_eq!(report.warnings, ["no patch activity detected"]);

@@ -63,17 +63,10 @@ pub(crate) async fn verify_stage(
         let patch = patch_summary(shared, baseline.as_ref(), iteration).await;
         let checks = match &patch {
             Some(patch) if patch.has_patch_activity => {
-                Some(run_checks(shared, patch, iteration).await?)
+                Some(run_checks(shared, patch, iteration, baseline.as_mut()).await?)
             }
             _ => None,
         };
-        if let (Some(base), Some(written)) =
-            (baseline.as_mut(), checks.as_ref().map(|c| &c.written_files))
-            && !written.is_empty()
-            && let Some(now) = PatchBaseline::capture(&shared.project_root).await
-        {
-            base.absorb(&now, written);
-        }
         let review = review_pass(
             shared,
             &verify,

@@ -166,18 +166,9 @@ pub fn markdown(summary: &Summary) -> String {
 pub fn write(home: &Home, summary: &Summary) -> anyhow::Result<(PathBuf, PathBuf)> {
     let dir = home.root().join("benchmarks").join("reports");
     std::fs::create_dir_all(&dir)?;
-    // Milliseconds and a random suffix: two benchmarks finishing in the same second (or the
-    // same millisecond, in two processes) each keep their own report.
-    let suffix: String = uuid::Uuid::new_v4()
-        .simple()
-        .to_string()
-        .chars()
-        .take(6)
-        .collect();
-    let stamp = format!(
-        "{}-{suffix}",
-        chrono::Local::now().format("%Y%m%d-%H%M%S%.3f")
-    );
+    // The same sortable, random-suffixed stamp as a session id: two benchmarks finishing in
+    // the same second each keep their own report.
+    let stamp = braincode_runtime::new_session_id();
     let md = dir.join(format!("{stamp}-exec.md"));
     let json = dir.join(format!("{stamp}-exec.json"));
     braincode_config::write_bytes_atomic(&md, markdown(summary).as_bytes(), 0o644)?;
