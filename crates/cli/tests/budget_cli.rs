@@ -191,3 +191,94 @@ async fn a_brains_own_budget_stops_its_runs_and_a_flag_can_only_lower_it() {
         bad.stdout
     );
 }
+
+/// Parallel workers: the security worker finishes fast, the qa worker keeps reading until the
+/// budget is crossed. The answer's "done before it stopped" list is the report's own list, and
+/// a replay, where calls are served from the journal in whatever order, stops at the same call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_stop_among_parallel_workers_replays_identically_and_lists_the_same_workers() {
+    use run_harness::{configure, worker_reply};
+    let plan = Reply::json(&json!({
+        "role": "backend",
+        "workers": [
+            {"role": "security", "goal": "Assess the token validation", "reason": "auth code"},
+            {"role": "qa", "goal": "List the tests that cover tokens", "reason": "verification"}
+        ],
+        "todos": [],
+        "clarification": {"required": false, "reason": "", "question": "", "missing": [], "options": []},
+        "confidence": 0.8, "reason": "two views"
+    }))
+    .with_usage(Usage::new(100, 10, 0, 0));
+    for round in 0..3 {
+        let script = Script::new()
+            .when(Matcher::model("router"), [plan.clone()])
+            .when(
+                Matcher::model("security"),
+                [worker_reply("Empty tokens pass: reject them")
+                    .with_usage(Usage::new(300 + 600 * round, 10, 0, 0))
+                    .delayed(std::time::Duration::from_millis(150 * round))],
+            )
+            .always(
+                Matcher::model("qa"),
+                Reply::tool_call("read_file", json!({"path": "src/token.rs"}))
+                    .with_usage(Usage::new(400, 10, 0, 0))
+                    .delayed(std::time::Duration::from_millis(40)),
+            )
+            .always(
+                Matcher::model("backend"),
+                Reply::tool_call("read_file", json!({"path": "src/token.rs"}))
+                    .with_usage(Usage::new(400, 10, 0, 0)),
+            );
+        let server = ScriptedServer::start(script).await;
+        let home = TempHome::new();
+        configure(&home, &server, &[], &[]);
+        let repo = repo();
+        let out = braincode(
+            &home,
+            repo.path(),
+            &[
+                "run",
+                "--json",
+                "--max-tokens",
+                "2000",
+                "check the token validation",
+            ],
+        )
+        .await;
+        assert_eq!(out.code, 7, "{}\n{}", out.stderr, out.stdout);
+        let report: Value = serde_json::from_str(&out.stdout).unwrap();
+        let answer = report["modelSummary"].as_str().unwrap();
+        let completed: Vec<&str> = report["routing"]["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["status"] == "completed")
+            .map(|w| w["role"].as_str().unwrap())
+            .collect();
+        for role in &completed {
+            assert!(
+                answer.contains(&format!("- {role} (completed)")),
+                "round {round}: the report lists {role} as completed, the answer does not:\n{answer}\n{}",
+                serde_json::to_string_pretty(&report["routing"]["workers"]).unwrap()
+            );
+        }
+        if completed.is_empty() {
+            assert!(answer.contains("No worker had finished"), "{answer}");
+        }
+        // The stop is journaled once, right after the call that crossed the limit.
+        let session = report["sessionId"].as_str().unwrap();
+        let records = journal(&home, session);
+        let stops: Vec<usize> = (0..records.len())
+            .filter(|&i| {
+                records[i]["type"] == "warning"
+                    && records[i]["message"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("budget reached")
+            })
+            .collect();
+        assert_eq!(stops.len(), 1, "{records:#?}");
+        assert_eq!(records[stops[0] - 1]["type"], "token_usage");
+        replay_check(&home, repo.path(), session, &[]).await;
+    }
+}

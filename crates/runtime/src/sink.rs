@@ -27,6 +27,13 @@ pub trait JournalAppend: Send {
 pub trait EventSubscriber: Send + Sync {
     /// Called for every event, in order. Must not block for long.
     fn on_event(&self, event: &RunEvent);
+
+    /// Records this subscriber asks to journal right after the record it just saw (a
+    /// subscriber cannot record from inside [`EventSubscriber::on_event`]: the sink's lock is
+    /// held). They are appended under the same lock, so nothing comes between.
+    fn follow_ups(&self) -> Vec<Record> {
+        Vec::new()
+    }
 }
 
 /// Forwards events into a channel (for async consumers).
@@ -107,6 +114,9 @@ struct SinkInner {
     /// Whether a model request has gone out, and who waits for the first one.
     model_called: AtomicBool,
     first_model_call: tokio::sync::Notify,
+    /// The run's spawned agent tasks (workers), so a stopped run can wait until the last one
+    /// has let go before it writes its answer.
+    tasks: tokio_util::task::TaskTracker,
 }
 
 /// Cheap-to-clone handle every part of a run emits through.
@@ -143,6 +153,7 @@ impl RunSink {
                 final_sent: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
                 late_records: AtomicU64::new(0),
+                tasks: tokio_util::task::TaskTracker::new(),
                 model_called: AtomicBool::new(false),
                 first_model_call: tokio::sync::Notify::new(),
             }),
@@ -165,6 +176,20 @@ impl RunSink {
             return;
         }
         notified.await;
+    }
+
+    /// A token a spawned agent task holds for as long as it runs (also when it is aborted:
+    /// the token goes with the task's future).
+    pub fn task_token(&self) -> tokio_util::task::task_tracker::TaskTrackerToken {
+        self.inner.tasks.token()
+    }
+
+    /// Waits (at most `limit`) until every agent task holding a [`RunSink::task_token`] has
+    /// ended: after a cancel, what they record before they notice it is then in the fold the
+    /// answer and the report are made from.
+    pub async fn tasks_ended(&self, limit: std::time::Duration) {
+        self.inner.tasks.close();
+        let _ = tokio::time::timeout(limit, self.inner.tasks.wait()).await;
     }
 
     /// The session this sink journals into.
@@ -215,11 +240,21 @@ impl RunSink {
             self.inner.closed.store(true, Ordering::SeqCst);
         }
         // Broadcast under the lock: every subscriber, the journal first, sees records in one
-        // order.
-        self.broadcast(&RunEvent::Record {
-            session_id: self.inner.session_id.clone(),
-            entry: Box::new(entry),
-        });
+        // order; what a subscriber asks to journal in answer comes right after.
+        let mut queue = std::collections::VecDeque::from([entry]);
+        while let Some(entry) = queue.pop_front() {
+            self.broadcast(&RunEvent::Record {
+                session_id: self.inner.session_id.clone(),
+                entry: Box::new(entry),
+            });
+            if !terminal {
+                for subscriber in &self.inner.subscribers {
+                    for record in subscriber.follow_ups() {
+                        queue.push_back(JournalEntry::new(now_ms(), record));
+                    }
+                }
+            }
+        }
         // Report the journal's first failure only; the run itself goes on (the answer still
         // reaches the user, and the warning says what was not saved).
         if let Some(err) = self.inner.journal.as_ref().and_then(|j| j.take_failure()) {

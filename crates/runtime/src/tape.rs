@@ -15,9 +15,12 @@
 //!   calls are not made again, a tool that ran is not run again), and the first call it does
 //!   not have goes to the real model or tool. Reused calls are not journaled a second time.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
 
 use braincode_llm::{Completion, ErrorKind, ModelError, ToolCall};
 use braincode_protocol::{
@@ -72,6 +75,69 @@ pub struct TapeUse {
     pub hooks: u64,
 }
 
+/// Where the replayed run stopped at its budget: the `token_usage` record that crossed it
+/// (its agent session and turn) and the reason journaled right after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetStop {
+    /// The crossing call's agent session.
+    pub agent_session_id: String,
+    /// The crossing record's `turnId`.
+    pub turn_id: String,
+    /// The journaled reason (`budget reached: …`).
+    pub reason: String,
+}
+
+/// How long a replay of a budget-stopped run waits, at a call its journal does not have,
+/// for the rest of the journal to be served before it stops anyway (a divergence, then).
+const STOP_WATCHDOG: Duration = Duration::from_secs(20);
+
+/// A replay of a run that stopped at its budget: the live run was cut wherever each agent
+/// was when the crossing call cancelled it, so the replay serves every reply and result the
+/// journal has, parks every call it does not have, and stops the run once the crossing was
+/// replayed and nothing journaled is left to serve — however the agents interleave.
+#[derive(Debug)]
+struct StopReplay {
+    stop: BudgetStop,
+    /// The run's own served items (model replies, tool results) the journal has.
+    own_items: HashSet<String>,
+    served: Mutex<HashSet<String>>,
+    reached: AtomicBool,
+    cancel: OnceLock<CancellationToken>,
+}
+
+impl StopReplay {
+    fn served(&self, key: String) {
+        if self.own_items.contains(&key) {
+            lock(&self.served).insert(key);
+            self.maybe_stop();
+        }
+    }
+
+    fn maybe_stop(&self) {
+        if self.reached.load(Ordering::SeqCst)
+            && lock(&self.served).len() >= self.own_items.len()
+            && let Some(cancel) = self.cancel.get()
+        {
+            cancel.cancel();
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+fn reply_key(agent_session: &str, call: u32) -> String {
+    format!("reply {agent_session} {call}")
+}
+
+fn tool_key(agent_session: &str, call_id: &str) -> String {
+    format!("tool {agent_session} {call_id}")
+}
+
 /// The journaled results of one run, served by key.
 #[derive(Debug)]
 pub struct Tape {
@@ -102,6 +168,8 @@ pub struct Tape {
     model_replies: AtomicU64,
     tool_results: AtomicU64,
     hook_results: AtomicU64,
+    /// A replay of a run that stopped at its budget.
+    stop: Option<StopReplay>,
 }
 
 impl Tape {
@@ -136,8 +204,12 @@ impl Tape {
             model_replies: AtomicU64::new(0),
             tool_results: AtomicU64::new(0),
             hook_results: AtomicU64::new(0),
+            stop: None,
         };
         let mut hooks = HookQueues::new();
+        let mut own_items = HashSet::new();
+        let mut stop = None;
+        let mut last_own: Option<&Record> = None;
         let mut in_run = false;
         let mut own = false;
         let mut own_patches = 0;
@@ -152,6 +224,41 @@ impl Tape {
             }
             if !in_run {
                 continue;
+            }
+            if own {
+                match &entry.record {
+                    Record::ModelReply(reply) if !reply.clipped => {
+                        own_items.insert(reply_key(&reply.agent_session_id, reply.call));
+                    }
+                    Record::ToolExecutionSummary(summary)
+                        if summary.stage == ToolStage::End && summary.output.is_some() =>
+                    {
+                        if let Some(session) = &summary.origin.agent_session_id {
+                            own_items.insert(tool_key(session, &summary.tool_call_id));
+                        }
+                    }
+                    // The budget's stop is journaled right after the call that crossed it.
+                    Record::Warning(warning)
+                        if warning.message.starts_with(crate::run::BUDGET_REACHED) =>
+                    {
+                        if let Some(Record::TokenUsage(usage)) = last_own
+                            && let (Some(session), Some(turn)) =
+                                (&usage.agent_session_id, &usage.turn_id)
+                        {
+                            stop.get_or_insert(BudgetStop {
+                                agent_session_id: session.clone(),
+                                turn_id: turn.clone(),
+                                reason: warning
+                                    .message
+                                    .strip_suffix(crate::run::BUDGET_STOP_SUFFIX)
+                                    .unwrap_or(&warning.message)
+                                    .to_string(),
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+                last_own = Some(&entry.record);
             }
             match &entry.record {
                 Record::ModelReply(reply) => {
@@ -256,7 +363,56 @@ impl Tape {
             }
         }
         tape.hooks = Mutex::new(hooks);
+        if mode == TapeMode::Replay {
+            tape.stop = stop.map(|stop| StopReplay {
+                stop,
+                own_items,
+                served: Mutex::new(HashSet::new()),
+                reached: AtomicBool::new(false),
+                cancel: OnceLock::new(),
+            });
+        }
         tape
+    }
+
+    /// Where the replayed run stopped at its budget, if it did (a replay only).
+    pub fn budget_stop(&self) -> Option<&BudgetStop> {
+        self.stop.as_ref().map(|s| &s.stop)
+    }
+
+    /// Gives a replay of a budget-stopped run the run's cancellation, which it fires once
+    /// the crossing call was replayed and everything journaled was served.
+    pub fn arm_stop(&self, cancel: CancellationToken) {
+        if let Some(stop) = &self.stop {
+            let _ = stop.cancel.set(cancel);
+        }
+    }
+
+    /// The crossing call was replayed: the run stops as soon as nothing journaled is left.
+    pub fn stop_reached(&self) {
+        if let Some(stop) = &self.stop {
+            stop.reached.store(true, Ordering::SeqCst);
+            stop.maybe_stop();
+        }
+    }
+
+    /// Whether a call the journal does not have is where the live run was cut by its budget
+    /// (it is parked until the replay stops), rather than a divergence.
+    pub fn parks_missing_calls(&self) -> bool {
+        self.stop.is_some()
+    }
+
+    /// Parks a call the live run never finished, until the replay stops (the run's select
+    /// drops it then). Should the rest of the journal never be asked for — a divergence —
+    /// the run is stopped after a while, and the comparison says where it differs.
+    pub async fn park(&self) {
+        if let Some(cancel) = self.stop.as_ref().and_then(|s| s.cancel.get()) {
+            tokio::select! {
+                () = cancel.cancelled() => {}
+                () = tokio::time::sleep(STOP_WATCHDOG) => cancel.cancel(),
+            }
+        }
+        std::future::pending::<()>().await;
     }
 
     /// The replayed run's own MCP connection reports, in order.
@@ -296,6 +452,9 @@ impl Tape {
         }
         if !own {
             self.model_replies.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(stop) = &self.stop {
+            stop.served(reply_key(agent_session, call));
         }
         if let Some(error) = &reply.error {
             return Some((Err(model_error(error)), *own));
@@ -354,7 +513,28 @@ impl Tape {
         if !taped.own {
             self.tool_results.fetch_add(1, Ordering::Relaxed);
         }
+        if let Some(stop) = &self.stop {
+            stop.served(tool_key(agent_session, call_id));
+        }
         Some(taped.clone())
+    }
+
+    /// The replayed run's own approval and start records of call `call_id` of
+    /// `agent_session`, which the journal has without an end (the live run was cut there).
+    pub fn cut_call(
+        &self,
+        agent_session: &str,
+        call_id: &str,
+    ) -> (Option<ToolApprovalDecision>, Option<ToolExecutionSummary>) {
+        match self
+            .tools
+            .get(&(agent_session.to_string(), call_id.to_string()))
+        {
+            Some(taped) if taped.own && taped.end.is_none() => {
+                (taped.approval.clone(), taped.start.clone())
+            }
+            _ => (None, None),
+        }
     }
 
     /// Whether the journal has the start of call `call_id` of `agent_session` and not its end:

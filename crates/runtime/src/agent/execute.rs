@@ -252,6 +252,22 @@ async fn prepare_call<'a>(
         let taped = Box::new(taped);
         return (Prepared::Taped { taped, call }, pre.additional_context);
     }
+    // A replay of a run its budget stopped: a call the journal has no result for is where
+    // the live run was cut; it is journaled as far as it got and parked until the stop.
+    if let Some(tape) = tape.filter(|tape| tape.parks_missing_calls())
+        && !ORCHESTRATION_TOOLS.contains(&call.name.as_str())
+        && tape.refusal(session, &call.id).is_none()
+    {
+        let (approval, start) = tape.cut_call(session, &call.id);
+        if let Some(approval) = approval {
+            services.sink.record(Record::ToolApprovalDecision(approval));
+        }
+        if let Some(start) = start {
+            services.sink.record(Record::ToolExecutionSummary(start));
+        }
+        tape.park().await;
+        return done(ToolOutput::error("the run stopped"));
+    }
     // A call that started and has no end in the journal may have had its effect (a command
     // ran, a file was written) before the interruption: what only reads is run again, the
     // rest is not, and the model and the person are told to check before repeating it.

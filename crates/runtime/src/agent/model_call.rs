@@ -41,6 +41,13 @@ pub(super) async fn next_completion(
             }
             return Err(AgentError::Model(error));
         }
+        // A replay of a run its budget stopped: the live run never had this reply.
+        None if let Some(tape) = services.tape.as_deref()
+            && tape.parks_missing_calls() =>
+        {
+            tape.park().await;
+            return Err(AgentError::Cancelled);
+        }
         None if services.tape.as_deref().is_some_and(Tape::is_strict) => {
             return Err(AgentError::Model(
                 ModelError::new(

@@ -1,8 +1,13 @@
 //! Hard budgets (`--max-tokens`, `--max-cost`): a subscriber that adds up every `token_usage`
 //! record of the run (every agent: router, workers, primary, reviewer) and, once a limit is
-//! reached, cancels the run with a budget reason. The run then stops like a cancelled one —
-//! workers cancelled, nothing further asked of any model — and ends `budget_exceeded` with one
-//! answer that says what was done.
+//! reached, journals the stop right after the record that crossed it and cancels the run with
+//! a budget reason. The run then stops like a cancelled one — workers cancelled, nothing
+//! further asked of any model — and ends `budget_exceeded` with one answer that says what was
+//! done.
+//!
+//! A replay does not count: it stops at the journaled crossing (same call, same reason), once
+//! everything the journal has was served (see [`crate::tape::Tape::stop_reached`]), so the
+//! order in which parallel agents are replayed cannot move the stop.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -14,6 +19,9 @@ use crate::sink::EventSubscriber;
 
 /// How a budget's cancel reason begins (what tells it from a Ctrl-C).
 pub const BUDGET_REACHED: &str = "budget reached";
+
+/// What follows the reason in the warning journaled at the crossing.
+pub const BUDGET_STOP_SUFFIX: &str = ": the run stopped";
 
 /// A run's limits.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -62,8 +70,10 @@ pub(crate) struct BudgetWatch {
     spent: Mutex<Spent>,
     cancel: CancellationToken,
     reason: Arc<OnceLock<String>>,
-    /// Warnings to journal (a subscriber must not record from inside the sink).
-    warnings: Mutex<Vec<String>>,
+    /// Warnings to journal right after the record that caused them.
+    follow: Mutex<Vec<Record>>,
+    /// A replay's tape: the stop comes from the journal, not from counting.
+    tape: Option<Arc<crate::tape::Tape>>,
 }
 
 impl BudgetWatch {
@@ -72,14 +82,20 @@ impl BudgetWatch {
         prices: HashMap<String, ModelPricing>,
         cancel: CancellationToken,
         reason: Arc<OnceLock<String>>,
+        tape: Option<Arc<crate::tape::Tape>>,
     ) -> Self {
+        let tape = tape.filter(|tape| tape.is_strict());
+        if let Some(tape) = &tape {
+            tape.arm_stop(cancel.clone());
+        }
         Self {
             budget: Mutex::new(budget),
             prices,
             spent: Mutex::new(Spent::default()),
             cancel,
             reason,
-            warnings: Mutex::new(Vec::new()),
+            follow: Mutex::new(Vec::new()),
+            tape,
         }
     }
 
@@ -88,9 +104,19 @@ impl BudgetWatch {
         *lock(&self.budget) = budget;
     }
 
-    /// Warnings gathered so far (models without a price under `--max-cost`), once each.
-    pub fn take_warnings(&self) -> Vec<String> {
-        std::mem::take(&mut *lock(&self.warnings))
+    fn warn(&self, message: String) {
+        lock(&self.follow).push(Record::Warning(braincode_protocol::Warning { message }));
+    }
+
+    /// Stops the run: the reason, its warning right after the crossing record, the cancel.
+    fn stop(&self, reason: String) {
+        if self.reason.set(reason.clone()).is_ok() {
+            self.warn(format!("{reason}{BUDGET_STOP_SUFFIX}"));
+            match &self.tape {
+                Some(tape) => tape.stop_reached(),
+                None => self.cancel.cancel(),
+            }
+        }
     }
 }
 
@@ -109,6 +135,16 @@ impl EventSubscriber for BudgetWatch {
         let Record::TokenUsage(usage) = &entry.record else {
             return;
         };
+        if let Some(tape) = &self.tape {
+            // A replay stops where the run stopped, with the reason it journaled.
+            if let Some(stop) = tape.budget_stop()
+                && usage.agent_session_id.as_deref() == Some(stop.agent_session_id.as_str())
+                && usage.turn_id.as_deref() == Some(stop.turn_id.as_str())
+            {
+                self.stop(stop.reason.clone());
+            }
+            return;
+        }
         let model = usage.model_id.clone().unwrap_or_default();
         let counts = &usage.usage;
         let tokens = counts
@@ -124,7 +160,7 @@ impl EventSubscriber for BudgetWatch {
             Some(price) => spent.cost_usd += price.cost(counts),
             None if budget.max_cost_usd.is_some() && !spent.unpriced.contains(&model) => {
                 spent.unpriced.push(model.clone());
-                lock(&self.warnings).push(format!(
+                self.warn(format!(
                     "--max-cost: {model} has no price in models.json, so its calls are not counted against the budget"
                 ));
             }
@@ -142,10 +178,12 @@ impl EventSubscriber for BudgetWatch {
             _ => None,
         };
         drop(spent);
-        if let Some(reason) = over
-            && self.reason.set(reason).is_ok()
-        {
-            self.cancel.cancel();
+        if let Some(reason) = over {
+            self.stop(reason);
         }
+    }
+
+    fn follow_ups(&self) -> Vec<Record> {
+        std::mem::take(&mut *lock(&self.follow))
     }
 }

@@ -144,8 +144,8 @@ pub(crate) fn finish(
         Err(RunError::Cancelled)
             if cancel_reason.is_some_and(|r| r.starts_with(super::BUDGET_REACHED)) =>
         {
+            // The watch journaled the stop's warning right after the call that crossed it.
             let reason = cancel_reason.unwrap_or_default();
-            sink.warning(format!("{reason}: the run stopped"));
             (
                 FinalStatus::BudgetExceeded,
                 live.with(|state| budget_answer(state, reason)),
@@ -260,7 +260,8 @@ fn budget_answer(state: &crate::fold::RunState, reason: &str) -> String {
     let finished: Vec<String> = state
         .workers()
         .iter()
-        .filter(|w| w.outcome.is_some() && !w.running)
+        // The workers the report lists with an outcome, as it lists them.
+        .filter(|w| w.outcome.is_some() && !state.is_skipped(w))
         .map(|w| {
             let outcome = w.outcome.as_deref().unwrap_or_default();
             let said = w

@@ -457,7 +457,11 @@ pub(crate) async fn run_support_pool(
                     prompt_override: None,
                 };
                 let shared = Arc::clone(shared);
-                running.spawn(async move { (index, run_worker(&shared, job).await) });
+                let token = shared.sink.task_token();
+                running.spawn(async move {
+                    let _running = token;
+                    (index, run_worker(&shared, job).await)
+                });
             } else {
                 still_pending.push(index);
             }
