@@ -262,3 +262,118 @@ async fn a_command_interrupted_after_it_started_is_not_run_again_on_resume() {
         .any(|r| r.body.to_string().contains("may have run already"));
     assert!(told, "the model was not told the command may have run");
 }
+
+/// A run whose journal is cut by a full disk: the file-size limit (`ulimit -f`, with SIGXFSZ
+/// ignored, so writes past it fail with EFBIG as on a full disk) stops its journal partway.
+/// The next run of the session closes it with a recovery record and says so; after that later
+/// run has ended, `run --resume` still takes up the cut run, not the last one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cut_by_a_full_disk_is_closed_on_the_next_open_and_stays_resumable() {
+    use run_harness::{configure_one_model, hello_server};
+    let server = hello_server().await;
+    let home = TempHome::new();
+    configure_one_model(&home, &server);
+    let repo = repo();
+    let first = braincode(
+        &home,
+        repo.path(),
+        &["run", "--json", "--heuristic", "say hello"],
+    )
+    .await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let report: Value = serde_json::from_str(&first.stdout).unwrap();
+    let session = report["sessionId"].as_str().unwrap().to_string();
+    let path = run_harness::journal_path(&home, &session);
+    let size = std::fs::metadata(&path).unwrap().len();
+
+    // The second run may add ~1 KB to the journal before the "disk" is full.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f {}; exec \"$0\" \"$@\"",
+        (size + 1024) / 512 + 1
+    );
+    let binary = env!("CARGO_BIN_EXE_braincode");
+    let mut shell = tokio::process::Command::new("sh");
+    shell
+        .args([
+            "-c",
+            &script,
+            binary,
+            "run",
+            "--json",
+            "--heuristic",
+            "--session",
+            &session,
+        ])
+        .arg("say hello again")
+        .current_dir(repo.path())
+        .env("BRAINCODE_HOME", home.path())
+        .env("BRAINCODE_MODEL_CACHE", home.path().join("no-model-cache"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY");
+    let out = shell.output().await.unwrap();
+    let cut_report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("could not be written")
+            || cut_report.contains("could not be written"),
+        "{cut_report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The journal's last line is torn: read what parses.
+    let readable = |home: &TempHome| -> Vec<Value> {
+        std::fs::read_to_string(run_harness::journal_path(home, &session))
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let records = readable(&home);
+    let last_start = records
+        .iter()
+        .rposition(|r| r["type"] == "run_start")
+        .unwrap();
+    let cut_run = records[last_start]["runId"].as_str().unwrap().to_string();
+    assert!(
+        !records[last_start..]
+            .iter()
+            .any(|r| r["type"] == "run_end" || !r["status"].is_null()),
+        "the cut run kept a closing record: {records:#?}"
+    );
+
+    // The next run of the session closes the cut one, before its own start, and says so.
+    let third = braincode(
+        &home,
+        repo.path(),
+        &["run", "--heuristic", "--session", &session, "thanks"],
+    )
+    .await;
+    assert_eq!(third.code, 0, "{}\n{}", third.stderr, third.stdout);
+    assert!(
+        third.stderr.contains("had no closing record"),
+        "{}\n{}",
+        third.stderr,
+        third.stdout
+    );
+    let records = readable(&home);
+    let starts: Vec<usize> = (0..records.len())
+        .filter(|&i| records[i]["type"] == "run_start")
+        .collect();
+    assert_eq!(starts.len(), 3);
+    let closing = &records[starts[2] - 1];
+    assert_eq!(closing["type"], "run_error", "{closing}");
+    assert_eq!(closing["status"], "aborted");
+    assert!(closing["error"].as_str().unwrap().contains(&cut_run));
+    let listed = braincode(&home, repo.path(), &["sessions", "show", &session]).await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+
+    // The last run answered; `--resume` takes up the cut one.
+    let resumed = braincode(&home, repo.path(), &["run", "--json", "--resume", &session]).await;
+    assert_eq!(resumed.code, 0, "{}\n{}", resumed.stderr, resumed.stdout);
+    let records = readable(&home);
+    let start = records.iter().rfind(|r| r["type"] == "run_start").unwrap();
+    assert_eq!(
+        start["resumeOf"].as_str(),
+        Some(cut_run.as_str()),
+        "{start}"
+    );
+    assert_eq!(records.last().unwrap()["type"], "run_end");
+}

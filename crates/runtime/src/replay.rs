@@ -99,6 +99,44 @@ impl JournaledRun {
         Self::from_entries(session, read.entries, which)
     }
 
+    /// The run of `session` that `run --resume` takes up: the latest run whose latest attempt
+    /// did not answer (interrupted, cancelled, or closed on a later open because its journal
+    /// was cut) — not only the session's last run, so a run cut by a full disk can still be
+    /// resumed after later runs of the session ended. When none can be, the last run (whose
+    /// [`JournaledRun::check_resumable`] then says why).
+    pub fn load_resumable(home: &Home, session: &SessionId) -> Result<JournaledRun, ReplayError> {
+        let read =
+            read_journal(&home.session_path(session)).map_err(|err| ReplayError::Unreadable {
+                session: session.to_string(),
+                reason: err.to_string(),
+            })?;
+        let starts: Vec<(usize, Option<&str>)> = (read.entries.iter().enumerate())
+            .filter_map(|(i, e)| match &e.record {
+                Record::RunStart(start) => Some((i, start.run_id.as_deref())),
+                _ => None,
+            })
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut pick = None;
+        for (n, (first, run_id)) in starts.iter().enumerate().rev() {
+            let Some(run_id) = run_id else { continue };
+            if !seen.insert(*run_id) {
+                continue;
+            }
+            let end = starts.get(n + 1).map_or(read.entries.len(), |(i, _)| *i);
+            let mut state = RunState::new(session.to_string());
+            for entry in &read.entries[*first..end] {
+                state.apply(entry);
+            }
+            let status = state.is_finished().then(|| state.report().status);
+            if matches!(status, None | Some(FinalStatus::Aborted)) {
+                pick = Some(n + 1);
+                break;
+            }
+        }
+        Self::from_entries(session, read.entries, pick)
+    }
+
     /// Run `which` of a session's records (1-based, in journal order; `None` = the last one,
     /// which may itself be a resume: its tape then holds every earlier run of the same id).
     pub fn from_entries(

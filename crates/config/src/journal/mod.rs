@@ -16,6 +16,7 @@ mod handoff;
 mod latest;
 mod list;
 mod reader;
+mod recover;
 pub(crate) mod scan;
 mod snapshot;
 mod writer;
@@ -43,6 +44,7 @@ pub use reader::{
     JournalRead, MAX_LISTED_PROBLEMS, ScanReport, SkippedLine, parse_journal_line, read_journal,
     scan_journal,
 };
+pub use recover::{LiveRun, hold_live_run, run_is_live, unclosed_last_run};
 pub use scan::{MAX_LINE_BYTES, TAIL_BLOCK_BYTES};
 pub use snapshot::{
     CONTINUITY_HEADER, EntryKind, OffsetProblem, SessionSnapshot, SnapshotEntry, SnapshotOptions,

@@ -16,7 +16,7 @@
 
 mod budget;
 pub mod checks;
-pub use budget::{BUDGET_REACHED, RunBudget};
+pub use budget::{BUDGET_REACHED, BUDGET_STOP_SUFFIX, RunBudget};
 pub use checks::CHECK_TOOL;
 pub use setup::project_sandbox;
 mod dispatch;
@@ -161,9 +161,24 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
         None => finish::HandoffPlan::Extend(std::mem::take(&mut history.handoff)),
     };
     let mut early_warnings = Vec::new();
+    let mut early_notices = Vec::new();
+    let mut _live_run = None;
     let journal: Option<Box<dyn JournalAppend>> = match &services.journal {
         JournalTarget::Session => match JournalWriter::open(&services.home, &session_id) {
-            Ok(writer) => Some(Box::new(JournalFile(writer))),
+            Ok(mut writer) => {
+                // Not journaled as this run's warning (a replay of this run could not say it
+                // again): shown live; the closing record itself says what happened.
+                if let Some(notice) =
+                    opening::close_unclosed_run(&services.home, &session_id, &mut writer)
+                    && services.tape.is_none()
+                {
+                    early_notices.push(notice);
+                }
+                _live_run =
+                    braincode_config::journal::hold_live_run(&services.home, &session_id, &run_id)
+                        .ok();
+                Some(Box::new(JournalFile(writer)))
+            }
             Err(err) => {
                 early_warnings.push(format!(
                     "the session journal could not be opened ({err}); this run will not be saved"
@@ -189,6 +204,7 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
             .collect(),
         services.cancel.clone(),
         services.cancel_reason.clone(),
+        services.tape.clone(),
     ));
     subscribers.push(budget_watch.clone());
     let sink = RunSink::new(session_id.to_string(), journal, subscribers);
@@ -223,6 +239,9 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
     for warning in early_warnings {
         sink.warning(warning);
     }
+    for notice in early_notices {
+        sink.notice(notice);
+    }
     let mcp = setup.as_ref().ok().map(|base| base.mcp.clone());
     if let Some(mcp) = &mcp {
         mcp.kick_off(
@@ -246,6 +265,11 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
             }
         }
     };
+    // A stopped run's worker tasks are aborted with the pipeline; one may still be between two
+    // awaits, recording. The answer and the report are made once they have all let go.
+    if outcome.is_err() {
+        sink.tasks_ended(std::time::Duration::from_secs(5)).await;
+    }
     if let Some(tape) = services.tape.as_deref()
         && tape.resume_of().is_some()
     {
@@ -257,9 +281,6 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
     }
     if let Some(mcp) = mcp {
         mcp.shutdown().await;
-    }
-    for warning in budget_watch.take_warnings() {
-        sink.warning(warning);
     }
     let cancel_reason = services.cancel_reason.get().map(String::as_str);
     finish::finish(

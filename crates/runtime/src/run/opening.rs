@@ -121,3 +121,33 @@ pub(super) fn opening_record(
         max_cost_usd: request.budget.max_cost_usd,
     })
 }
+
+/// Closes the session's last run when it ended without its closing record (its journal could
+/// not be written to the end, or its process died) and nobody runs it any more: a `run_error`
+/// (status `aborted`, kind `interrupted`) written before this run's `run_start`, so the session
+/// lists it as ended and `run --resume` can take it up. Returns the warning that says so.
+pub(super) fn close_unclosed_run(
+    home: &braincode_config::Home,
+    id: &braincode_protocol::SessionId,
+    writer: &mut braincode_config::JournalWriter,
+) -> Option<String> {
+    // A run journaled before runs had ids cannot be resumed; it is left as it is.
+    let run_id = braincode_config::journal::unclosed_last_run(home, id).ok()???;
+    if braincode_config::journal::run_is_live(home, id, &run_id) {
+        return None;
+    }
+    let record = braincode_protocol::Record::RunError(braincode_protocol::RunError {
+        error: format!(
+            "run {run_id} ended without its closing record (its journal could not be written to the end, or its process died); closed when the session was next opened"
+        ),
+        kind: Some("interrupted".into()),
+        attempt: None,
+        will_fallback: Some(false),
+        duration_ms: None,
+        status: Some(braincode_protocol::FinalStatus::Aborted),
+    });
+    writer.append(&record).ok()?;
+    Some(format!(
+        "the session's previous run ({run_id}) had no closing record; it is now marked interrupted, and `braincode run --resume {id}` takes it up"
+    ))
+}

@@ -278,7 +278,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// `run --resume`: the interrupted last run of a session, again, reusing what it finished.
 fn resume(home: &Home, prefix: &str, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let session = resolve_session(home, prefix)?;
-    let journaled = JournaledRun::load(home, &session, None)?;
+    let journaled = JournaledRun::load_resumable(home, &session)?;
     journaled.check_resumable(&session)?;
     let request = journaled.request.clone();
     let flagged = args.read_only || args.allow_edits || args.yes;
