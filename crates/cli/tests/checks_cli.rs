@@ -137,3 +137,81 @@ async fn run_checks_what_the_change_selects_and_fails_with_the_output() {
         .any(|r| r["name"] == "make test");
     assert!(ran_make, "{summary:#}");
 }
+
+/// `checks run --all --json`: its exit code and summary.
+async fn run_all(home: &TempHome, repo: &TempRepo) -> (i32, Value) {
+    let out = braincode(home, repo.path(), &["checks", "run", "--all", "--json"]).await;
+    let summary: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}\n{}", out.stdout, out.stderr));
+    (out.code, summary)
+}
+
+/// Three outcomes, not two: a check whose environment keeps it from running (a test
+/// dependency not installed, no network in the sandbox) is "could not run", with the reason
+/// and the fix, exit 3; only a failure of the code is "failed", exit 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_that_could_not_run_is_told_apart_from_one_that_failed() {
+    let repo = TempRepo::new();
+    let makefile = |test: &str| format!("check:\n\t@echo checked\n\ntest:\n\t@{test}\n");
+    // A test suite whose conftest imports a dependency nobody installed.
+    repo.write(
+        "Makefile",
+        &makefile("echo \"E   ModuleNotFoundError: No module named 'hypothesis'\" >&2; exit 4"),
+    );
+    repo.commit("tests need hypothesis");
+    let home = TempHome::new();
+    assert_eq!(braincode(&home, repo.path(), &["trust"]).await.code, 0);
+    let (code, summary) = run_all(&home, &repo).await;
+    assert_eq!(code, 3, "{summary:#}");
+    assert_eq!(summary["status"], "could_not_run", "{summary:#}");
+    let test = summary["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "make test")
+        .unwrap();
+    let cause = test["environment"].as_str().unwrap();
+    assert!(cause.contains("`hypothesis` is not installed"), "{cause}");
+    assert!(cause.contains("--fetch-deps"), "{cause}");
+    assert!(
+        summary["reason"]
+            .as_str()
+            .unwrap()
+            .contains("could not run: make test"),
+        "{summary:#}"
+    );
+
+    // The sandbox has no network: a test that needs a host could not run.
+    repo.write(
+        "Makefile",
+        &makefile(
+            "python3 -c \"import socket; socket.getaddrinfo('index.crates.io.invalid', 443)\"",
+        ),
+    );
+    let (code, summary) = run_all(&home, &repo).await;
+    assert_eq!(code, 3, "{summary:#}");
+    let human = braincode(&home, repo.path(), &["checks", "run", "--all"]).await;
+    assert!(
+        human.stdout.contains("! make test could not run")
+            && human.stdout.contains("needed the network"),
+        "{}",
+        human.stdout
+    );
+
+    // A failing assertion is the code's: failed, exit 1.
+    repo.write(
+        "Makefile",
+        &makefile("echo 'AssertionError: 2 != 3' >&2; exit 1"),
+    );
+    let (code, summary) = run_all(&home, &repo).await;
+    assert_eq!(code, 1, "{summary:#}");
+    assert_eq!(summary["status"], "failed");
+    let test = &summary["results"].as_array().unwrap()[1];
+    assert!(test["environment"].is_null(), "{summary:#}");
+
+    // And a passing suite passes.
+    repo.write("Makefile", &makefile("echo ok"));
+    let (code, summary) = run_all(&home, &repo).await;
+    assert_eq!(code, 0, "{summary:#}");
+    assert_eq!(summary["status"], "passed");
+}

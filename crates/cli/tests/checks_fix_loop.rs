@@ -600,3 +600,49 @@ async fn files_the_checks_write_are_theirs_not_the_agents() {
         "{report:#}"
     );
 }
+
+/// A check that could not run (a test dependency is not installed) is not the change's fault:
+/// no fix pass, the report says which check could not run and how to fix that, and the
+/// reviewer is told so; the run ends with the review's decision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_that_could_not_run_gets_no_fix_pass() {
+    let repo = TempRepo::new();
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
+    );
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n");
+    // The suite needs `hypothesis`, which is not installed here.
+    repo.write(
+        "tests/test_calc.py",
+        "import hypothesis_is_not_installed_here\nimport calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n",
+    );
+    repo.write(".gitignore", "__pycache__/\n.pytest_cache/\n");
+    repo.commit("calc");
+    let home = TempHome::new();
+    let server = scripted(
+        &home,
+        vec![
+            edit("calc.py", "    return a + b\n", "    return b + a\n"),
+            Reply::text("Swapped the operands."),
+        ],
+    )
+    .await;
+    let (code, report) = run(&home, &repo, "--yes", "Refactor the function in calc.py").await;
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["status"], "approved", "{report:#}");
+    assert_eq!(report["checks"]["status"], "could_not_run", "{report:#}");
+    assert!(
+        report["fixIterations"].as_u64().unwrap_or(0) == 0,
+        "{report:#}"
+    );
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("could not run") && warnings.contains("hypothesis_is_not_installed_here"),
+        "{warnings}"
+    );
+    // The reviewer heard it as the environment's, not as a failure to fix.
+    let review = run_harness::model_requests(&server, "review").join("\n");
+    assert!(review.contains("could not run"), "{review}");
+    assert!(!review.contains("Failed checks mean changes are required"));
+}

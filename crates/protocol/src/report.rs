@@ -148,10 +148,38 @@ pub struct PatchSummary {
 pub enum CheckStatus {
     /// Every selected check passed.
     Passed,
-    /// At least one check failed or timed out.
+    /// At least one check failed or timed out: the code's doing.
     Failed,
     /// Checks were not run, with a reason.
     Skipped,
+    /// No check failed on the code, but at least one could not run because of its
+    /// environment (the network is off, a dependency or a toolchain is missing, a lockfile is
+    /// out of date): said with the reason and the fix, never sent to the fix loop.
+    CouldNotRun,
+}
+
+impl CheckStatus {
+    /// The outcome of checks that ran: failed when one failed on the code, else could not
+    /// run when one could not run, else passed.
+    pub fn of_results(results: &[CheckResult]) -> CheckStatus {
+        if results.iter().any(|r| !r.passed && r.environment.is_none()) {
+            CheckStatus::Failed
+        } else if results.iter().any(|r| !r.passed) {
+            CheckStatus::CouldNotRun
+        } else {
+            CheckStatus::Passed
+        }
+    }
+
+    /// The status as shown to a person.
+    pub fn label(self) -> &'static str {
+        match self {
+            CheckStatus::Passed => "passed",
+            CheckStatus::Failed => "failed",
+            CheckStatus::Skipped => "skipped",
+            CheckStatus::CouldNotRun => "could not run",
+        }
+    }
 }
 
 /// One check command's outcome.
@@ -175,6 +203,10 @@ pub struct CheckResult {
     /// The end of its output.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub output_tail: String,
+    /// Why it could not run, when its environment is to blame rather than the code (with
+    /// the fix, one line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
 }
 
 /// The checks gate's summary.

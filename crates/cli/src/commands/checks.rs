@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use braincode_protocol::{CheckStatus, CheckSummary};
 use braincode_runtime::config::{LoadedChecks, load_checks};
-use braincode_runtime::run::checks::{CheckContext, run_specs};
+use braincode_runtime::run::checks::{CheckContext, missing_results, outcome_reason, run_specs};
 use braincode_tools::checks::{CheckSpec, Selection};
 use serde_json::json;
 
@@ -269,30 +269,14 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("checks cancelled");
             return Ok(ExitCode::from(130));
         };
-        for (name, reason) in &selection.missing {
-            summary.results.push(braincode_protocol::CheckResult {
-                name: name.clone(),
-                command: String::new(),
-                passed: false,
-                exit_code: None,
-                timed_out: false,
-                duration_ms: 0,
-                output_tail: reason.clone(),
-            });
-        }
+        summary.results = missing_results(&selection);
         summary.results.extend(ran.results);
-        summary.status = if summary.results.iter().all(|r| r.passed) {
-            CheckStatus::Passed
-        } else {
-            CheckStatus::Failed
-        };
-        if !ran.not_run.is_empty() {
-            summary.reason = Some(format!(
-                "{}; not run: {}",
-                selection.reason,
-                ran.not_run.join(", ")
-            ));
-        }
+        summary.status = CheckStatus::of_results(&summary.results);
+        summary.reason = Some(outcome_reason(
+            &selection.reason,
+            &summary.results,
+            &ran.not_run,
+        ));
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -301,6 +285,8 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(match summary.status {
         CheckStatus::Failed => ExitCode::from(1),
+        // Nothing failed on the code, but not everything could be checked.
+        CheckStatus::CouldNotRun => ExitCode::from(3),
         CheckStatus::Passed | CheckStatus::Skipped => ExitCode::SUCCESS,
     })
 }
@@ -317,13 +303,20 @@ fn print_summary(summary: &CheckSummary) {
             (false, Some(code)) => format!("exit {code}"),
             (false, None) => "did not run".to_string(),
         };
+        if let Some(cause) = &result.environment {
+            println!(
+                "! {} could not run ({how}, {seconds:.1}s): {cause}",
+                result.name
+            );
+            continue;
+        }
         println!("✗ {} ({how}, {seconds:.1}s)", result.name);
         let lines: Vec<&str> = result.output_tail.lines().collect();
         for line in &lines[lines.len().saturating_sub(30)..] {
             println!("    {line}");
         }
     }
-    let status = format!("{:?}", summary.status).to_lowercase();
+    let status = summary.status.label();
     match &summary.reason {
         Some(reason) => println!("checks {status}: {reason}"),
         None => println!("checks {status}"),

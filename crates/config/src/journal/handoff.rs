@@ -11,7 +11,7 @@
 
 use braincode_context::{HandoffSummary, HandoffTurn, bound_handoff_summary};
 use braincode_protocol::{
-    CheckStatus, FinalReport, FinalStatus, HandoffTrigger, JournalEntry, Record, SessionId,
+    FinalReport, FinalStatus, HandoffTrigger, JournalEntry, Record, SessionId,
 };
 
 use super::read_journal;
@@ -51,11 +51,7 @@ pub fn report_turns(report: &FinalReport) -> Vec<HandoffTurn> {
         turns.push(turn("changes", files.join(", ")));
     }
     if let Some(checks) = &report.checks {
-        let status = match checks.status {
-            CheckStatus::Passed => "passed",
-            CheckStatus::Failed => "failed",
-            CheckStatus::Skipped => "skipped",
-        };
+        let status = checks.status.label();
         let detail = if checks.results.is_empty() {
             checks.reason.clone().unwrap_or_default()
         } else {

@@ -12,7 +12,7 @@ use braincode_llm::ToolCall;
 use braincode_protocol::{
     CheckResult, CheckStatus, CheckSummary, CheckSummaryRecord, PatchSummary, Record,
 };
-use braincode_tools::checks::{CheckKind, CheckSpec, Selection};
+use braincode_tools::checks::{CheckKind, CheckSpec, Selection, environment_cause};
 use braincode_tools::exec::process::{confined_command, run_captured};
 use braincode_tools::{ToolDefinition, ToolPermission, ToolRisk};
 use serde_json::json;
@@ -128,25 +128,13 @@ async fn live_checks(
         summary.reason = Some(reason.clone());
         return Ok(summary);
     }
-    let missing: Vec<CheckResult> = selection
-        .missing
-        .iter()
-        .map(|(name, reason)| CheckResult {
-            name: name.clone(),
-            command: String::new(),
-            passed: false,
-            exit_code: None,
-            timed_out: false,
-            duration_ms: 0,
-            output_tail: reason.clone(),
-        })
-        .collect();
+    let missing = missing_results(&selection);
     if selection.checks.is_empty() {
         summary.results = missing;
         summary.status = if summary.results.is_empty() {
             CheckStatus::Skipped
         } else {
-            CheckStatus::Failed
+            CheckStatus::of_results(&summary.results)
         };
         return Ok(summary);
     }
@@ -192,27 +180,51 @@ async fn live_checks(
         }
     }
     results.extend(ran.results);
-    let not_run = ran.not_run;
-    let failed: Vec<&str> = results
-        .iter()
-        .filter(|r| !r.passed)
+    summary.status = CheckStatus::of_results(&results);
+    summary.reason = Some(outcome_reason(&selection.reason, &results, &ran.not_run));
+    summary.results = results;
+    Ok(summary)
+}
+
+/// The selected checks that cannot run here (their tool is not installed, a name that
+/// designates nothing): results that could not run, nothing for the code to fix.
+pub fn missing_results(selection: &Selection) -> Vec<CheckResult> {
+    (selection.missing.iter())
+        .map(|(name, reason)| CheckResult {
+            name: name.clone(),
+            command: String::new(),
+            passed: false,
+            exit_code: None,
+            timed_out: false,
+            duration_ms: 0,
+            output_tail: reason.clone(),
+            environment: Some(reason.clone()),
+        })
+        .collect()
+}
+
+/// The summary's reason: why these checks, which failed on the code, which could not run and
+/// why (with the fix), which were not run after an earlier failure.
+pub fn outcome_reason(selected: &str, results: &[CheckResult], not_run: &[String]) -> String {
+    let mut reason = selected.to_string();
+    let failed: Vec<&str> = (results.iter())
+        .filter(|r| !r.passed && r.environment.is_none())
         .map(|r| r.name.as_str())
         .collect();
-    summary.status = if failed.is_empty() {
-        CheckStatus::Passed
-    } else {
-        CheckStatus::Failed
-    };
-    let mut reason = selection.reason.clone();
     if !failed.is_empty() {
         reason = format!("{reason}; failed: {}", failed.join(", "));
+    }
+    let could_not: Vec<String> = (results.iter())
+        .filter(|r| !r.passed)
+        .filter_map(|r| Some(format!("{} ({})", r.name, r.environment.as_deref()?)))
+        .collect();
+    if !could_not.is_empty() {
+        reason = format!("{reason}; could not run: {}", could_not.join("; "));
     }
     if !not_run.is_empty() {
         reason = format!("{reason}; not run: {}", not_run.join(", "));
     }
-    summary.reason = Some(reason);
-    summary.results = results;
-    Ok(summary)
+    reason
 }
 
 /// One approval for the whole selection, through the run's gate: the permission policy reads
@@ -327,6 +339,7 @@ async fn run_one(
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
+            let output = format!("cannot run {}: {error}", check.program);
             return Ok(CheckResult {
                 name: check.name.clone(),
                 command,
@@ -334,7 +347,8 @@ async fn run_one(
                 exit_code: None,
                 timed_out: false,
                 duration_ms,
-                output_tail: format!("cannot run {}: {error}", check.program),
+                environment: environment_cause(&check.program, None, &output, &dir),
+                output_tail: output,
             });
         }
     };
@@ -353,14 +367,21 @@ async fn run_one(
         output.push_str(&format!("\n[timed out after {} ms]", timeout.as_millis()));
     }
     let exit_code = outcome.exit.and_then(|exit| exit.code);
+    let passed = exit_code == Some(0) && !outcome.timed_out;
+    // A failure the environment explains (no network, a dependency or tool not installed)
+    // is not the code's: it is said as such and never sent to the fix loop.
+    let environment = (!passed && !outcome.timed_out)
+        .then(|| environment_cause(&check.program, exit_code, &output, &dir))
+        .flatten();
     Ok(CheckResult {
         name: check.name.clone(),
         command,
-        passed: exit_code == Some(0) && !outcome.timed_out,
+        passed,
         exit_code,
         timed_out: outcome.timed_out,
         duration_ms,
         output_tail: tail_bytes(&output, max_bytes),
+        environment,
     })
 }
 

@@ -336,6 +336,13 @@ fn closing_warnings(live: &LiveState, status: FinalStatus, journal_failed: bool)
             let reason = checks.reason.as_deref().unwrap_or("no reason given");
             warnings.push(format!("checks skipped: {reason}"));
         }
+        if let Some(checks) = state.checks() {
+            for result in &checks.results {
+                if let Some(cause) = &result.environment {
+                    warnings.push(format!("check {} could not run: {cause}", result.name));
+                }
+            }
+        }
         if state
             .review()
             .is_some_and(|r| r.decision == ReviewVerdict::Blocked)

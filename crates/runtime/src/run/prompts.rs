@@ -267,8 +267,16 @@ fn write_checks(out: &mut String, checks: Option<&CheckSummary>) {
                 "Checks were skipped: {reason}. Treat what they would have verified as a residual risk."
             );
         }
-        CheckStatus::Passed | CheckStatus::Failed => {
+        CheckStatus::Passed | CheckStatus::Failed | CheckStatus::CouldNotRun => {
             for result in &checks.results {
+                if let Some(cause) = &result.environment {
+                    let _ = writeln!(
+                        out,
+                        "- {} `{}`: could not run (its environment, not the code): {cause}",
+                        result.name, result.command
+                    );
+                    continue;
+                }
                 let verdict = if result.passed { "passed" } else { "FAILED" };
                 let _ = writeln!(out, "- {} `{}`: {verdict}", result.name, result.command);
                 if !result.passed && !result.output_tail.trim().is_empty() {
@@ -281,6 +289,12 @@ fn write_checks(out: &mut String, checks: Option<&CheckSummary>) {
             }
             if checks.status == CheckStatus::Failed {
                 let _ = writeln!(out, "Failed checks mean changes are required.");
+            }
+            if checks.results.iter().any(|r| r.environment.is_some()) {
+                let _ = writeln!(
+                    out,
+                    "Checks that could not run are not the change's fault: treat what they would have verified as a residual risk."
+                );
             }
         }
     }

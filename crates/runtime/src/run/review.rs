@@ -73,7 +73,7 @@ pub(crate) fn apply_check_gate(
                 let failed: Vec<&str> = checks
                     .results
                     .iter()
-                    .filter(|r| !r.passed)
+                    .filter(|r| !r.passed && r.environment.is_none())
                     .map(|r| r.name.as_str())
                     .collect();
                 if decision.decision != ReviewVerdict::Blocked {
@@ -93,6 +93,10 @@ pub(crate) fn apply_check_gate(
             }
             CheckStatus::Skipped => decision.residual_risks.push(format!(
                 "Checks were skipped: {}",
+                checks.reason.as_deref().unwrap_or("no reason given")
+            )),
+            CheckStatus::CouldNotRun => decision.residual_risks.push(format!(
+                "Checks could not run: {}",
                 checks.reason.as_deref().unwrap_or("no reason given")
             )),
             CheckStatus::Passed => {}
@@ -136,16 +140,7 @@ pub(crate) async fn run_review(
                 .map(|p| p.changed_files.iter().map(|f| f.path.clone()).collect())
                 .unwrap_or_default(),
             diff_truncated,
-            checks_status: Some(
-                inputs
-                    .checks
-                    .map_or("not_run", |c| match c.status {
-                        CheckStatus::Passed => "passed",
-                        CheckStatus::Failed => "failed",
-                        CheckStatus::Skipped => "skipped",
-                    })
-                    .into(),
-            ),
+            checks_status: Some(inputs.checks.map_or("not_run", |c| c.status.label()).into()),
             risk_tier: inputs.checks.and_then(|c| c.risk_tier.clone()),
             independent: Some(independent),
             attempt: None,
@@ -258,6 +253,7 @@ mod tests {
                 timed_out: false,
                 duration_ms: 1,
                 output_tail: String::new(),
+                environment: None,
             }],
             written_files: Vec::new(),
         }

@@ -211,7 +211,8 @@ fn fix_prompt(checks: Option<&CheckSummary>, review: Option<&ReviewDecision>) ->
     );
     if let Some(checks) = checks.filter(|c| c.status == CheckStatus::Failed) {
         let _ = writeln!(out, "\n## Failed checks");
-        for result in checks.results.iter().filter(|r| !r.passed) {
+        // Checks that could not run are not the code's to fix.
+        for result in (checks.results.iter()).filter(|r| !r.passed && r.environment.is_none()) {
             let how = match (result.timed_out, result.exit_code) {
                 (true, _) => "timed out".to_string(),
                 (false, Some(code)) => format!("exit code {code}"),
@@ -284,6 +285,7 @@ mod tests {
                 timed_out: false,
                 duration_ms: 5,
                 output_tail: format!("{}\nFAILED test_calc.py::test_add", "noise\n".repeat(900)),
+                environment: None,
             }],
             written_files: Vec::new(),
         }

@@ -15,6 +15,7 @@
 
 mod classify;
 mod discover;
+mod environment;
 mod patterns;
 mod probe;
 mod project_file;
@@ -26,6 +27,7 @@ use serde::Serialize;
 
 pub use classify::{PatchKind, RiskTier, UnknownPatchKind, classify_patch, risk_tier};
 pub use discover::{discover, project_dirs};
+pub use environment::environment_cause;
 pub use project_file::{ChecksFileError, ChecksOverrides, parse_project_checks};
 pub use select::{Selection, list, select};
 

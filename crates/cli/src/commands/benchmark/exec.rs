@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use braincode_config::Home;
-use braincode_protocol::{CheckStatus, FinalReport, Role};
+use braincode_protocol::{FinalReport, Role};
 use braincode_runtime::{PermissionMode, RoutingChoice, RunRequest, RunServices, run};
 use serde::{Deserialize, Serialize};
 
@@ -210,11 +210,7 @@ pub struct TaskRun {
 fn checks_status(report: &FinalReport) -> String {
     match &report.checks {
         None => "not-run".into(),
-        Some(summary) => match summary.status {
-            CheckStatus::Passed => "passed".into(),
-            CheckStatus::Failed => "failed".into(),
-            CheckStatus::Skipped => "skipped".into(),
-        },
+        Some(summary) => summary.status.label().into(),
     }
 }
 
