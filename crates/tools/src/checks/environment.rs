@@ -9,9 +9,29 @@
 
 use std::path::Path;
 
-/// What to do when dependencies were not fetched.
-const FETCH_FIX: &str =
-    "fetch the dependencies once with `--fetch-deps` (registries only), or install them yourself";
+/// What to do when dependencies were not fetched, by the program the check ran.
+fn fetch_fix(program: &str) -> &'static str {
+    match program {
+        "cargo" => {
+            "fetch the crates once outside the sandbox (`cargo fetch`), then run the checks again"
+        }
+        "npm" | "npx" | "node" => {
+            "install the packages once outside the sandbox (`npm ci`), then run the checks again"
+        }
+        "pnpm" => {
+            "install the packages once (`pnpm install --frozen-lockfile`), then run the checks again"
+        }
+        "yarn" => {
+            "install the packages once (`yarn install --immutable`), then run the checks again"
+        }
+        "go" => {
+            "download the modules once outside the sandbox (`go mod download`), then run the checks again"
+        }
+        _ => {
+            "install the project's (test) dependencies once outside the sandbox (a `.venv` with `pip install -e '.[test]'` or the project's requirements, `npm ci`, `cargo fetch`, `go mod download`), then run the checks again"
+        }
+    }
+}
 
 /// Why a failed check could not run because of its environment, with the fix (one line), or
 /// `None` when the failure is the code's. `dir` is the check's directory (to tell the
@@ -72,7 +92,8 @@ pub fn environment_cause(
     ] {
         if let Some(found) = line(needle) {
             return Some(format!(
-                "the check needed the network, which the sandbox keeps off ({found}): {FETCH_FIX}"
+                "the check needed the network, which the sandbox keeps off ({found}): {}",
+                fetch_fix(program)
             ));
         }
     }
@@ -85,7 +106,8 @@ pub fn environment_cause(
     ] {
         if let Some(found) = line(needle) {
             return Some(format!(
-                "a dependency is not fetched ({found}): {FETCH_FIX}"
+                "a dependency is not fetched ({found}): {}",
+                fetch_fix(program)
             ));
         }
     }
@@ -104,18 +126,21 @@ pub fn environment_cause(
         && !is_own_python_module(dir, &module)
     {
         return Some(format!(
-            "the Python module `{module}` is not installed (a dependency of the project or its tests): {FETCH_FIX}"
+            "the Python module `{module}` is not installed (a dependency of the project or its tests): {}",
+            fetch_fix(program)
         ));
     }
     if let Some(found) = line("unrecognized arguments: --cov") {
         return Some(format!(
-            "a pytest plugin the project's configuration uses is not installed ({found}): {FETCH_FIX}"
+            "a pytest plugin the project's configuration uses is not installed ({found}): {}",
+            fetch_fix(program)
         ));
     }
     // Node: a package module (not a relative path) that is not installed.
     if let Some(module) = missing_node_module(output) {
         return Some(format!(
-            "the Node package `{module}` is not installed (no `node_modules`?): {FETCH_FIX}"
+            "the Node package `{module}` is not installed (no `node_modules`?): {}",
+            fetch_fix(program)
         ));
     }
     // A program a script calls that is not there (`sh: 1: jest: not found`, exit 127).
@@ -124,7 +149,8 @@ pub fn environment_cause(
             .or_else(|| line("command not found"))
             .unwrap_or_else(|| format!("exit 127 from {program}"));
         return Some(format!(
-            "a program the check calls is not installed ({found}): install the project's tools, or {FETCH_FIX}"
+            "a program the check calls is not installed ({found}): install the project's tools, or {}",
+            fetch_fix(program)
         ));
     }
     None
@@ -195,7 +221,7 @@ mod tests {
         let cargo = "    Updating crates.io index\nerror: failed to get `linked-hash-map` as a dependency of package `insta v1.39.0`\n\nCaused by:\n  failed to query replaced source registry `crates-io`\n\nCaused by:\n  download of config.json failed\n\nCaused by:\n  [6] Could not resolve host: index.crates.io\n";
         let said = cause("cargo", 101, cargo).unwrap();
         assert!(said.contains("network"), "{said}");
-        assert!(said.contains("--fetch-deps"), "{said}");
+        assert!(said.contains("cargo fetch"), "{said}");
 
         let offline = "error: failed to get `insta` as a dependency of package `similar v2.6.0`\n";
         assert!(
