@@ -101,6 +101,20 @@ fn exit_quietly_on_closed_stdout() {
 }
 
 fn main() -> ExitCode {
+    // Inside the sandbox, the network allowlist's bridge (not a user command).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a == braincode_sandbox::netbridge::BRIDGE_COMMAND)
+    {
+        return match braincode_sandbox::netbridge::bridge_main(&args[2..]) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(message) => {
+                eprintln!("braincode network bridge: {message}");
+                ExitCode::from(126)
+            }
+        };
+    }
     exit_quietly_on_closed_stdout();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -171,6 +171,10 @@ pub struct SandboxSettings {
     /// Host UNIX sockets commands may connect to (absolute, or starting with `~/`), e.g.
     /// `/var/run/docker.sock`; every other socket of the host is refused.
     pub allow_unix_sockets: Vec<String>,
+    /// Host names added to the package registries on the network allowlist (`--fetch-deps`,
+    /// `--allow-network=registries`), e.g. a company mirror; `*.example.org` covers its
+    /// subdomains. IP addresses are never allowed.
+    pub network_allow: Vec<String>,
     /// Use a sandbox that does not enforce everything (Landlock: secret files inside the
     /// project readable, protected paths only checked after each command) for commands that
     /// run without a person's approval (`--yes`, checks under `--allow-edits`). Off: such

@@ -237,6 +237,14 @@ pub struct CheckSummary {
     /// not the agent's, so they count neither in the run's patch nor in its patch kind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub written_files: Vec<String>,
+    /// The dependency steps run before the checks (`deps: cargo fetch`), up-to-date ones
+    /// included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<CheckResult>,
+    /// Every connection those steps asked the network allowlist for (`allowed pypi.org:443`,
+    /// `refused 10.0.0.1:80: …`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<String>,
 }
 
 /// A reviewer's verdict.

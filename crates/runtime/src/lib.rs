@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod approval;
 pub mod config;
+pub mod deps;
 pub mod fold;
 pub mod git;
 pub mod handoff;

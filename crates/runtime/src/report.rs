@@ -183,6 +183,8 @@ mod tests {
             review_required: false,
             results: vec![],
             written_files: Vec::new(),
+            setup: Vec::new(),
+            network: Vec::new(),
         }
     }
 

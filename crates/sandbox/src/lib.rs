@@ -27,6 +27,7 @@ mod env;
 mod guard;
 mod helper;
 mod lists;
+pub mod netbridge;
 mod policy;
 mod walk;
 
@@ -478,6 +479,30 @@ impl Sandbox {
         };
         scrub_secret_env(&mut command);
         command
+    }
+
+    /// [`Sandbox::command`] for a command whose network goes through the allowlist proxy at
+    /// `route` (its socket must be among the policy's allowed sockets, and the network off):
+    /// the command runs under the bridge, which gives it `HTTP(S)_PROXY`. Only the bubblewrap
+    /// backend has a private loopback for the bridge to listen on.
+    pub fn command_via(
+        &self,
+        route: &netbridge::NetRoute,
+        program: &OsStr,
+        args: &[OsString],
+        cwd: &Path,
+    ) -> Result<Command, String> {
+        if self.kind != SandboxKind::Bubblewrap {
+            return Err(format!(
+                "the network allowlist needs the bubblewrap sandbox (this one is {}): install bubblewrap",
+                self.describe()
+            ));
+        }
+        if self.policy.network {
+            return Err("the network is already on for this sandbox".into());
+        }
+        let (program, args) = route.wrap(program, args);
+        Ok(self.command(&program, &args, cwd))
     }
 
     fn guard(&self) -> &guard::Guard {

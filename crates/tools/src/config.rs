@@ -185,6 +185,21 @@ pub enum CheckStrategy {
     All,
 }
 
+/// Whether the checks set up the project's dependencies before they first run (`cargo
+/// fetch`, a `.venv` with the test extras, `npm ci`, `go mod download`), in the sandbox, with
+/// the network limited to the package registries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FetchDependencies {
+    /// Only when asked (`--fetch-deps`); a check that could not run says how.
+    #[default]
+    Ask,
+    /// Before the first checks of a project (and again when its lockfile changes).
+    Always,
+    /// Never, even with `--fetch-deps`.
+    Never,
+}
+
 /// Whether a rule or check requires an independent review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -229,6 +244,8 @@ pub struct ChecksConfig {
     pub timeout_ms: u64,
     /// Output tail kept per script (bytes), clamped to 1 000..512 000.
     pub max_output_bytes: u64,
+    /// Whether dependencies are set up before the checks.
+    pub fetch_dependencies: FetchDependencies,
 }
 
 impl Default for ChecksConfig {
@@ -240,6 +257,7 @@ impl Default for ChecksConfig {
             policies: BTreeMap::new(),
             timeout_ms: DEFAULT_CHECK_TIMEOUT_MS,
             max_output_bytes: DEFAULT_CHECK_OUTPUT_BYTES,
+            fetch_dependencies: FetchDependencies::Ask,
         }
     }
 }
@@ -259,6 +277,8 @@ struct RawChecksConfig {
     timeout_ms: Option<f64>,
     #[serde(default)]
     max_output_bytes: Option<f64>,
+    #[serde(default)]
+    fetch_dependencies: FetchDependencies,
 }
 
 fn clamp_number(value: Option<f64>, default: u64, (min, max): (u64, u64)) -> u64 {
@@ -285,6 +305,7 @@ impl From<RawChecksConfig> for ChecksConfig {
                 DEFAULT_CHECK_OUTPUT_BYTES,
                 CHECK_OUTPUT_RANGE_BYTES,
             ),
+            fetch_dependencies: raw.fetch_dependencies,
         }
     }
 }

@@ -28,8 +28,8 @@ pub mod tool_args;
 pub use audit::summarize_json;
 pub use config::{
     ApprovalPolicy, CheckPolicy, CheckStrategy, ChecksConfig, CommandRule, ConfigErrors,
-    ConfigProblem, PathRule, PermissionsConfig, PolicyDecision, ReviewRequirement, ToolEntry,
-    ToolRule, ToolsConfig,
+    ConfigProblem, FetchDependencies, PathRule, PermissionsConfig, PolicyDecision,
+    ReviewRequirement, ToolEntry, ToolRule, ToolsConfig,
 };
 pub use evidence::{CacheLookup, EvidenceCache, EvidenceCacheConfig};
 pub use exec::{ExecLimits, ExecSessions};

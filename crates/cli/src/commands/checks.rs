@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use braincode_protocol::{CheckStatus, CheckSummary};
 use braincode_runtime::config::{LoadedChecks, load_checks};
 use braincode_runtime::run::checks::{CheckContext, missing_results, outcome_reason, run_specs};
+use braincode_tools::FetchDependencies;
 use braincode_tools::checks::{CheckSpec, Selection};
 use serde_json::json;
 
@@ -42,6 +43,11 @@ pub struct RunArgs {
     /// network).
     #[arg(long)]
     pub no_sandbox: bool,
+    /// First set up the project's dependencies (`cargo fetch`, a `.venv` with the test
+    /// extras, `npm ci`, `go mod download`) in the sandbox, the network limited to the package
+    /// registries; not again while the lockfiles do not change.
+    #[arg(long)]
+    pub fetch_deps: bool,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -224,6 +230,8 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         review_required: selection.review_required,
         results: Vec::new(),
         written_files: Vec::new(),
+        setup: Vec::new(),
+        network: Vec::new(),
     };
     let will_run = selection.skipped.is_none() && !selection.checks.is_empty();
     if will_run && !loaded.trusted && !person_approves_untrusted(&selection.checks)? {
@@ -243,12 +251,53 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         let cancel = tokio_util::sync::CancellationToken::new();
         let interrupt = cancel.clone();
         let quiet = args.json;
+        let fetch = match loaded.config.fetch_dependencies {
+            FetchDependencies::Always => true,
+            FetchDependencies::Ask => args.fetch_deps,
+            FetchDependencies::Never => {
+                if args.fetch_deps {
+                    eprintln!(
+                        "--fetch-deps ignored: tools.json sets checks.fetchDependencies to never"
+                    );
+                }
+                false
+            }
+        };
+        if fetch && sandbox.is_none() {
+            anyhow::bail!(
+                "--fetch-deps sets dependencies up in the OS sandbox; it cannot be combined with --no-sandbox"
+            );
+        }
         let ran = runtime.block_on(async {
             tokio::spawn(async move {
                 if tokio::signal::ctrl_c().await.is_ok() {
                     interrupt.cancel();
                 }
             });
+            if fetch {
+                let steps = braincode_runtime::deps::steps_for(&root, &selection.checks);
+                for step in &steps {
+                    if !quiet {
+                        eprintln!("setting up {} …", step.label);
+                    }
+                }
+                match braincode_runtime::deps::set_up(
+                    &home,
+                    &root,
+                    &settings,
+                    &steps,
+                    braincode_runtime::deps::registries_allowlist(&settings),
+                    &cancel,
+                )
+                .await
+                {
+                    Ok(report) => {
+                        summary.setup = report.results;
+                        summary.network = report.network;
+                    }
+                    Err(reason) => eprintln!("dependencies not set up: {reason}"),
+                }
+            }
             run_specs(
                 &selection.checks,
                 &CheckContext {
@@ -292,6 +341,21 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_summary(summary: &CheckSummary) {
+    for step in &summary.setup {
+        let seconds = step.duration_ms as f64 / 1_000.0;
+        if step.passed {
+            println!("✓ {} ({seconds:.1}s)", step.name);
+        } else {
+            println!("✗ {} ({seconds:.1}s)", step.name);
+            let lines: Vec<&str> = step.output_tail.lines().collect();
+            for line in &lines[lines.len().saturating_sub(15)..] {
+                println!("    {line}");
+            }
+        }
+    }
+    for line in summary.network.iter().filter(|l| l.starts_with("refused")) {
+        println!("! network {line}");
+    }
     for result in &summary.results {
         let seconds = result.duration_ms as f64 / 1_000.0;
         if result.passed {

@@ -59,6 +59,8 @@ fn summary_of(selection: &Selection) -> CheckSummary {
         review_required: selection.review_required,
         results: Vec::new(),
         written_files: Vec::new(),
+        setup: Vec::new(),
+        network: Vec::new(),
     }
 }
 
@@ -107,6 +109,8 @@ fn served(shared: &RunShared, tape: &Tape, fix_iteration: u32) -> CheckSummary {
         review_required: false,
         results: Vec::new(),
         written_files: Vec::new(),
+        setup: Vec::new(),
+        network: Vec::new(),
     })
 }
 

@@ -18,7 +18,7 @@ mod budget;
 pub mod checks;
 pub use budget::{BUDGET_REACHED, BUDGET_STOP_SUFFIX, RunBudget};
 pub use checks::CHECK_TOOL;
-pub use setup::project_sandbox;
+pub use setup::{fetch_sandbox, project_sandbox};
 mod dispatch;
 mod fallback;
 mod finish;

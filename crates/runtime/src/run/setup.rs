@@ -203,6 +203,34 @@ pub fn project_sandbox(
     )
 }
 
+/// The sandbox of the dependency step: the project's, with the network off except through
+/// the allowlist proxy at `socket`, and `writable` (the package caches) writable too.
+pub fn fetch_sandbox(
+    home: &Home,
+    project_root: &std::path::Path,
+    settings: &braincode_config::Settings,
+    socket: &std::path::Path,
+    writable: &[std::path::PathBuf],
+) -> Result<Arc<Sandbox>, String> {
+    let mut sandbox = settings.sandbox.clone();
+    sandbox
+        .allow_unix_sockets
+        .push(socket.display().to_string());
+    sandbox
+        .writable_paths
+        .extend(writable.iter().map(|p| p.display().to_string()));
+    make_sandbox(
+        home,
+        project_root,
+        &SandboxRequest {
+            settings: &sandbox,
+            allow_network: false,
+            denied: Vec::new(),
+            unattended: false,
+        },
+    )
+}
+
 /// What a run asks of its sandbox beyond the project's defaults.
 struct SandboxRequest<'a> {
     settings: &'a braincode_config::SandboxSettings,

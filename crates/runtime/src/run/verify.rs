@@ -288,6 +288,8 @@ mod tests {
                 environment: None,
             }],
             written_files: Vec::new(),
+            setup: Vec::new(),
+            network: Vec::new(),
         }
     }
 

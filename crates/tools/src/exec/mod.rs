@@ -1,6 +1,7 @@
 //! Process tools: sessions (`exec_command`, `write_stdin`, `list_background`,
 //! `kill_background`) and one-shot `shell`.
 
+pub mod netproxy;
 pub mod process;
 mod session_tools;
 pub mod sessions;
