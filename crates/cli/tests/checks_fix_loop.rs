@@ -646,3 +646,65 @@ async fn a_check_that_could_not_run_gets_no_fix_pass() {
     assert!(review.contains("could not run"), "{review}");
     assert!(!review.contains("Failed checks mean changes are required"));
 }
+
+/// `run --fetch-deps`: before the first checks the dependency step runs in the sandbox through
+/// the registry allowlist, the checks then pass on the code, and the report carries the step
+/// and the connections it made; a replay serves all of it from the journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_fetch_deps_sets_dependencies_up_before_its_checks() {
+    use run_harness::npm_registry;
+    let Some(host) = npm_registry::loopback_name() else {
+        eprintln!("skipped: this machine's name does not resolve to 127.0.0.1");
+        return;
+    };
+    if std::process::Command::new("npm")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: npm is not installed (scripts/setup.sh --tests installs it)");
+        return;
+    }
+    let (repo, port, hits) = npm_registry::project_needing_a_package(&host).await;
+    let home = TempHome::new();
+    let _server = scripted(
+        &home,
+        vec![
+            edit("test.js", "console.log('ok');", "console.log('padded ok');"),
+            Reply::text("The test now says what it checked."),
+        ],
+    )
+    .await;
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join("settings.json")).unwrap())
+            .unwrap();
+    settings["sandbox"] = json!({"networkAllow": [host]});
+    home.write_settings(&settings);
+    let out = braincode(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--json",
+            "--heuristic",
+            "--trust",
+            "--yes",
+            "--fetch-deps",
+            "Refactor the test output in test.js",
+        ],
+    )
+    .await;
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    let checks = &report["checks"];
+    assert_eq!(checks["setup"][0]["name"], "deps: npm ci", "{report:#}");
+    assert_eq!(checks["setup"][0]["passed"], true, "{checks:#}");
+    assert_eq!(checks["status"], "passed", "{checks:#}");
+    assert!(
+        checks["network"]
+            .to_string()
+            .contains(&format!("allowed {host}:{port}")),
+        "{checks:#}"
+    );
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

@@ -194,6 +194,7 @@ impl JournaledRun {
                 .and_then(PermissionMode::from_name)
                 .unwrap_or(PermissionMode::ReadOnly),
             allow_network: false,
+            fetch_deps: false,
             // The budget the run had: a budget-stopped run stops at the same record again.
             budget: crate::run::RunBudget {
                 max_tokens: start.max_tokens,

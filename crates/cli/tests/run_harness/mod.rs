@@ -18,6 +18,8 @@ use std::time::Duration;
 
 use braincode_test_support::{Reply, ScriptedServer, TempHome, TempRepo, scripted_model_entry};
 use serde_json::{Value, json};
+
+pub mod npm_registry;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 

@@ -156,6 +156,36 @@ async fn live_checks(
     // What the checks themselves write (a `Cargo.lock`, a coverage file) is theirs: the tree
     // is looked at before and after them.
     let before = crate::git::PatchBaseline::capture(&shared.project_root).await;
+    // The project's dependencies, set up once (`--fetch-deps`, checks.fetchDependencies):
+    // what the step writes (`.venv`, `node_modules`) is the checks', like their other files.
+    if shared.checks.config.fetch_dependencies == braincode_tools::FetchDependencies::Always {
+        let steps = crate::deps::steps_for(&shared.project_root, &selection.checks);
+        if !steps.is_empty() {
+            shared.sink.status("checks: setting up dependencies");
+            match crate::deps::set_up(
+                &shared.home,
+                &shared.project_root,
+                &shared.settings,
+                &steps,
+                crate::deps::registries_allowlist(&shared.settings),
+                &shared.cancel,
+            )
+            .await
+            {
+                Ok(report) => {
+                    summary.setup = report.results;
+                    summary.network = report.network;
+                }
+                Err(reason) if shared.cancel.is_cancelled() => {
+                    tracing::debug!(%reason, "dependency step cancelled");
+                    return Err(RunError::Cancelled);
+                }
+                Err(reason) => shared
+                    .sink
+                    .warning(format!("dependencies not set up: {reason}")),
+            }
+        }
+    }
     let mut results = missing;
     let ran = run_specs(
         &selection.checks,

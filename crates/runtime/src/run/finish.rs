@@ -337,6 +337,15 @@ fn closing_warnings(live: &LiveState, status: FinalStatus, journal_failed: bool)
             warnings.push(format!("checks skipped: {reason}"));
         }
         if let Some(checks) = state.checks() {
+            for step in checks.setup.iter().filter(|s| !s.passed) {
+                warnings.push(format!(
+                    "{} failed: the checks ran without the dependencies it sets up",
+                    step.name
+                ));
+            }
+            for line in checks.network.iter().filter(|l| l.starts_with("refused")) {
+                warnings.push(format!("network allowlist {line}"));
+            }
             for result in &checks.results {
                 if let Some(cause) = &result.environment {
                     warnings.push(format!("check {} could not run: {cause}", result.name));

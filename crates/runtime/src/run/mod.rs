@@ -76,6 +76,8 @@ pub struct RunRequest {
     pub permission: PermissionMode,
     /// Whether commands may reach the network (the OS sandbox cuts it off otherwise).
     pub allow_network: bool,
+    /// Set the project's dependencies up before its first checks (`--fetch-deps`).
+    pub fetch_deps: bool,
     /// How to plan.
     pub routing: RoutingChoice,
     /// Token and cost limits (`--max-tokens`, `--max-cost`).

@@ -161,7 +161,17 @@ pub(crate) fn build_base(
         stats,
         exec_sessions: Arc::new(ExecSessions::new(ExecLimits::default())),
         tools_config: loaded.tools,
-        checks: loaded.checks,
+        checks: {
+            let mut checks = loaded.checks;
+            // `--fetch-deps` asks for the dependency step, unless tools.json says never.
+            if request.fetch_deps
+                && checks.config.fetch_dependencies != braincode_tools::FetchDependencies::Never
+            {
+                checks.config.fetch_dependencies = braincode_tools::FetchDependencies::Always;
+            }
+            checks
+        },
+        home: services.home.clone(),
         hooks: loaded.hooks,
         hook_env,
         support_section: support.support_section(),

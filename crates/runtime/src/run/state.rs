@@ -31,6 +31,8 @@ use crate::tape::Tape;
 /// What a run has from its configuration and services, before it reads the request: built
 /// once, complete, by `setup::build_base`.
 pub(crate) struct RunBase {
+    /// Braincode's home (the dependency step keeps its markers there).
+    pub home: braincode_config::Home,
     pub sink: RunSink,
     pub cancel: CancellationToken,
     pub project_root: PathBuf,

@@ -272,6 +272,7 @@ impl TestRun {
             mode: self.mode,
             permission: self.permission,
             allow_network: false,
+            fetch_deps: false,
             routing: self.routing,
             budget: braincode_runtime::run::RunBudget::default(),
         };

@@ -70,6 +70,7 @@ async fn preview(
         mode: None,
         permission: PermissionMode::ReadOnly,
         allow_network: false,
+        fetch_deps: false,
         routing: if body.heuristic {
             RoutingChoice::HeuristicOnly
         } else {

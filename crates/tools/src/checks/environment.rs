@@ -10,25 +10,22 @@
 use std::path::Path;
 
 /// What to do when dependencies were not fetched, by the program the check ran.
-fn fetch_fix(program: &str) -> &'static str {
+fn fetch_fix(program: &str) -> String {
+    format!(
+        "run again with `--fetch-deps` (sets them up in the sandbox, the network limited to the package registries), or {}",
+        manual_fix(program)
+    )
+}
+
+fn manual_fix(program: &str) -> &'static str {
     match program {
-        "cargo" => {
-            "fetch the crates once outside the sandbox (`cargo fetch`), then run the checks again"
-        }
-        "npm" | "npx" | "node" => {
-            "install the packages once outside the sandbox (`npm ci`), then run the checks again"
-        }
-        "pnpm" => {
-            "install the packages once (`pnpm install --frozen-lockfile`), then run the checks again"
-        }
-        "yarn" => {
-            "install the packages once (`yarn install --immutable`), then run the checks again"
-        }
-        "go" => {
-            "download the modules once outside the sandbox (`go mod download`), then run the checks again"
-        }
+        "cargo" => "fetch the crates yourself (`cargo fetch`)",
+        "npm" | "npx" | "node" => "install the packages yourself (`npm ci`)",
+        "pnpm" => "install the packages yourself (`pnpm install --frozen-lockfile`)",
+        "yarn" => "install the packages yourself (`yarn install --immutable`)",
+        "go" => "download the modules yourself (`go mod download`)",
         _ => {
-            "install the project's (test) dependencies once outside the sandbox (a `.venv` with `pip install -e '.[test]'` or the project's requirements, `npm ci`, `cargo fetch`, `go mod download`), then run the checks again"
+            "install the project's test dependencies yourself (a `.venv` with `pip install -e '.[test]'` or its requirements files)"
         }
     }
 }
@@ -221,7 +218,10 @@ mod tests {
         let cargo = "    Updating crates.io index\nerror: failed to get `linked-hash-map` as a dependency of package `insta v1.39.0`\n\nCaused by:\n  failed to query replaced source registry `crates-io`\n\nCaused by:\n  download of config.json failed\n\nCaused by:\n  [6] Could not resolve host: index.crates.io\n";
         let said = cause("cargo", 101, cargo).unwrap();
         assert!(said.contains("network"), "{said}");
-        assert!(said.contains("cargo fetch"), "{said}");
+        assert!(
+            said.contains("--fetch-deps") && said.contains("cargo fetch"),
+            "{said}"
+        );
 
         let offline = "error: failed to get `insta` as a dependency of package `similar v2.6.0`\n";
         assert!(

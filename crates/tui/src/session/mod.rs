@@ -358,6 +358,7 @@ impl Session {
             mode: self.mode,
             permission: self.permission,
             allow_network: self.options.allow_network,
+            fetch_deps: false,
             routing: RoutingChoice::Auto,
             budget: braincode_runtime::run::RunBudget::default(),
         }

@@ -251,6 +251,7 @@ pub(super) fn request(repo: &Path) -> RunRequest {
         mode: None,
         permission: PermissionMode::ReadOnly,
         allow_network: false,
+        fetch_deps: false,
         routing: RoutingChoice::Auto,
         budget: braincode_runtime::run::RunBudget::default(),
     }

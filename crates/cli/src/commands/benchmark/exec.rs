@@ -368,6 +368,7 @@ async fn run_task(
         mode: None,
         permission: PermissionMode::AllowEdits,
         allow_network: false,
+        fetch_deps: false,
         // The mock model answers a router like any worker: plan with the heuristic there.
         routing: match mode {
             ExecMode::Mock => RoutingChoice::HeuristicOnly,

@@ -337,6 +337,7 @@ async fn router(
         mode: None,
         permission: PermissionMode::ReadOnly,
         allow_network: false,
+        fetch_deps: false,
         routing: RoutingChoice::Auto,
         budget: Default::default(),
     };

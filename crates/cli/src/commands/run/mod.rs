@@ -111,6 +111,11 @@ pub struct RunArgs {
     /// Let commands reach the network (they run without it otherwise).
     #[arg(long)]
     pub allow_network: bool,
+    /// Set the project's dependencies up (`cargo fetch`, a `.venv` with the test extras, `npm
+    /// ci`, `go mod download`) before its first checks, in the sandbox, the network limited to
+    /// the package registries; not again while the lockfiles do not change.
+    #[arg(long)]
+    pub fetch_deps: bool,
     /// Stop the run once its model calls used this many tokens (input, output and cache,
     /// every agent): workers are cancelled and the answer says what was done (exit 7).
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -237,6 +242,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         mode: args.mode,
         permission: args.permission(),
         allow_network: args.allow_network,
+        fetch_deps: args.fetch_deps,
         routing: if args.heuristic {
             RoutingChoice::HeuristicOnly
         } else {
