@@ -307,20 +307,19 @@ pub async fn set_up(
     )
     .map_err(|err| format!("the network allowlist proxy could not start: {err}"))?;
     let writable: Vec<PathBuf> = pending.iter().flat_map(|s| s.writable.clone()).collect();
-    let sandbox = crate::run::fetch_sandbox(home, root, settings, &proxy.socket(), &writable)?;
     let route = NetRoute {
         socket: proxy.socket(),
         bridge: std::env::current_exe()
             .map_err(|err| format!("cannot find the braincode binary for the bridge: {err}"))?,
     };
+    let sandbox = crate::run::fetch_sandbox(home, root, settings, route, &writable)?;
     for step in pending {
         let started = Instant::now();
-        let command = sandbox.command_via(
-            &route,
+        let command = sandbox.command(
             "sh".as_ref(),
             &["-c".into(), step.script.clone().into()],
             &root.join(&step.dir),
-        )?;
+        );
         let outcome = run_captured(
             tokio::process::Command::from(command),
             STEP_TIMEOUT,

@@ -293,6 +293,7 @@ impl RunState {
             | Record::ReviewArtifactsSummary(_)
             | Record::FinalReport(_)
             | Record::ModelRetry(_)
+            | Record::NetworkAccess(_)
             | Record::ModelReply(_)
             | Record::Handoff(_)
             | Record::ToolApprovalDecision(_)

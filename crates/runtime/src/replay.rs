@@ -195,6 +195,7 @@ impl JournaledRun {
                 .unwrap_or(PermissionMode::ReadOnly),
             allow_network: false,
             fetch_deps: false,
+            network_allowlist: false,
             // The budget the run had: a budget-stopped run stops at the same record again.
             budget: crate::run::RunBudget {
                 max_tokens: start.max_tokens,
@@ -362,9 +363,13 @@ pub async fn replay(
 }
 
 /// Records that depend on the transport, not on the orchestration: a replay makes no call,
-/// so it has none of them. An `undo` is appended later by `braincode undo`, not by the run.
+/// so it has none of them (nor the network connections of commands it does not run). An
+/// `undo` is appended later by `braincode undo`, not by the run.
 fn is_transport_record(record: &Record) -> bool {
-    matches!(record, Record::ModelRetry(_) | Record::Undo(_))
+    matches!(
+        record,
+        Record::ModelRetry(_) | Record::Undo(_) | Record::NetworkAccess(_)
+    )
 }
 
 /// The stream a record belongs to. Agents run concurrently, so records of different

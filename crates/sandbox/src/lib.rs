@@ -361,6 +361,8 @@ pub struct Sandbox {
         Vec<std::path::PathBuf>,
     ),
     gaps: Vec<String>,
+    /// The network allowlist every command goes through, when set.
+    route: Option<netbridge::NetRoute>,
 }
 
 impl Sandbox {
@@ -452,7 +454,31 @@ impl Sandbox {
             guard: OnceLock::new(),
             guard_inputs,
             gaps,
+            route: None,
         })
+    }
+
+    /// This sandbox with every command's network going through the allowlist proxy at
+    /// `route` (its socket must be among the policy's allowed sockets, and the network off):
+    /// each command runs under the bridge, which gives it `HTTP(S)_PROXY`. Only the bubblewrap
+    /// backend has a private loopback for the bridge to listen on.
+    pub fn with_route(mut self, route: netbridge::NetRoute) -> Result<Sandbox, String> {
+        if self.kind != SandboxKind::Bubblewrap {
+            return Err(format!(
+                "the network allowlist needs the bubblewrap sandbox (this one is {}): install bubblewrap",
+                self.kind
+            ));
+        }
+        if self.policy.network {
+            return Err("the network allowlist is for a sandbox whose network is off".into());
+        }
+        self.route = Some(route);
+        Ok(self)
+    }
+
+    /// The network allowlist's route, when commands go through it.
+    pub fn route(&self) -> Option<&netbridge::NetRoute> {
+        self.route.as_ref()
     }
 
     /// A std `Command` that runs `program args…` confined, with cwd set, `TMPDIR` pointing at
@@ -469,6 +495,11 @@ impl Sandbox {
         if self.policy.project_writable {
             self.guard();
         }
+        let routed = self.route.as_ref().map(|route| route.wrap(program, args));
+        let (program, args) = match &routed {
+            Some((program, args)) => (program.as_os_str(), args.as_slice()),
+            None => (program, args),
+        };
         let mut command = match &self.backend {
             #[cfg(target_os = "linux")]
             Backend::Bwrap(b) => b.command(program, args, cwd),
@@ -479,30 +510,6 @@ impl Sandbox {
         };
         scrub_secret_env(&mut command);
         command
-    }
-
-    /// [`Sandbox::command`] for a command whose network goes through the allowlist proxy at
-    /// `route` (its socket must be among the policy's allowed sockets, and the network off):
-    /// the command runs under the bridge, which gives it `HTTP(S)_PROXY`. Only the bubblewrap
-    /// backend has a private loopback for the bridge to listen on.
-    pub fn command_via(
-        &self,
-        route: &netbridge::NetRoute,
-        program: &OsStr,
-        args: &[OsString],
-        cwd: &Path,
-    ) -> Result<Command, String> {
-        if self.kind != SandboxKind::Bubblewrap {
-            return Err(format!(
-                "the network allowlist needs the bubblewrap sandbox (this one is {}): install bubblewrap",
-                self.describe()
-            ));
-        }
-        if self.policy.network {
-            return Err("the network is already on for this sandbox".into());
-        }
-        let (program, args) = route.wrap(program, args);
-        Ok(self.command(&program, &args, cwd))
     }
 
     fn guard(&self) -> &guard::Guard {

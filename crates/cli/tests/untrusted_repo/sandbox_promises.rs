@@ -448,3 +448,75 @@ async fn a_key_is_redacted_reversed_spaced_encoded_or_in_part() {
     }
     assert!(out.stdout.contains("[redacted]"), "{}", out.stdout);
 }
+
+/// `--allow-network=registries`: a command reaches a host on the allowlist through the proxy,
+/// and nothing else — not an address, not a name off the list, not the host directly — and
+/// every connection asked for is journaled (`network_access`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_registries_network_lets_only_allowlisted_names_through() {
+    let Some(host) = super::run_harness::npm_registry::loopback_name() else {
+        eprintln!("skipped: this machine's name does not resolve to 127.0.0.1");
+        return;
+    };
+    let scene = Scene::new();
+    let allowed = HitServer::start();
+    let target = HitServer::start();
+    // `no_proxy` cleared: the client asks the proxy even for an address (by default the
+    // sandbox's own loopback is reached directly, and holds nothing).
+    let fetch = |url: String| {
+        (
+            "shell",
+            json!({ "command": format!(
+                "no_proxy= NO_PROXY= python3 -c \"import urllib.request as u; u.urlopen('{url}', timeout=5)\" || true"
+            )}),
+        )
+    };
+    let (a, t) = (allowed.port(), target.port());
+    let calls = vec![
+        fetch(format!("http://{host}:{a}/")),
+        fetch(format!("http://127.0.0.1:{t}/")),
+        fetch(format!("https://127.0.0.1:{t}/")),
+        fetch(format!("http://not-on-the-list.invalid:{t}/")),
+        (
+            "shell",
+            json!({ "command": format!("bash -c 'exec 3<>/dev/tcp/127.0.0.1/{t}' || true") }),
+        ),
+    ];
+    let server = attacking_server(calls).await;
+    let home = TempHome::new();
+    configure(&home, &server);
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join("settings.json")).unwrap())
+            .unwrap();
+    settings["sandbox"] = json!({"networkAllow": [host]});
+    home.write_settings(&settings);
+    let out = run_attack(&scene, &home, &["--yes", "--allow-network=registries"]).await;
+    let _ = report(&out);
+    assert_eq!(
+        allowed.hits(),
+        1,
+        "the allowed host was not reached:\n{}",
+        out.stderr
+    );
+    assert_eq!(
+        target.hits(),
+        0,
+        "a refused destination was reached:\n{}",
+        out.stderr
+    );
+    let journal = journals(&home);
+    let accesses: Vec<Value> = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["type"] == "network_access")
+        .collect();
+    let refused = accesses.iter().filter(|r| r["allowed"] == false).count();
+    assert_eq!(accesses.len(), 4, "{accesses:#?}");
+    assert_eq!(refused, 3, "{accesses:#?}");
+    assert_eq!(accesses[0]["host"], host.as_str(), "{accesses:#?}");
+    assert!(
+        out.stderr.contains("network allowlist refused 127.0.0.1"),
+        "{}",
+        out.stderr
+    );
+}

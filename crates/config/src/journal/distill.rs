@@ -286,6 +286,7 @@ pub(crate) fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<S
         | Record::McpConnect(_)
         | Record::ToolCallCount(_)
         | Record::ModelRetry(_)
+        | Record::NetworkAccess(_)
         | Record::ModelReply(_)
         | Record::Warning(_)
         | Record::ExecutionPlanReview(_)

@@ -112,6 +112,8 @@ records! {
     "tool_call_count" => ToolCallCount(ToolCallCount),
     /// A model call retried on the same model.
     "model_retry" => ModelRetry(ModelRetry),
+    /// A sandboxed command's connection, as the network allowlist decided it.
+    "network_access" => NetworkAccess(NetworkAccess),
     /// One model reply, as the agent loop received it.
     "model_reply" => ModelReply(ModelReply),
     /// A warning the user was given.

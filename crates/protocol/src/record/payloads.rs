@@ -290,6 +290,22 @@ pub struct ModelRetry {
     pub role: Option<String>,
 }
 
+/// `network_access`: a sandboxed command asked the network allowlist for a connection (the
+/// proxy's decision). A transport fact: a replay runs no command and has none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkAccess {
+    /// The host name (or address) asked for.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// Whether the proxy let it through.
+    pub allowed: bool,
+    /// Why it was refused, or why the allowed connection failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 /// What started a handoff summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

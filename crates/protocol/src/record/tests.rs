@@ -136,6 +136,7 @@ fn has_sample(record: &Record) -> bool {
         | Record::McpConnect(_)
         | Record::ToolCallCount(_)
         | Record::ModelRetry(_)
+        | Record::NetworkAccess(_)
         | Record::ModelReply(_)
         | Record::Warning(_)
         | Record::Handoff(_)

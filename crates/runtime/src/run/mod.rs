@@ -78,6 +78,9 @@ pub struct RunRequest {
     pub allow_network: bool,
     /// Set the project's dependencies up before its first checks (`--fetch-deps`).
     pub fetch_deps: bool,
+    /// Commands reach the package registries through the network allowlist
+    /// (`--allow-network=registries`).
+    pub network_allowlist: bool,
     /// How to plan.
     pub routing: RoutingChoice,
     /// Token and cost limits (`--max-tokens`, `--max-cost`).

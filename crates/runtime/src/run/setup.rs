@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use braincode_config::Home;
 use braincode_protocol::{Mode, SessionId};
+use braincode_sandbox::netbridge::NetRoute;
 use braincode_sandbox::{Sandbox, SandboxPolicy};
 use braincode_tools::{ExecLimits, ExecSessions};
 
@@ -17,6 +18,7 @@ use crate::models::ModelFactory;
 use crate::run::state::{ContextIds, RunBase};
 use crate::run::{RunRequest, RunServices};
 use crate::sink::RunSink;
+use crate::tape::Tape;
 
 /// What a run loaded from disk (see [`RunConfig::load`]).
 pub(crate) type Loaded = RunConfig;
@@ -53,25 +55,40 @@ pub(crate) fn build_base(
         .allows(braincode_tools::ToolPermission::Execute)
         || (request.permission != PermissionMode::ReadOnly && loaded.checks.config.enabled)
         || !loaded.hooks.is_empty();
+    let allow_network = request.allow_network || loaded.settings.sandbox.allow_network;
+    // `--allow-network=registries`: commands reach the package registries (and the user's
+    // `sandbox.networkAllow` names) through the allowlist proxy, which lives as long as the
+    // run; every connection it is asked for is journaled (`network_access`), a refusal shown.
+    let replaying = services.tape.as_deref().is_some_and(Tape::is_strict);
+    let mut net_proxy = None;
+    let mut route = None;
+    if runs_commands && request.network_allowlist && !allow_network && !replaying {
+        match start_proxy(&loaded.settings, sink) {
+            Ok((proxy, net_route)) => {
+                net_proxy = Some(proxy);
+                route = Some(net_route);
+            }
+            Err(reason) => sink.warning(format!(
+                "--allow-network=registries: {reason}; commands run without the network"
+            )),
+        }
+    }
     let sandbox = if runs_commands {
         make_sandbox(
             &services.home,
             &project_root,
             &SandboxRequest {
                 settings: &loaded.settings.sandbox,
-                allow_network: request.allow_network || loaded.settings.sandbox.allow_network,
+                allow_network,
                 denied: policy.denied_project_paths(&project_root),
                 unattended: request.permission != PermissionMode::ReadOnly,
+                route,
             },
         )
     } else {
         Err("not set up: this run starts no command".to_string())
     };
     // A replay runs no command: nothing can change the project under it.
-    let replaying = services
-        .tape
-        .as_deref()
-        .is_some_and(crate::tape::Tape::is_strict);
     let protected = sandbox.as_ref().ok().filter(|_| !replaying).map(|sandbox| {
         Arc::new(crate::protect::ProtectedWatch::new(
             sandbox.clone(),
@@ -191,6 +208,7 @@ pub(crate) fn build_base(
         tape: services.tape.clone(),
         mcp,
         protected,
+        _net_proxy: net_proxy,
     })
 }
 
@@ -209,23 +227,56 @@ pub fn project_sandbox(
             allow_network: settings.sandbox.allow_network,
             denied: Vec::new(),
             unattended: false,
+            route: None,
         },
     )
 }
 
+/// Starts the run's network allowlist proxy (the registries and `sandbox.networkAllow`), its
+/// decisions journaled on `sink`; and the route commands take to it.
+fn start_proxy(
+    settings: &braincode_config::Settings,
+    sink: &RunSink,
+) -> Result<(Arc<braincode_tools::exec::netproxy::NetProxy>, NetRoute), String> {
+    let journal = sink.clone();
+    let proxy = braincode_tools::exec::netproxy::NetProxy::start(
+        crate::deps::registries_allowlist(settings),
+        Arc::new(move |decision| {
+            if !decision.allowed {
+                journal.notice(format!(
+                    "network allowlist {}",
+                    crate::deps::describe(&decision)
+                ));
+            }
+            journal.record(braincode_protocol::Record::NetworkAccess(
+                braincode_protocol::NetworkAccess {
+                    host: decision.host,
+                    port: decision.port,
+                    allowed: decision.allowed,
+                    reason: decision.reason,
+                },
+            ));
+        }),
+    )
+    .map_err(|err| format!("the network allowlist proxy could not start: {err}"))?;
+    let route = NetRoute {
+        socket: proxy.socket(),
+        bridge: std::env::current_exe()
+            .map_err(|err| format!("cannot find the braincode binary for the bridge: {err}"))?,
+    };
+    Ok((Arc::new(proxy), route))
+}
+
 /// The sandbox of the dependency step: the project's, with the network off except through
-/// the allowlist proxy at `socket`, and `writable` (the package caches) writable too.
+/// the allowlist proxy at `route`, and `writable` (the package caches) writable too.
 pub fn fetch_sandbox(
     home: &Home,
     project_root: &std::path::Path,
     settings: &braincode_config::Settings,
-    socket: &std::path::Path,
+    route: NetRoute,
     writable: &[std::path::PathBuf],
 ) -> Result<Arc<Sandbox>, String> {
     let mut sandbox = settings.sandbox.clone();
-    sandbox
-        .allow_unix_sockets
-        .push(socket.display().to_string());
     sandbox
         .writable_paths
         .extend(writable.iter().map(|p| p.display().to_string()));
@@ -237,6 +288,7 @@ pub fn fetch_sandbox(
             allow_network: false,
             denied: Vec::new(),
             unattended: false,
+            route: Some(route),
         },
     )
 }
@@ -249,6 +301,8 @@ struct SandboxRequest<'a> {
     denied: Vec<std::path::PathBuf>,
     /// Whether commands run without a person approving each one.
     unattended: bool,
+    /// The network allowlist commands go through, if any.
+    route: Option<NetRoute>,
 }
 
 /// A settings path: absolute, or `~/…` under the user's home.
@@ -292,7 +346,13 @@ fn make_sandbox(
         )?);
     }
     policy.read_only.extend(request.denied.iter().cloned());
-    let sandbox = Sandbox::new(policy).map_err(|err| err.to_string())?;
+    if let Some(route) = &request.route {
+        policy.allow_unix_sockets.push(route.socket.clone());
+    }
+    let mut sandbox = Sandbox::new(policy).map_err(|err| err.to_string())?;
+    if let Some(route) = request.route.clone() {
+        sandbox = sandbox.with_route(route)?;
+    }
     if request.unattended && !sandbox.gaps().is_empty() && !request.settings.allow_partial {
         return Err(format!(
             "the {} sandbox is partial here ({}); commands would run with those gaps, so they need a person's approval. Install bubblewrap (`apt install bubblewrap`) where user namespaces work, or accept the gaps with \"sandbox\": {{\"allowPartial\": true}} in settings.json",

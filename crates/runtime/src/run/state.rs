@@ -68,6 +68,9 @@ pub(crate) struct RunBase {
     pub mcp: Arc<crate::mcp::McpRuntime>,
     /// Checks the protected paths after commands (none without a sandbox).
     pub protected: Option<Arc<crate::protect::ProtectedWatch>>,
+    /// The network allowlist proxy of `--allow-network=registries`: held for the run (it stops
+    /// when dropped), never read.
+    pub _net_proxy: Option<Arc<braincode_tools::exec::netproxy::NetProxy>>,
 }
 
 /// The request as agents see it, made by the run's first stage.

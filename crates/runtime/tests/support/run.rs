@@ -273,6 +273,7 @@ impl TestRun {
             permission: self.permission,
             allow_network: false,
             fetch_deps: false,
+            network_allowlist: false,
             routing: self.routing,
             budget: braincode_runtime::run::RunBudget::default(),
         };

@@ -71,6 +71,7 @@ async fn preview(
         permission: PermissionMode::ReadOnly,
         allow_network: false,
         fetch_deps: false,
+        network_allowlist: false,
         routing: if body.heuristic {
             RoutingChoice::HeuristicOnly
         } else {

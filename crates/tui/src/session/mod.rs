@@ -359,6 +359,7 @@ impl Session {
             permission: self.permission,
             allow_network: self.options.allow_network,
             fetch_deps: false,
+            network_allowlist: false,
             routing: RoutingChoice::Auto,
             budget: braincode_runtime::run::RunBudget::default(),
         }

@@ -252,6 +252,7 @@ pub(super) fn request(repo: &Path) -> RunRequest {
         permission: PermissionMode::ReadOnly,
         allow_network: false,
         fetch_deps: false,
+        network_allowlist: false,
         routing: RoutingChoice::Auto,
         budget: braincode_runtime::run::RunBudget::default(),
     }

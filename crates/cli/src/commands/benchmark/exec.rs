@@ -369,6 +369,7 @@ async fn run_task(
         permission: PermissionMode::AllowEdits,
         allow_network: false,
         fetch_deps: false,
+        network_allowlist: false,
         // The mock model answers a router like any worker: plan with the heuristic there.
         routing: match mode {
             ExecMode::Mock => RoutingChoice::HeuristicOnly,

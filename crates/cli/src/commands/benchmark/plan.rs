@@ -338,6 +338,7 @@ async fn router(
         permission: PermissionMode::ReadOnly,
         allow_network: false,
         fetch_deps: false,
+        network_allowlist: false,
         routing: RoutingChoice::Auto,
         budget: Default::default(),
     };

@@ -101,6 +101,7 @@ impl EventSubscriber for Progress {
                 | Record::McpConnect(_)
                 | Record::ToolCallCount(_)
                 | Record::ModelRetry(_)
+                | Record::NetworkAccess(_)
                 | Record::ModelReply(_)
                 | Record::Warning(_)
                 | Record::Handoff(_)

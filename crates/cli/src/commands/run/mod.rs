@@ -108,9 +108,18 @@ pub struct RunArgs {
     /// same as `braincode trust` before the run.
     #[arg(long)]
     pub trust: bool,
-    /// Let commands reach the network (they run without it otherwise).
-    #[arg(long)]
-    pub allow_network: bool,
+    /// Let commands reach the network (they run without it otherwise); `=registries`: only
+    /// the package registries (and `sandbox.networkAllow` names), through the network
+    /// allowlist, every connection journaled.
+    #[arg(
+        long,
+        value_name = "WHAT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "all",
+        value_parser = ["all", "registries"]
+    )]
+    pub allow_network: Option<String>,
     /// Set the project's dependencies up (`cargo fetch`, a `.venv` with the test extras, `npm
     /// ci`, `go mod download`) before its first checks, in the sandbox, the network limited to
     /// the package registries; not again while the lockfiles do not change.
@@ -124,6 +133,13 @@ pub struct RunArgs {
     /// (exit 7, like --max-tokens).
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
+}
+
+impl RunArgs {
+    /// `--allow-network=registries`.
+    fn network_allowlist(&self) -> bool {
+        self.allow_network.as_deref() == Some("registries")
+    }
 }
 
 fn parse_usd(text: &str) -> Result<f64, String> {
@@ -241,8 +257,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         brain_id: args.brain.clone(),
         mode: args.mode,
         permission: args.permission(),
-        allow_network: args.allow_network,
+        allow_network: args.allow_network.as_deref() == Some("all"),
         fetch_deps: args.fetch_deps,
+        network_allowlist: args.network_allowlist(),
         routing: if args.heuristic {
             RoutingChoice::HeuristicOnly
         } else {
