@@ -36,13 +36,16 @@ pub fn mentions_workspace_artifact(prompt: &str) -> bool {
         .is_none_or(|re| re.is_match(prompt))
 }
 
-/// Whether the router model can be skipped: no images; a trimmed prompt of 1 to
-/// [`FAST_PATH_MAX_CHARS`] characters; no continuity context; no workspace artifact; a
+/// Whether the router model can be skipped: no images; no change asked for (no edit verb); a
+/// trimmed prompt of 1 to [`FAST_PATH_MAX_CHARS`] characters; no continuity context; no workspace artifact; a
 /// heuristic plan whose primary is rush with only rush workers; no review; no clarification.
 pub fn is_fast_path_eligible(prompt: &str, plan: &RoutingPlan, image_count: usize) -> bool {
     let trimmed = prompt.trim();
     let length = trimmed.chars().count();
+    // Never a request to change something, whatever the brain's review setting.
+    let signals = crate::keywords::Signals::detect(trimmed);
     image_count == 0
+        && !signals.file_edit
         && (1..=FAST_PATH_MAX_CHARS).contains(&length)
         && !has_continuity_context(prompt)
         && !mentions_workspace_artifact(trimmed)

@@ -190,6 +190,13 @@ fn primary_role(s: &Signals) -> (Role, &'static str) {
         (Role::Summarize, "summary keywords matched")
     } else if s.workspace {
         (Role::Devops, "workspace keywords matched")
+    } else if s.file_edit && !s.docs {
+        // A change to code with no domain keyword ("rename main to start in main.rs"): an
+        // agent that edits code, never the brief answerer.
+        (
+            Role::Backend,
+            "a change request with no domain keyword: an agent that edits code",
+        )
     } else {
         (Role::Rush, "no specialist keyword matched")
     }

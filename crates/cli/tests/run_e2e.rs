@@ -703,3 +703,75 @@ async fn a_router_that_echoes_the_template_is_not_followed() {
         "the echoed plan's qa worker never ran"
     );
 }
+
+/// A worker whose model only repeats its result template (`"summary": "what you found or
+/// did"`) has found nothing: the worker is asked on its next model, and with none left it is
+/// `failed`, never `completed`, and its echo never reaches the primary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_echoes_its_template_is_not_a_completed_result() {
+    let echo = Reply::json(&json!({
+        "taskId": "x", "parentId": "y",
+        "progress": {"status": "completed", "summary": "one line"},
+        "summary": "what you found or did",
+        "artifacts": [{"kind": "file", "uri": "path", "label": "why it matters"}],
+        "risks": ["..."], "nextQuestions": ["..."]
+    }));
+    let script = Script::new()
+        .when(Matcher::model("router"), [router_plan()])
+        .always(Matcher::model("librarian"), echo.clone())
+        .always(Matcher::model("security"), echo)
+        .always(
+            Matcher::model("spare"),
+            worker_reply("Empty tokens pass the check in src/token.rs"),
+        )
+        .always(
+            Matcher::model("qa"),
+            worker_reply("No test covers empty tokens"),
+        )
+        .always(Matcher::model("backend"), Reply::text("Done."))
+        .always(Matcher::model("review"), review_reply("approved"));
+    let server = ScriptedServer::start(script).await;
+    let home = TempHome::new();
+    // The librarian has a next model; the security worker (which needs the librarian's
+    // map) has none.
+    configure(
+        &home,
+        &server,
+        &["test/spare"],
+        &[("librarian", vec!["test/librarian", "test/spare"])],
+    );
+    let repo = repo();
+    let out = braincode(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--json",
+            "Fix the session token validation in the backend",
+        ],
+    )
+    .await;
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    let worker = |role: &str| {
+        report["routing"]["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["role"] == role)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(worker("librarian")["status"], "completed", "{report:#}");
+    assert_eq!(worker("librarian")["model"], "test/spare", "{report:#}");
+    assert_eq!(worker("security")["status"], "failed", "{report:#}");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("repeats the result template"),
+        "{report:#}"
+    );
+    // The primary never saw the echo as a finding.
+    let primary = model_requests(&server, "backend").join("\n");
+    assert!(!primary.contains("what you found or did"), "{primary}");
+}

@@ -41,5 +41,5 @@ pub use review::{
 pub use text::{clip_bytes, clip_chars};
 pub use worker_result::{
     EMPTY_WORKER_RESPONSE, MISSING_SUMMARY, SCHEMA_MAX_ITEM_CHARS, SCHEMA_MAX_LIST_ITEMS,
-    SCHEMA_MAX_SUMMARY_CHARS, normalize_worker_result, worker_result_schema,
+    SCHEMA_MAX_SUMMARY_CHARS, echoes_template, normalize_worker_result, worker_result_schema,
 };

@@ -41,6 +41,41 @@ const RESULT_KEYS: [&str; 8] = [
     "decision",
 ];
 
+/// The placeholder texts of the reply template workers are shown (`"summary": "what you found
+/// or did"`, `"progress": {"summary": "one line"}`), and the empty placeholders a schema-bound
+/// model fills in.
+const TEMPLATE_TEXTS: [&str; 8] = [
+    "what you found or did",
+    "one line",
+    "...",
+    "…",
+    "string",
+    "summary",
+    "why it matters",
+    "path",
+];
+
+/// Whether a worker's reply only repeats its template: a result object whose summary is one
+/// of the template's placeholders. Such a reply is not a result (a tiny model under a grammar
+/// echoes what it was shown): the worker is asked on its next model, never reported
+/// `completed`.
+pub fn echoes_template(reply_text: &str) -> bool {
+    let Ok(map) = extract_json_object(reply_text.trim()) else {
+        return false;
+    };
+    if !RESULT_KEYS.iter().any(|key| map.contains_key(*key)) {
+        return false;
+    }
+    let is_template = |value: Option<&Value>| {
+        value.and_then(Value::as_str).is_none_or(|text| {
+            let text = text.trim().to_ascii_lowercase();
+            text.is_empty() || TEMPLATE_TEXTS.contains(&text.as_str())
+        })
+    };
+    let progress = map.get("progress").and_then(|p| p.get("summary"));
+    is_template(map.get("summary")) && (progress.is_none() || is_template(progress))
+}
+
 /// Normalizes a worker's reply into a [`WorkerResult`] for `handoff`.
 ///
 /// * A JSON object (fenced ```json block, else the first `{` to the last `}`) that has at
@@ -362,5 +397,27 @@ pub(crate) mod tests {
             json!(["completed", "blocked"])
         );
         assert_eq!(schema["properties"]["risks"]["maxItems"], 5);
+    }
+}
+
+#[cfg(test)]
+mod echo_tests {
+    use super::echoes_template;
+
+    #[test]
+    fn a_reply_that_repeats_the_template_is_not_a_result() {
+        assert!(echoes_template(
+            r#"{"summary":"what you found or did","risks":["..."]}"#
+        ));
+        assert!(echoes_template(
+            r#"{"taskId":"t","progress":{"status":"completed","summary":"one line"},"summary":"What you found or did","artifacts":[{"kind":"file","uri":"path","label":"why it matters"}]}"#
+        ));
+        assert!(!echoes_template(
+            r#"{"summary":"src/main.rs prints the greeting","progress":{"summary":"one line"}}"#
+        ));
+        assert!(!echoes_template("The greeting is printed in src/main.rs."));
+        assert!(!echoes_template(
+            r#"{"summary":"...and the parser is in lib.rs"}"#
+        ));
     }
 }

@@ -75,6 +75,21 @@ pub(super) static FILE_EDIT: Keywords = Keywords {
         "updates",
         "updated",
         "updating",
+        // Changes asked for without a coding verb ("make the greeting uppercase").
+        "make the",
+        "make it",
+        "make them",
+        "make this",
+        "make that",
+        "make these",
+        "make all",
+        "make every",
+        "uppercase",
+        "lowercase",
+        "capitalize",
+        "capitalise",
+        "swap",
+        "turn the",
     ],
     chinese: &[
         "实现",
@@ -98,6 +113,12 @@ pub(super) static FILE_EDIT: Keywords = Keywords {
         "改成",
         "改为",
         "改一下",
+        "换成",
+        "大写",
+        "小写",
+        "去掉",
+        "加上",
+        "改名",
     ],
 };
 
@@ -342,6 +363,22 @@ pub(super) static SUMMARY: Keywords = Keywords {
         "handoff",
     ],
     chinese: &["总结", "汇总", "报告", "交接", "摘要"],
+};
+
+/// Documentation: a change to it is not a change to code.
+pub(super) static DOCS: Keywords = Keywords {
+    english: &[
+        "readme",
+        "docs",
+        "documentation",
+        "document",
+        "changelog",
+        "docstring",
+        "docstrings",
+        "comment",
+        "comments",
+    ],
+    chinese: &["文档", "注释", "说明"],
 };
 
 /// A question about the code base itself (explain it, where is, how does it work): it needs

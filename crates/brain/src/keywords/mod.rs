@@ -8,8 +8,8 @@
 mod families;
 
 use families::{
-    AUTH, BACKEND, CODEBASE, DBA, DESIGNER, FILE_EDIT, FRONTEND, QA, REVIEW, SECURITY, SUMMARY,
-    WORKSPACE,
+    AUTH, BACKEND, CODEBASE, DBA, DESIGNER, DOCS, FILE_EDIT, FRONTEND, QA, REVIEW, SECURITY,
+    SUMMARY, WORKSPACE,
 };
 
 /// One keyword family: English words or phrases (lower case, single spaces) and Chinese
@@ -168,6 +168,8 @@ pub struct Signals {
     pub summary: bool,
     /// A question about the code base (see [`CODEBASE`]).
     pub codebase: bool,
+    /// Documentation words (see [`DOCS`]).
+    pub docs: bool,
 }
 
 impl Signals {
@@ -188,6 +190,7 @@ impl Signals {
             review: REVIEW.matches(&text),
             summary: SUMMARY.matches(&text),
             codebase: CODEBASE.matches(&text),
+            docs: DOCS.matches(&text),
         }
     }
 

@@ -63,6 +63,8 @@ fn sample(ty: &str) -> Option<Value> {
         "tool_call_count" => json!({"total": 2, "failed": 0, "byPhase": {}}),
         "model_retry" => json!({"model": "m", "attempt": 1, "kind": "server",
                                 "message": "503"}),
+        "network_access" => json!({"host": "pypi.org", "port": 443, "allowed": false,
+                                   "reason": "pypi.org is not on the network allowlist"}),
         "model_reply" => json!({"agentSessionId": "t1-1", "call": 0, "model": "m",
             "text": "hi", "toolCalls": [{"id": "c1", "name": "read_file",
                                          "arguments": "{}"}]}),

@@ -383,6 +383,16 @@ async fn attempt_worker(
         vec![ChatMessage::User { content }],
     )
     .await?;
+    // A reply that only repeats the template it was shown is no result: the next model.
+    if !review && braincode_context::echoes_template(&outcome.text) {
+        return Err(AgentError::Model(
+            braincode_llm::ModelError::new(
+                braincode_llm::ErrorKind::InvalidResponse,
+                "the reply only repeats the result template (no finding in it)",
+            )
+            .with_model(model_id),
+        ));
+    }
     Ok((outcome, model_id, attempt))
 }
 
