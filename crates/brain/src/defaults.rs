@@ -190,6 +190,23 @@ pub fn default_brains() -> Vec<BrainPreset> {
     ]
 }
 
+/// The brain of a model server found on this machine (Ollama, llama-server, LM Studio,
+/// vLLM): every role on its `model_id`, falling back to the embedded local model, thinking
+/// off (local servers rarely take a thinking parameter).
+pub fn local_server_brain(id: &str, model_id: &str, server: &str) -> BrainPreset {
+    preset(
+        id,
+        "Local server",
+        &format!(
+            "Every role on {model_id}, served by {server} on this machine, falling back to the embedded local model."
+        ),
+        move |role| match role {
+            Role::Pet => ModelPolicy::new(LOCAL_MODEL_ID, ThinkingLevel::Off),
+            _ => ModelPolicy::new(model_id, ThinkingLevel::Off).with_fallbacks(&[LOCAL_MODEL_ID]),
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,7 +34,7 @@ pub use clarify::{
 };
 pub use defaults::{
     ANTHROPIC_MODEL_ID, DEFAULT_BRAIN_ID, LOCAL_MODEL_ID, OPENAI_MODEL_ID, default_brains,
-    default_models,
+    default_models, local_server_brain,
 };
 pub use error::BrainError;
 pub use fast_path::{

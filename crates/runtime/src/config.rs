@@ -22,6 +22,7 @@ mod tools;
 
 use std::path::{Path, PathBuf};
 
+use crate::local_servers::{LOCAL_SERVER_BRAIN, LOCAL_SERVERS_ENV, LocalServer};
 use braincode_brain::{BrainModel, BrainPreset};
 use braincode_config::{Home, HookSource, ProjectTrust, Settings, SupportBundle};
 use braincode_protocol::{Mode, ModelDefinition};
@@ -142,9 +143,29 @@ pub fn load_settings(home: &Home) -> Result<Settings, ConfigError> {
     braincode_config::load_settings(home).map_err(ConfigError::Settings)
 }
 
-/// The built-in brain presets with `brains.json` merged over them by id.
+/// The built-in brain presets with `brains.json` merged over them by id; plus
+/// `local-server` when a model server runs on this machine (and `brains.json` has none of
+/// that id).
 pub fn load_brain_presets(home: &Home) -> Result<Vec<BrainPreset>, ConfigError> {
-    braincode_config::load_brains(home).map_err(ConfigError::Brains)
+    let mut presets = braincode_config::load_brains(home).map_err(ConfigError::Brains)?;
+    if let Some((server, model)) = local_server()
+        && !presets.iter().any(|p| p.id == LOCAL_SERVER_BRAIN)
+    {
+        let definition = server.definition(model);
+        presets.push(braincode_brain::local_server_brain(
+            LOCAL_SERVER_BRAIN,
+            &definition.id,
+            &format!("{} on {}", server.kind.name(), server.addr),
+        ));
+    }
+    Ok(presets)
+}
+
+/// The first model server found on this machine with a model to use, and that model.
+pub fn local_server() -> Option<(&'static LocalServer, &'static str)> {
+    crate::local_servers::found()
+        .iter()
+        .find_map(|server| Some((server, server.chosen_model()?)))
 }
 
 /// The brain a run uses when no `--brain` names one, and why.
@@ -183,12 +204,23 @@ pub fn default_brain(home: &Home, settings: &Settings) -> DefaultBrain {
         })
         .collect();
     match found.as_slice() {
-        [] => DefaultBrain {
-            id: settings.default_brain_id.clone(),
-            reason: Some(
-                "no OpenAI or Anthropic key found: every role runs on the embedded local model"
-                    .to_string(),
-            ),
+        [] => match local_server() {
+            Some((server, model)) => DefaultBrain {
+                id: LOCAL_SERVER_BRAIN.to_string(),
+                reason: Some(format!(
+                    "no OpenAI or Anthropic key found, and {} answers on {} ({} model(s)): every role runs on {model}, the embedded local model is the last fallback ({LOCAL_SERVERS_ENV}=0 turns the probe off)",
+                    server.kind.name(),
+                    server.addr,
+                    server.models.len()
+                )),
+            },
+            None => DefaultBrain {
+                id: settings.default_brain_id.clone(),
+                reason: Some(
+                    "no OpenAI or Anthropic key found and no local model server (Ollama, llama-server, LM Studio, vLLM) answers: every role runs on the embedded local model (135M parameters: small; add a key with `braincode auth set`, or start a local server, for better answers)"
+                        .to_string(),
+                ),
+            },
         },
         [(preset, source)] => DefaultBrain {
             id: (*preset).to_string(),
@@ -233,9 +265,17 @@ pub fn select_brain(
     }
 }
 
-/// The model catalogue: the built-in models merged with `models.json` by id.
+/// The model catalogue: the built-in models merged with `models.json` by id; plus the model
+/// of a server found on this machine (see [`local_server`]).
 pub fn load_models(home: &Home) -> Result<Vec<ModelDefinition>, ConfigError> {
-    braincode_config::load_models(home).map_err(ConfigError::Models)
+    let mut models = braincode_config::load_models(home).map_err(ConfigError::Models)?;
+    if let Some((server, model)) = local_server() {
+        let definition = server.definition(model);
+        if !models.iter().any(|m| m.id == definition.id) {
+            models.push(definition);
+        }
+    }
+    Ok(models)
 }
 
 /// The hook files: the user's `hooks.json`, then the project's `.agents/hooks.json` only

@@ -10,6 +10,7 @@ pub mod git;
 pub mod handoff;
 pub mod hooks;
 pub mod ledger;
+pub mod local_servers;
 pub mod mcp;
 pub mod model_check;
 pub mod models;

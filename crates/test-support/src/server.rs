@@ -111,6 +111,14 @@ impl ScriptedServer {
     /// # Panics
     /// When the port cannot be bound (a test fixture fails loudly).
     pub async fn start(script: Script) -> Self {
+        Self::start_at("127.0.0.1:0", script)
+            .await
+            .expect("bind 127.0.0.1 for the scripted server")
+    }
+
+    /// [`ScriptedServer::start`] on a given address (`127.0.0.1:11434`, where Ollama
+    /// listens); `Err` when it cannot be bound (taken).
+    pub async fn start_at(addr: &str, script: Script) -> std::io::Result<Self> {
         let models = model_names(&script);
         let state = Arc::new(State {
             script: Mutex::new(ScriptState::new(script)),
@@ -124,14 +132,12 @@ impl ScriptedServer {
                 async move { handle(state, models, method, uri, headers, body).await }
             },
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1 for the scripted server");
-        let addr = listener.local_addr().expect("local address");
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Self { addr, state, task }
+        Ok(Self { addr, state, task })
     }
 
     /// `http://127.0.0.1:<port>/v1` — the `baseUrl` to put in models.json.
@@ -230,6 +236,14 @@ async fn handle(
     };
     lock(&state.requests).push(recorded.clone());
     let path = uri.path().trim_end_matches('/');
+    // Ollama's own listing (`GET /api/tags`), as Ollama documents it.
+    if method == Method::GET && path == "/api/tags" {
+        let listed: Vec<Value> = models
+            .iter()
+            .map(|name| json!({"name": name, "model": name, "size": 0, "digest": "", "details": {"family": "test"}}))
+            .collect();
+        return json_response(200, &json!({"models": listed}));
+    }
     if method == Method::GET && path.ends_with("/models") {
         let data: Vec<Value> = models
             .iter()

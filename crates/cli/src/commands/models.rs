@@ -48,8 +48,9 @@ pub struct TestArgs {
 /// Arguments of `braincode models discover`.
 #[derive(Debug, clap::Args)]
 pub struct DiscoverArgs {
-    /// Endpoint base URL.
-    pub base_url: String,
+    /// Endpoint base URL (none: the model servers running on this machine — Ollama,
+    /// llama-server, LM Studio, vLLM — and what each offers).
+    pub base_url: Option<String>,
     /// Wire protocol of the endpoint: openai-completions (default), openai-responses,
     /// anthropic-messages, google-generative-ai or azure-openai-responses.
     #[arg(long, default_value = "openai-completions")]
@@ -251,7 +252,63 @@ fn parse_api(text: &str) -> anyhow::Result<ModelApi> {
     }
 }
 
+/// `models discover` with no URL: the model servers on this machine.
+fn discover_local(json_out: bool) -> anyhow::Result<ExitCode> {
+    use braincode_runtime::local_servers::{ServerKind, found};
+    let servers = found();
+    let chosen = braincode_runtime::config::local_server().map(|(s, m)| (s.addr, m));
+    if json_out {
+        let listed: Vec<Value> = servers
+            .iter()
+            .map(|s| {
+                let used = chosen.filter(|(addr, _)| *addr == s.addr).map(|(_, m)| s.definition(m).id);
+                json!({"server": s.kind.name(), "address": s.addr.to_string(), "models": s.models, "used": used})
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"servers": listed}))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if servers.is_empty() {
+        let ports: Vec<String> = ServerKind::ALL
+            .iter()
+            .map(|k| format!("{} {}", k.name(), k.port()))
+            .collect();
+        println!(
+            "no local model server answers on 127.0.0.1 ({}); runs without a key use the embedded model",
+            ports.join(", ")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for server in servers {
+        println!(
+            "{} on {}: {} model(s)",
+            server.kind.name(),
+            server.addr,
+            server.models.len()
+        );
+        for model in &server.models {
+            let used = chosen.is_some_and(|(addr, m)| addr == server.addr && m == model);
+            println!(
+                "  {}{}",
+                server.definition(model).id,
+                if used {
+                    "  ← used by runs with no key (brain local-server)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn discover(args: &DiscoverArgs) -> anyhow::Result<ExitCode> {
+    let Some(base_url) = args.base_url.as_deref() else {
+        return discover_local(args.json);
+    };
     let api = parse_api(&args.api)?;
     let key = match args.provider.as_deref() {
         Some(provider) => {
@@ -265,7 +322,7 @@ fn discover(args: &DiscoverArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| "custom".to_string());
     let result = super::tokio_runtime()?.block_on(braincode_llm::discover_models(
-        &args.base_url,
+        base_url,
         api,
         key.as_deref(),
     ));
@@ -273,11 +330,11 @@ fn discover(args: &DiscoverArgs) -> anyhow::Result<ExitCode> {
         Ok(models) => models,
         Err(err) => {
             if args.json {
-                let out = json!({"baseUrl": args.base_url, "ok": false, "failure": {
+                let out = json!({"baseUrl": base_url, "ok": false, "failure": {
                     "kind": err.kind.as_str(), "explanation": err.message, "hint": err.kind.hint()}});
                 println!("{}", serde_json::to_string_pretty(&out)?);
             } else {
-                println!("FAIL  {}: {} — {}", args.base_url, err.kind, err.message);
+                println!("FAIL  {}: {} — {}", base_url, err.kind, err.message);
                 println!("hint: {}", err.kind.hint());
             }
             return Ok(ExitCode::from(1));
@@ -285,19 +342,19 @@ fn discover(args: &DiscoverArgs) -> anyhow::Result<ExitCode> {
     };
     let entries: Vec<Value> = models
         .iter()
-        .map(|m| suggested_entry(&provider, &args.base_url, api, m))
+        .map(|m| suggested_entry(&provider, base_url, api, m))
         .collect();
     if args.json {
         let listed: Vec<Value> = models
             .iter()
             .map(|m| json!({"id": m.id, "contextWindow": m.context_window_guess}))
             .collect();
-        let out = json!({"baseUrl": args.base_url, "api": api.as_str(), "ok": true,
+        let out = json!({"baseUrl": base_url, "api": api.as_str(), "ok": true,
             "models": listed, "entries": entries});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{} model(s) at {}:", models.len(), args.base_url);
+    println!("{} model(s) at {}:", models.len(), base_url);
     for model in &models {
         println!("  {}  (context ≈ {})", model.id, model.context_window_guess);
     }

@@ -214,6 +214,9 @@ pub fn command(home: &TempHome, cwd: &Path, args: &[&str]) -> Command {
         .current_dir(cwd)
         .env("BRAINCODE_HOME", home.path())
         .env("BRAINCODE_MODEL_CACHE", home.path().join("no-model-cache"))
+        // A model server on this machine (a developer's Ollama) must not stand in for the
+        // test's scripted models.
+        .env("BRAINCODE_LOCAL_SERVERS", "0")
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .kill_on_drop(true);
