@@ -44,7 +44,7 @@ fetch_npm() { # name@version -> dir
   echo "$work/src/$spec"
 }
 
-# One pass: "<outcome> <setup seconds> <checks>".
+# One pass, tab-separated: outcome, dependency step seconds, checks run, why any could not run.
 pass() { # dir [flags]
   local dir="$1"; shift
   local out
@@ -54,27 +54,30 @@ import json, sys
 try:
     s = json.loads(sys.argv[1])
 except Exception:
-    print("error - -"); sys.exit()
+    print("error\t-\t-\t-"); sys.exit()
 setup = sum(r.get("durationMs", 0) for r in s.get("setup", [])) / 1000
 names = ",".join(r["name"] for r in s.get("results", [])) or "-"
-why = [r["name"] + ": " + r["environment"].split(":")[0] for r in s.get("results", []) if r.get("environment")]
-print(s["status"], f"{setup:.1f}", names, "|", "; ".join(why)[:120])
+why = [r["name"] + ": " + r["environment"].split(" (")[0].split(":")[0] for r in s.get("results", []) if r.get("environment")]
+failed = [r["name"] for r in s.get("results", []) if not r["passed"] and not r.get("environment")]
+if failed:
+    why.append("failed: " + ",".join(failed))
+print("\t".join([s["status"], f"{setup:.1f}", names, "; ".join(why)[:160] or "-"]))
 PY
 }
 
 mkdir -p "$work/dl"
-echo "| project | checks selected | without deps | why | --fetch-deps (step s) | again (step s) | class right |"
-echo "|---|---|---|---|---|---|---|"
+echo "| project | checks run | without deps | why | --fetch-deps (step s) | what it says | again (step s) | class right |"
+echo "|---|---|---|---|---|---|---|---|"
 for spec in "${crates[@]}" "${sdists[@]}" "${npms[@]}"; do
   case "$spec" in
     *==*) dir="$(fetch_sdist "$spec")" ;;
     *@*) if [[ " ${crates[*]} " == *" $spec "* ]]; then dir="$(fetch_crate "$spec")"; else dir="$(fetch_npm "$spec")"; fi ;;
   esac
   (cd "$dir" && git init -q && git add -A && git -c user.email=m@x -c user.name=m commit -qm import && "$braincode" trust >/dev/null)
-  read -r bare _ checks _ why <<<"$(pass "$dir")"
-  read -r first first_s _ _ <<<"$(pass "$dir" --fetch-deps)"
-  read -r second second_s _ _ <<<"$(pass "$dir" --fetch-deps)"
+  IFS=$'\t' read -r bare _ checks why <<<"$(pass "$dir")"
+  IFS=$'\t' read -r first first_s _ first_why <<<"$(pass "$dir" --fetch-deps)"
+  IFS=$'\t' read -r second second_s _ _ <<<"$(pass "$dir" --fetch-deps)"
   right="yes"
   [ "$bare" = "failed" ] && right="no (failed without deps)"
-  echo "| $spec | $checks | $bare | ${why:--} | $first ($first_s) | $second ($second_s) | $right |"
+  echo "| $spec | $checks | $bare | $why | $first ($first_s) | $first_why | $second ($second_s) | $right |"
 done

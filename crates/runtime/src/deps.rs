@@ -136,6 +136,8 @@ fn step_for(root: &Path, dir: &str, ecosystem: Ecosystem) -> Option<DepsStep> {
             if install.is_empty() {
                 return None;
             }
+            // The checks run pytest from the `.venv` once there is one.
+            install.push("pytest".into());
             let script = format!(
                 "set -e; [ -x .venv/bin/python ] || python3 -m venv .venv; .venv/bin/python -m pip install --disable-pip-version-check --no-input --no-cache-dir {}",
                 install.join(" ")
@@ -228,10 +230,10 @@ fn python_test_extras(dir: &Path) -> Vec<String> {
     extras
 }
 
-/// The fingerprint of a step's inputs: the step itself and each input file's contents.
+/// The fingerprint of a step's inputs: each input file's contents (not the command, which
+/// may change with them: `npm install` writes the lockfile that makes the next step `npm ci`).
 fn fingerprint(root: &Path, step: &DepsStep) -> String {
     let mut hash = Sha256::new();
-    hash.update(step.script.as_bytes());
     for input in &step.inputs {
         let path = root.join(&step.dir).join(input);
         hash.update(input.as_bytes());
@@ -242,11 +244,11 @@ fn fingerprint(root: &Path, step: &DepsStep) -> String {
     format!("{:x}", hash.finalize())
 }
 
-/// Where a step's last passing fingerprint is kept.
+/// Where a step's last passing fingerprint is kept: one per directory and ecosystem.
 fn marker(home: &Home, root: &Path, step: &DepsStep) -> PathBuf {
     let mut hash = Sha256::new();
     hash.update(root.join(&step.dir).to_string_lossy().as_bytes());
-    hash.update(step.label.as_bytes());
+    hash.update(format!("{:?}", step.ecosystem).as_bytes());
     home.root()
         .join("deps")
         .join(format!("{:.24x}", hash.finalize()))

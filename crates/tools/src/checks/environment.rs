@@ -140,6 +140,15 @@ pub fn environment_cause(
             fetch_fix(program)
         ));
     }
+    // pytest's exit 5: nothing to test here (a source distribution without its tests).
+    if exit_code == Some(5)
+        && (program.contains("pytest") || program.contains("python"))
+        && output.contains("no tests ran")
+    {
+        return Some(
+            "no tests were collected: this copy of the project ships none (or they are not where pytest looks)".into(),
+        );
+    }
     // A program a script calls that is not there (`sh: 1: jest: not found`, exit 127).
     if exit_code == Some(127) {
         let found = line(": not found")
@@ -265,6 +274,9 @@ mod tests {
         assert_eq!(cause("pytest", 2, own), None);
         let own = "E   ModuleNotFoundError: No module named 'helpers'\n";
         assert_eq!(cause("pytest", 2, own), None);
+        let none = "collected 0 items\n\n============ no tests ran in 0.01s ============\n";
+        assert!(cause("pytest", 5, none).unwrap().contains("no tests were collected"));
+        assert_eq!(cause("pytest", 1, none), None);
         let relative = "Error: Cannot find module './greeting'\n";
         assert_eq!(cause("node", 1, relative), None);
         let assertion = "AssertionError: expected 'HELLO' to equal 'hello'\n";
