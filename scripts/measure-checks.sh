@@ -22,8 +22,12 @@ crates=(similar@2.6.0 either@1.13.0 fastrand@2.1.1 memchr@2.7.4 smallvec@1.13.2)
 sdists=(attrs==25.3.0 iniconfig==2.0.0 packaging==24.1)
 npms=(left-pad@1.3.0 ms@2.1.3)
 
-rm -rf "$work" && mkdir -p "$work/src" "$work/home"
+rm -rf "$work" && mkdir -p "$work/src" "$work/home" "$work/cargo-home"
 export BRAINCODE_HOME="$work/home"
+# A cargo home of its own: "without dependencies" must mean an empty registry cache.
+export CARGO_HOME="$work/cargo-home"
+export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+export PATH="$HOME/.cargo/bin:$PATH"
 
 fetch_crate() { # name@version -> dir
   local name="${1%@*}" version="${1#*@}"

@@ -57,3 +57,30 @@ async fn a_glitch_before_any_content_is_retried_by_the_client_and_journaled() {
         "{records:?}"
     );
 }
+
+/// An answer that stopped at the output token limit says so (one `Warning:` line), and the
+/// journal keeps it, so a replay says it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_stopped_by_its_token_limit_says_it_may_be_cut() {
+    let script = Script::new().always(
+        Matcher::model("any"),
+        Reply::text("The greeting is printed by the main function, which then")
+            .with_stop(braincode_llm::StopReason::MaxTokens),
+    );
+    let server = ScriptedServer::start(script).await;
+    let home = TempHome::new();
+    configure(&home, &server);
+    let repo = TempRepo::new();
+    let report = run_json(&home, repo.path(), &[], "hello there", &[]).await;
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("stopped at its output token limit"),
+        "{report:#}"
+    );
+    let records = journal(&home, report["sessionId"].as_str().unwrap());
+    assert!(
+        records
+            .iter()
+            .any(|r| r["type"] == "model_reply" && r["cut"] == true)
+    );
+}

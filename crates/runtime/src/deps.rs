@@ -59,6 +59,12 @@ impl DepsReport {
     pub fn ok(&self) -> bool {
         self.results.iter().all(|r| r.passed)
     }
+
+    /// Whether a step ran (rather than all being up to date): what the checks find may then
+    /// have changed (a new `.venv`).
+    pub fn ran(&self) -> bool {
+        self.results.iter().any(|r| r.duration_ms > 0 || !r.passed)
+    }
 }
 
 /// The steps the `checks` need, one per (directory, ecosystem), in order.
@@ -114,9 +120,15 @@ fn step_for(root: &Path, dir: &str, ecosystem: Ecosystem) -> Option<DepsStep> {
             let requirements: Vec<&str> = [
                 "requirements-dev.txt",
                 "requirements-test.txt",
+                "requirements-tests.txt",
                 "test-requirements.txt",
+                "test_requirements.txt",
                 "dev-requirements.txt",
                 "requirements.txt",
+                "tests/requirements.txt",
+                "requirements/test.txt",
+                "requirements/tests.txt",
+                "requirements/dev.txt",
             ]
             .into_iter()
             .filter(|name| has(name))

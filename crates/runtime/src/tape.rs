@@ -464,7 +464,7 @@ impl Tape {
             reasoning: String::new(),
             tool_calls: reply.tool_calls.iter().map(tool_call).collect(),
             usage: reply.usage,
-            stop: None,
+            stop: reply.cut.then_some(braincode_llm::StopReason::MaxTokens),
         };
         Some((Ok(completion), *own))
     }
@@ -702,6 +702,7 @@ pub fn reply_record(
             .collect(),
         usage: completion.usage,
         clipped,
+        cut: completion.stop == Some(braincode_llm::StopReason::MaxTokens),
         error: None,
     }
 }
@@ -721,6 +722,7 @@ pub fn failure_record(
         tool_calls: Vec::new(),
         usage: None,
         clipped: false,
+        cut: false,
         error: Some(RecordedModelError {
             kind: error.kind.as_str().to_string(),
             message: error.message.clone(),

@@ -193,19 +193,27 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let root = super::project_root(args.project.as_deref())?;
     let home = braincode_config::Home::from_env()?;
     let (loaded, settings) = configuration(&home, &root)?;
-    let selection: Selection = if args.all {
-        let discovery = braincode_tools::checks::list(&root, &loaded.config, &loaded.overrides);
-        let mut selection =
-            braincode_tools::checks::select(&root, &[], &loaded.config, &loaded.overrides);
-        selection.skipped = (!loaded.config.enabled).then(|| "checks disabled".to_string());
-        selection.checks = discovery.checks;
-        selection.reason = "every check of the project (--all)".into();
-        selection
+    let changed = if args.all {
+        Vec::new()
     } else {
-        let changed = changed_paths(&root)?;
-        let changed: Vec<&str> = changed.iter().map(String::as_str).collect();
-        braincode_tools::checks::select(&root, &changed, &loaded.config, &loaded.overrides)
+        changed_paths(&root)?
     };
+    // Made again after the dependency step: a `.venv` it created changes the commands.
+    let select = || -> Selection {
+        if args.all {
+            let discovery = braincode_tools::checks::list(&root, &loaded.config, &loaded.overrides);
+            let mut selection =
+                braincode_tools::checks::select(&root, &[], &loaded.config, &loaded.overrides);
+            selection.skipped = (!loaded.config.enabled).then(|| "checks disabled".to_string());
+            selection.checks = discovery.checks;
+            selection.reason = "every check of the project (--all)".into();
+            selection
+        } else {
+            let changed: Vec<&str> = changed.iter().map(String::as_str).collect();
+            braincode_tools::checks::select(&root, &changed, &loaded.config, &loaded.overrides)
+        }
+    };
+    let mut selection = select();
     let sandbox = if args.no_sandbox {
         None
     } else {
@@ -292,6 +300,9 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 .await
                 {
                     Ok(report) => {
+                        if report.ran() {
+                            selection = select();
+                        }
                         summary.setup = report.results;
                         summary.network = report.network;
                     }

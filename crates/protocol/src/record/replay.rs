@@ -50,6 +50,9 @@ pub struct ModelReply {
     /// replayed exactly).
     #[serde(default, skip_serializing_if = "is_false")]
     pub clipped: bool,
+    /// The reply stopped at the call's output token limit (it may be incomplete).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cut: bool,
     /// The call failed (after the client's own retries): how. A failure is as much a reply
     /// as an answer — the run's next decision (fallback, error) depends on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

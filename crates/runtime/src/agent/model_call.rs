@@ -81,6 +81,16 @@ pub(super) async fn next_completion(
         if let Some(usage) = completion.usage {
             record_usage(setup, services, usage, message_index);
         }
+        // An answer stopped by the output token limit may be incomplete: the person is told.
+        if completion.stop == Some(braincode_llm::StopReason::MaxTokens)
+            && completion.tool_calls.is_empty()
+        {
+            services.sink.warning(format!(
+                "{}'s reply from {} stopped at its output token limit: it may be cut short",
+                setup.origin.role.map_or("an agent", |role| role.as_str()),
+                setup.model_id,
+            ));
+        }
         // A reply cut at the reply cap says so at its end, where only the model reads it:
         // the person gets one `Warning:` line.
         if let Some(at) = completion.text.rfind(braincode_llm::REPLY_CUT_MARKER) {

@@ -121,12 +121,15 @@ async fn live_checks(
     baseline: Option<&mut crate::git::PatchBaseline>,
 ) -> Result<CheckSummary, RunError> {
     let changed = changed_paths(patch);
-    let selection = braincode_tools::checks::select(
-        &shared.project_root,
-        &changed,
-        &shared.checks.config,
-        &shared.checks.overrides,
-    );
+    let select = || {
+        braincode_tools::checks::select(
+            &shared.project_root,
+            &changed,
+            &shared.checks.config,
+            &shared.checks.overrides,
+        )
+    };
+    let mut selection = select();
     let mut summary = summary_of(&selection);
     if let Some(reason) = &selection.skipped {
         summary.reason = Some(reason.clone());
@@ -173,6 +176,12 @@ async fn live_checks(
             .await
             {
                 Ok(report) => {
+                    // A `.venv` the step made is where the checks now run from.
+                    if report.ran() {
+                        selection = select();
+                        summary.selected_scripts =
+                            selection.checks.iter().map(|c| c.name.clone()).collect();
+                    }
                     summary.setup = report.results;
                     summary.network = report.network;
                 }
@@ -348,7 +357,12 @@ pub async fn run_specs(
         }
         starting(check);
         let result = run_one(context, check, timeout, max_bytes).await?;
-        if !result.passed && matches!(check.kind, CheckKind::Build | CheckKind::Typecheck) {
+        // Only a build the code broke stops the later checks; one that could not run (a
+        // nightly-only bench, no network) leaves them to try.
+        if !result.passed
+            && result.environment.is_none()
+            && matches!(check.kind, CheckKind::Build | CheckKind::Typecheck)
+        {
             broken.push((&check.dir, check.ecosystem, &check.name));
         }
         runs.results.push(result);

@@ -330,6 +330,18 @@ fn closing_warnings(live: &LiveState, status: FinalStatus, journal_failed: bool)
                 checks.written_files.join(", ")
             ));
         }
+        // The embedded model is tiny: its answer is said to be its own, with the way out.
+        let primary_on_embedded = state.workers().iter().any(|w| {
+            w.phase == braincode_protocol::WorkerPhase::Primary
+                && w.result_model.as_deref().or(w.model.as_deref())
+                    == Some(braincode_brain::LOCAL_MODEL_ID)
+        });
+        if primary_on_embedded {
+            warnings.push(format!(
+                "answered by the embedded model ({}, 135M parameters): small, often wrong about code; add a key (`braincode auth set openai|anthropic`) or start a local model server (Ollama, llama-server, LM Studio, vLLM) for better answers",
+                braincode_brain::LOCAL_MODEL_ID
+            ));
+        }
         if let Some(checks) = state.checks()
             && checks.status == CheckStatus::Skipped
         {

@@ -113,6 +113,11 @@ pub fn environment_cause(
             "a cargo subcommand is not installed ({found}): install it (e.g. `rustup component add clippy`, `cargo install cargo-nextest`)"
         ));
     }
+    if let Some(found) = line("may not be used on the stable release channel") {
+        return Some(format!(
+            "part of the project (often its benches) needs a nightly Rust toolchain ({found}): `rustup toolchain install nightly`, or check it without those targets"
+        ));
+    }
     if let Some(found) = line("is not installed").filter(|l| l.contains("toolchain")) {
         return Some(format!(
             "the Rust toolchain the project asks for is not installed ({found}): `rustup toolchain install`"
@@ -143,11 +148,19 @@ pub fn environment_cause(
     // pytest's exit 5: nothing to test here (a source distribution without its tests).
     if exit_code == Some(5)
         && (program.contains("pytest") || program.contains("python"))
-        && output.contains("no tests ran")
+        && (output.contains("no tests ran") || output.contains("collected 0 items"))
     {
         return Some(
             "no tests were collected: this copy of the project ships none (or they are not where pytest looks)".into(),
         );
+    }
+    // A test runner with nothing to run (a package tarball ships no tests).
+    for needle in ["No test files found", "No tests found, exiting with code 1"] {
+        if let Some(found) = line(needle) {
+            return Some(format!(
+                "no tests were found ({found}): this copy of the project ships none"
+            ));
+        }
     }
     // A program a script calls that is not there (`sh: 1: jest: not found`, exit 127).
     if exit_code == Some(127) {
@@ -275,8 +288,16 @@ mod tests {
         let own = "E   ModuleNotFoundError: No module named 'helpers'\n";
         assert_eq!(cause("pytest", 2, own), None);
         let none = "collected 0 items\n\n============ no tests ran in 0.01s ============\n";
-        assert!(cause("pytest", 5, none).unwrap().contains("no tests were collected"));
+        assert!(
+            cause("pytest", 5, none)
+                .unwrap()
+                .contains("no tests were collected")
+        );
         assert_eq!(cause("pytest", 1, none), None);
+        let bench = "error[E0554]: `#![feature]` may not be used on the stable release channel\n --> benches/bench.rs:1:1\n";
+        assert!(cause("cargo", 101, bench).unwrap().contains("nightly"));
+        let warned = "collected 0 items\n\n====== 1 warning in 0.00s ======\n";
+        assert!(cause("python3", 5, warned).is_some());
         let relative = "Error: Cannot find module './greeting'\n";
         assert_eq!(cause("node", 1, relative), None);
         let assertion = "AssertionError: expected 'HELLO' to equal 'hello'\n";

@@ -130,6 +130,7 @@ impl RunBuilder {
             }],
             usage: Some(usage(&mut self.f, 12_000 + u64::from(call) * 3000)),
             clipped: false,
+            cut: false,
             error: None,
         }));
         self.token_usage(phase, role, &session, call * 2 + 1, 12_000);
@@ -286,6 +287,7 @@ impl RunBuilder {
             tool_calls: Vec::new(),
             usage: Some(usage(&mut self.f, 20_000)),
             clipped: false,
+            cut: false,
             error: None,
         }));
         self.token_usage(Phase::Support, role, &session, 7, 20_000);
@@ -368,6 +370,7 @@ impl RunBuilder {
             tool_calls: Vec::new(),
             usage: Some(usage(&mut self.f, 3_200)),
             clipped: false,
+            cut: false,
             error: None,
         }));
         self.token_usage(Phase::Router, Role::RouteBrain, "router-1", 1, 3_200);
@@ -431,6 +434,7 @@ impl RunBuilder {
             tool_calls: Vec::new(),
             usage: Some(usage(&mut self.f, 40_000)),
             clipped: false,
+            cut: false,
             error: None,
         }));
         self.token_usage(Phase::Primary, PRIMARY, &session, 13, 40_000);
@@ -485,6 +489,7 @@ impl RunBuilder {
             tool_calls: Vec::new(),
             usage: Some(usage(&mut self.f, 30_000)),
             clipped: false,
+            cut: false,
             error: None,
         }));
         self.token_usage(Phase::Review, Role::Review, &review_session, 1, 30_000);
