@@ -65,3 +65,10 @@ pub use todos::{
     NormalizedDependencies, TODO_ID_MAX_CHARS, fallback_todo_id, normalize_dependencies,
     normalize_dependencies_with_warnings, normalize_todo_id, slug, unique_todo_id,
 };
+
+/// Whether `prompt` asks about the code base (how it works, what it does) without asking to
+/// change it.
+pub fn asks_about_the_codebase(prompt: &str) -> bool {
+    let signals = keywords::Signals::detect(prompt);
+    signals.codebase && !signals.file_edit
+}

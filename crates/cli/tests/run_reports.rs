@@ -7,7 +7,7 @@ mod run_harness;
 
 use braincode_config::journal::MAX_RECORD_BYTES;
 use braincode_test_support::{
-    Matcher, Reply, Script, ScriptedServer, TempHome, scripted_model_entry,
+    Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo, scripted_model_entry,
 };
 use run_harness::{
     braincode, braincode_with_input, configure, journal, journal_path, repo, review_reply, types,
@@ -553,4 +553,64 @@ async fn a_reference_that_is_not_attached_is_a_warning() {
             .any(|w| w.starts_with("@missing.txt was not attached")),
         "{warnings:?}"
     );
+}
+
+/// A question about the repository answered by the embedded model: the facts read from the
+/// repository without a model come first, the model's prose is labelled as the model's, and
+/// the report says which model answered and how to do better. (The embedded model's id is
+/// served here by a scripted model: what is tested is what Braincode adds to its answer.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_models_answer_about_the_repository_comes_with_facts() {
+    let server = ScriptedServer::start(Script::new().always(
+        Matcher::model("smollm2"),
+        Reply::text("It is the braincode gem, run it with cargo run --release --run."),
+    ))
+    .await;
+    let home = TempHome::new();
+    home.write_models(&[scripted_model_entry("local/smollm2", &server.base_url())]);
+    let repo = TempRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"greeter\"\nversion = \"0.3.1\"\nedition = \"2021\"\n",
+    );
+    repo.write("src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n");
+    repo.write("README.md", "# Greeter\n\nPrints a greeting.\n");
+    repo.commit("greeter");
+    let out = braincode(
+        &home,
+        repo.path(),
+        &[
+            "run",
+            "--json",
+            "--heuristic",
+            "explain what this repository does",
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let answer = report["modelSummary"].as_str().unwrap();
+    assert!(
+        answer.starts_with("Facts read from the repository (not from a model):"),
+        "{answer}"
+    );
+    for fact in [
+        "Main language: Rust",
+        "Rust package greeter 0.3.1",
+        "cargo test",
+        "Entry points: src/main.rs",
+        "README.md: \"Greeter\" — Prints a greeting.",
+        "The embedded model's answer (local/smollm2",
+        "the braincode gem",
+    ] {
+        assert!(answer.contains(fact), "{fact}: {answer}");
+    }
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("answered by the embedded model"),
+        "{report:#}"
+    );
+    let records = journal(&home, report["sessionId"].as_str().unwrap());
+    assert!(records.iter().any(|r| r["type"] == "repo_facts"));
 }

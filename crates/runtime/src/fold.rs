@@ -294,6 +294,7 @@ impl RunState {
             | Record::FinalReport(_)
             | Record::ModelRetry(_)
             | Record::NetworkAccess(_)
+            | Record::RepoFacts(_)
             | Record::ModelReply(_)
             | Record::Handoff(_)
             | Record::ToolApprovalDecision(_)

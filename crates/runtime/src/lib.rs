@@ -18,6 +18,7 @@ pub mod permission_explain;
 pub mod pet;
 pub mod protect;
 pub mod replay;
+pub mod repo_facts;
 pub mod report;
 pub mod run;
 pub mod sink;

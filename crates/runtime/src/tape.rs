@@ -170,6 +170,8 @@ pub struct Tape {
     hook_results: AtomicU64,
     /// A replay of a run that stopped at its budget.
     stop: Option<StopReplay>,
+    /// The replayed run's own repository facts.
+    repo_facts: Option<Vec<String>>,
 }
 
 impl Tape {
@@ -205,6 +207,7 @@ impl Tape {
             tool_results: AtomicU64::new(0),
             hook_results: AtomicU64::new(0),
             stop: None,
+            repo_facts: None,
         };
         let mut hooks = HookQueues::new();
         let mut own_items = HashSet::new();
@@ -359,6 +362,7 @@ impl Tape {
                     }
                 }
                 Record::McpConnect(report) if own => tape.mcp.push(report.clone()),
+                Record::RepoFacts(facts) => tape.repo_facts = Some(facts.facts.clone()),
                 _ => {}
             }
         }
@@ -373,6 +377,11 @@ impl Tape {
             });
         }
         tape
+    }
+
+    /// The repository facts the run journaled (a replay shows the same ones).
+    pub fn repo_facts(&self) -> Option<&[String]> {
+        self.repo_facts.as_deref()
     }
 
     /// Where the replayed run stopped at its budget, if it did (a replay only).

@@ -287,6 +287,7 @@ pub(crate) fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<S
         | Record::ToolCallCount(_)
         | Record::ModelRetry(_)
         | Record::NetworkAccess(_)
+        | Record::RepoFacts(_)
         | Record::ModelReply(_)
         | Record::Warning(_)
         | Record::ExecutionPlanReview(_)

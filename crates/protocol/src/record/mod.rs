@@ -114,6 +114,8 @@ records! {
     "model_retry" => ModelRetry(ModelRetry),
     /// A sandboxed command's connection, as the network allowlist decided it.
     "network_access" => NetworkAccess(NetworkAccess),
+    /// Facts read from the repository without a model.
+    "repo_facts" => RepoFacts(RepoFacts),
     /// One model reply, as the agent loop received it.
     "model_reply" => ModelReply(ModelReply),
     /// A warning the user was given.

@@ -306,6 +306,15 @@ pub struct NetworkAccess {
     pub reason: Option<String>,
 }
 
+/// `repo_facts`: what was read from the repository, without a model, to stand next to a
+/// small model's answer about it (languages, manifests, checks, entry points, README).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoFacts {
+    /// One fact per line.
+    pub facts: Vec<String>,
+}
+
 /// What started a handoff summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -63,6 +63,7 @@ fn sample(ty: &str) -> Option<Value> {
         "tool_call_count" => json!({"total": 2, "failed": 0, "byPhase": {}}),
         "model_retry" => json!({"model": "m", "attempt": 1, "kind": "server",
                                 "message": "503"}),
+        "repo_facts" => json!({"facts": ["Main language: Rust"]}),
         "network_access" => json!({"host": "pypi.org", "port": 443, "allowed": false,
                                    "reason": "pypi.org is not on the network allowlist"}),
         "model_reply" => json!({"agentSessionId": "t1-1", "call": 0, "model": "m",
@@ -139,6 +140,7 @@ fn has_sample(record: &Record) -> bool {
         | Record::ToolCallCount(_)
         | Record::ModelRetry(_)
         | Record::NetworkAccess(_)
+        | Record::RepoFacts(_)
         | Record::ModelReply(_)
         | Record::Warning(_)
         | Record::Handoff(_)

@@ -70,7 +70,53 @@ pub(super) async fn pipeline(
     .await?;
     // What runs in the background (an exec session, an MCP server) may still have acted.
     shared.check_protected("the run's commands").await?;
+    with_repo_facts(&shared, &mut answer);
     Ok(stop_stage(&shared, answer).await)
+}
+
+/// A question about the repository answered by the embedded model: the facts read from the
+/// repository without a model (journaled, so a replay shows the same) come first, and the
+/// model's prose is labelled as the model's.
+fn with_repo_facts(shared: &state::RunShared, answer: &mut primary::PrimaryAnswer) {
+    if shared.conversational
+        || answer.model != braincode_brain::LOCAL_MODEL_ID
+        || !braincode_brain::asks_about_the_codebase(&shared.request)
+    {
+        return;
+    }
+    let facts = match shared.tape.as_deref() {
+        Some(tape) if tape.is_strict() => match tape.repo_facts() {
+            Some(facts) => facts.to_vec(),
+            None => return,
+        },
+        _ => {
+            let checks: Vec<String> = braincode_tools::checks::list(
+                &shared.project_root,
+                &shared.checks.config,
+                &shared.checks.overrides,
+            )
+            .checks
+            .iter()
+            .map(|c| c.display.clone())
+            .collect();
+            crate::repo_facts::gather(&shared.project_root, &checks)
+        }
+    };
+    if facts.is_empty() {
+        return;
+    }
+    shared.sink.record(braincode_protocol::Record::RepoFacts(
+        braincode_protocol::RepoFacts {
+            facts: facts.clone(),
+        },
+    ));
+    let listed: Vec<String> = facts.iter().map(|f| format!("- {f}")).collect();
+    answer.text = format!(
+        "Facts read from the repository (not from a model):\n{}\n\nThe embedded model's answer ({}, 135M parameters: check it against the facts above):\n{}",
+        listed.join("\n"),
+        braincode_brain::LOCAL_MODEL_ID,
+        answer.text.trim()
+    );
 }
 
 /// Stage 1: notices, the SessionStart and UserPromptSubmit hooks, and the request as agents

@@ -102,6 +102,7 @@ impl EventSubscriber for Progress {
                 | Record::ToolCallCount(_)
                 | Record::ModelRetry(_)
                 | Record::NetworkAccess(_)
+                | Record::RepoFacts(_)
                 | Record::ModelReply(_)
                 | Record::Warning(_)
                 | Record::Handoff(_)
