@@ -172,6 +172,16 @@ impl PolicyGate {
         self.handler.is_some()
     }
 
+    /// Asks the person a question that is not a tool call (the TUI shows it as an
+    /// approval): `Some(true)` for yes, `Some(false)` for no, `None` when nobody is here.
+    pub async fn ask_person(&self, request: &ApprovalRequest) -> Option<bool> {
+        let handler = self.handler.as_ref()?;
+        Some(matches!(
+            handler.decide(request).await,
+            ApprovalAnswer::Approve | ApprovalAnswer::ApproveForSession
+        ))
+    }
+
     /// Whether a matched rule asked for an independent review.
     pub fn review_required(&self) -> bool {
         self.review_required.load(Ordering::SeqCst)

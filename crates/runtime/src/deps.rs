@@ -275,6 +275,35 @@ fn up_to_date(home: &Home, root: &Path, step: &DepsStep) -> bool {
             .is_none_or(|out| root.join(&step.dir).join(out).exists())
 }
 
+fn answer_path(home: &Home, root: &Path) -> PathBuf {
+    let mut hash = Sha256::new();
+    hash.update(root.to_string_lossy().as_bytes());
+    home.root()
+        .join("deps")
+        .join(format!("{:.24x}.answer", hash.finalize()))
+}
+
+/// The person's kept answer for `root` (`checks.fetchDependencies: ask`), if they gave one.
+pub fn kept_answer(home: &Home, root: &Path) -> Option<bool> {
+    match std::fs::read_to_string(answer_path(home, root))
+        .ok()?
+        .trim()
+    {
+        "yes" => Some(true),
+        "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Keeps the person's answer for `root`.
+pub fn keep_answer(home: &Home, root: &Path, yes: bool) {
+    let path = answer_path(home, root);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(path, if yes { "yes\n" } else { "no\n" });
+}
+
 /// The allowlist of the dependency step: the registries and the user's additions.
 pub fn registries_allowlist(settings: &braincode_config::Settings) -> Allowlist {
     Allowlist::registries().with(&settings.sandbox.network_allow)
@@ -407,5 +436,75 @@ pub fn describe(decision: &NetDecision) -> String {
             decision.port,
             reason.as_deref().unwrap_or("not allowed")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(ecosystem: Ecosystem, dir: &str) -> CheckSpec {
+        CheckSpec {
+            name: "test".into(),
+            ecosystem,
+            kind: braincode_tools::checks::CheckKind::Test,
+            program: "true".into(),
+            args: Vec::new(),
+            display: "test".into(),
+            dir: dir.into(),
+        }
+    }
+
+    #[test]
+    fn one_step_per_directory_and_ecosystem_from_what_the_project_declares() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("package.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join("api")).unwrap();
+        std::fs::write(
+            root.join("api/pyproject.toml"),
+            "[project]\nname = \"api\"\n\n[project.optional-dependencies]\ntests = [\"pytest\"]\ndocs = [\"sphinx\"]\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("api/requirements-dev.txt"), "hypothesis\n").unwrap();
+        let checks = [
+            spec(Ecosystem::Node, ""),
+            spec(Ecosystem::Node, ""),
+            spec(Ecosystem::Python, "api"),
+            spec(Ecosystem::Make, ""),
+        ];
+        let steps = steps_for(root, &checks);
+        assert_eq!(steps.len(), 2, "{steps:#?}");
+        assert_eq!(steps[0].label, "npm install");
+        assert!(
+            steps[1].script.contains("-e '.[tests]'"),
+            "{}",
+            steps[1].script
+        );
+        assert!(
+            steps[1].script.contains("-r requirements-dev.txt"),
+            "{}",
+            steps[1].script
+        );
+        assert!(!steps[1].script.contains("docs"), "{}", steps[1].script);
+        // A lockfile turns the Node step into `npm ci`, under the same marker.
+        let home = Home::at(root.join("home"));
+        let before = marker(&home, root, &steps[0]);
+        std::fs::write(root.join("package-lock.json"), "{}").unwrap();
+        let locked = steps_for(root, &checks);
+        assert_eq!(locked[0].label, "npm ci");
+        assert_eq!(marker(&home, root, &locked[0]), before);
+    }
+
+    #[test]
+    fn a_persons_answer_is_kept_per_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path().join("home"));
+        let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+        assert_eq!(kept_answer(&home, &one), None);
+        keep_answer(&home, &one, false);
+        keep_answer(&home, &two, true);
+        assert_eq!(kept_answer(&home, &one), Some(false));
+        assert_eq!(kept_answer(&home, &two), Some(true));
     }
 }

@@ -884,3 +884,32 @@ async fn an_untrusted_projects_checks_need_a_person_whatever_the_mode() {
         decisions(&journal)
     );
 }
+
+/// A question that is not a tool call (`checks.fetchDependencies: ask`) goes to the person
+/// as an approval: yes for either approval, no for a block, and nothing without a person.
+#[tokio::test]
+async fn a_question_goes_to_the_person_and_only_to_them() {
+    let handler = Arc::new(Scripted {
+        answers: Mutex::new(vec![
+            ApprovalAnswer::Approve,
+            ApprovalAnswer::Block("not now".into()),
+            ApprovalAnswer::ApproveForSession,
+        ]),
+        asked: Mutex::new(Vec::new()),
+    });
+    let with_person = gate(Mode::Auto, PermissionMode::Yes, Some(handler.clone()));
+    let request = ApprovalRequest {
+        call_id: "deps-setup:s:0".into(),
+        tool_name: "dependency_setup".into(),
+        arguments: json!({"command": "npm ci"}),
+        policy_summary: "set the dependencies up?".into(),
+        origin: Default::default(),
+    };
+    assert_eq!(with_person.gate.ask_person(&request).await, Some(true));
+    assert_eq!(with_person.gate.ask_person(&request).await, Some(false));
+    assert_eq!(with_person.gate.ask_person(&request).await, Some(true));
+    assert_eq!(handler.asked.lock().unwrap().len(), 3);
+    // `--yes` answers for the person on tool calls, never on a question to them.
+    let nobody = gate(Mode::Auto, PermissionMode::Yes, None);
+    assert_eq!(nobody.gate.ask_person(&request).await, None);
+}

@@ -161,38 +161,43 @@ async fn live_checks(
     let before = crate::git::PatchBaseline::capture(&shared.project_root).await;
     // The project's dependencies, set up once (`--fetch-deps`, checks.fetchDependencies):
     // what the step writes (`.venv`, `node_modules`) is the checks', like their other files.
-    if shared.checks.config.fetch_dependencies == braincode_tools::FetchDependencies::Always {
-        let steps = crate::deps::steps_for(&shared.project_root, &selection.checks);
-        if !steps.is_empty() {
-            shared.sink.status("checks: setting up dependencies");
-            match crate::deps::set_up(
-                &shared.home,
-                &shared.project_root,
-                &shared.settings,
-                &steps,
-                crate::deps::registries_allowlist(&shared.settings),
-                &shared.cancel,
-            )
-            .await
-            {
-                Ok(report) => {
-                    // A `.venv` the step made is where the checks now run from.
-                    if report.ran() {
-                        selection = select();
-                        summary.selected_scripts =
-                            selection.checks.iter().map(|c| c.name.clone()).collect();
-                    }
-                    summary.setup = report.results;
-                    summary.network = report.network;
+    let steps = crate::deps::steps_for(&shared.project_root, &selection.checks);
+    let fetch = match shared.checks.config.fetch_dependencies {
+        braincode_tools::FetchDependencies::Always => true,
+        braincode_tools::FetchDependencies::Never => false,
+        braincode_tools::FetchDependencies::Ask => {
+            !steps.is_empty() && ask_once(shared, &steps, fix_iteration).await
+        }
+    };
+    if fetch && !steps.is_empty() {
+        shared.sink.status("checks: setting up dependencies");
+        match crate::deps::set_up(
+            &shared.home,
+            &shared.project_root,
+            &shared.settings,
+            &steps,
+            crate::deps::registries_allowlist(&shared.settings),
+            &shared.cancel,
+        )
+        .await
+        {
+            Ok(report) => {
+                // A `.venv` the step made is where the checks now run from.
+                if report.ran() {
+                    selection = select();
+                    summary.selected_scripts =
+                        selection.checks.iter().map(|c| c.name.clone()).collect();
                 }
-                Err(reason) if shared.cancel.is_cancelled() => {
-                    tracing::debug!(%reason, "dependency step cancelled");
-                    return Err(RunError::Cancelled);
-                }
-                Err(reason) => shared
-                    .sink
-                    .warning(format!("dependencies not set up: {reason}")),
+                summary.setup = report.results;
+                summary.network = report.network;
             }
+            Err(reason) if shared.cancel.is_cancelled() => {
+                tracing::debug!(%reason, "dependency step cancelled");
+                return Err(RunError::Cancelled);
+            }
+            Err(reason) => shared
+                .sink
+                .warning(format!("dependencies not set up: {reason}")),
         }
     }
     let mut results = missing;
@@ -227,6 +232,35 @@ async fn live_checks(
     summary.reason = Some(outcome_reason(&selection.reason, &results, &ran.not_run));
     summary.results = results;
     Ok(summary)
+}
+
+/// `checks.fetchDependencies: ask`: the person is asked once per project whether to set its
+/// dependencies up (their answer is kept in `~/.braincode/deps/`); with nobody to ask, no.
+async fn ask_once(shared: &RunShared, steps: &[crate::deps::DepsStep], fix_iteration: u32) -> bool {
+    if let Some(kept) = crate::deps::kept_answer(&shared.home, &shared.project_root) {
+        return kept;
+    }
+    if !shared.gate.has_person() {
+        return false;
+    }
+    let allow = crate::deps::registries_allowlist(&shared.settings);
+    let commands: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
+    let request = crate::approval::ApprovalRequest {
+        call_id: format!("deps-setup:{}:{fix_iteration}", shared.sink.session_id()),
+        tool_name: "dependency_setup".into(),
+        arguments: json!({
+            "command": commands.join(" && "),
+            "network": "the package registries only",
+            "hosts": allow.hosts(),
+        }),
+        policy_summary: "Set the project's dependencies up before its checks, once, in the sandbox, the network limited to the package registries? Your answer is kept for this project (checks.fetchDependencies in tools.json changes it).".into(),
+        origin: shared.origin(),
+    };
+    let Some(answer) = shared.gate.ask_person(&request).await else {
+        return false;
+    };
+    crate::deps::keep_answer(&shared.home, &shared.project_root, answer);
+    answer
 }
 
 /// The selected checks that cannot run here (their tool is not installed, a name that
