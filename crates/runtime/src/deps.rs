@@ -135,7 +135,7 @@ fn step_for(root: &Path, dir: &str, ecosystem: Ecosystem) -> Option<DepsStep> {
             .collect();
             let mut install = Vec::new();
             if has("pyproject.toml") || has("setup.py") || has("setup.cfg") {
-                let extras = python_test_extras(&here);
+                let extras = python_test_names(&here, "project.optional-dependencies");
                 install.push(if extras.is_empty() {
                     "-e .".to_string()
                 } else {
@@ -145,16 +145,30 @@ fn step_for(root: &Path, dir: &str, ecosystem: Ecosystem) -> Option<DepsStep> {
             for name in &requirements {
                 install.push(format!("-r {name}"));
             }
+            // Dependency groups (PEP 735) need pip 25.1 or later.
+            let groups = python_test_names(&here, "dependency-groups");
+            for group in &groups {
+                install.push(format!("--group {group}"));
+            }
+            for dep in tox_deps(&here) {
+                install.push(format!("'{}'", dep.replace('\'', "")));
+            }
             if install.is_empty() {
                 return None;
             }
             // The checks run pytest from the `.venv` once there is one.
             install.push("pytest".into());
+            let pip = ".venv/bin/python -m pip install --disable-pip-version-check --no-input --no-cache-dir";
+            let upgrade = if groups.is_empty() {
+                String::new()
+            } else {
+                format!("{pip} -U 'pip>=25.1'; ")
+            };
             let script = format!(
-                "set -e; [ -x .venv/bin/python ] || python3 -m venv .venv; .venv/bin/python -m pip install --disable-pip-version-check --no-input --no-cache-dir {}",
+                "set -e; [ -x .venv/bin/python ] || python3 -m venv .venv; {upgrade}{pip} {}",
                 install.join(" ")
             );
-            let mut inputs = vec!["pyproject.toml", "setup.py", "setup.cfg"];
+            let mut inputs = vec!["pyproject.toml", "setup.py", "setup.cfg", "tox.ini"];
             inputs.extend(requirements.iter().copied());
             let mut step = step(
                 "python -m venv .venv + pip install",
@@ -215,31 +229,77 @@ fn step_for(root: &Path, dir: &str, ecosystem: Ecosystem) -> Option<DepsStep> {
     }
 }
 
-/// The extras of `[project.optional-dependencies]` that are for tests (`test`, `tests`,
-/// `testing`, `dev`).
-fn python_test_extras(dir: &Path) -> Vec<String> {
+/// The test-related names (`test`, `tests`, `testing`, `dev`) of a `pyproject.toml` table:
+/// `[project.optional-dependencies]` (extras) or `[dependency-groups]` (PEP 735 groups).
+fn python_test_names(dir: &Path, table: &str) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(dir.join("pyproject.toml")) else {
         return Vec::new();
     };
-    let mut in_extras = false;
-    let mut extras = Vec::new();
+    let header = format!("[{table}]");
+    let mut inside = false;
+    let mut names = Vec::new();
     for line in text.lines() {
         let line = line.trim();
-        if line.starts_with('[') {
-            in_extras = line == "[project.optional-dependencies]";
+        if line.starts_with('[') && !line.starts_with("[\"") {
+            inside = line == header;
             continue;
         }
-        if !in_extras {
+        if !inside {
             continue;
         }
         if let Some((name, _)) = line.split_once('=') {
             let name = name.trim().trim_matches('"');
             if ["test", "tests", "testing", "dev"].contains(&name) {
-                extras.push(name.to_string());
+                names.push(name.to_string());
             }
         }
     }
-    extras
+    names
+}
+
+/// The requirements of tox's `[testenv] deps` (one per line; substitutions such as
+/// `{[base]deps}` are skipped).
+fn tox_deps(dir: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(dir.join("tox.ini")) else {
+        return Vec::new();
+    };
+    let mut in_testenv = false;
+    let mut in_deps = false;
+    let mut deps = Vec::new();
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.starts_with('[') {
+            in_testenv = line == "[testenv]";
+            in_deps = false;
+            continue;
+        }
+        if !in_testenv {
+            continue;
+        }
+        let continuation = raw.starts_with([' ', '\t']);
+        if let Some(value) = line.strip_prefix("deps").map(str::trim_start)
+            && let Some(value) = value.strip_prefix('=')
+        {
+            in_deps = true;
+            let value = value.trim();
+            if !value.is_empty() {
+                deps.push(value.to_string());
+            }
+            continue;
+        }
+        if in_deps && continuation && !line.is_empty() {
+            deps.push(line.to_string());
+        } else if !continuation {
+            in_deps = false;
+        }
+    }
+    deps.retain(|d| {
+        !d.contains('{')
+            && !d.starts_with('#')
+            && d.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.[],<>=!~ :;'\"/".contains(c))
+    });
+    deps
 }
 
 /// The fingerprint of a step's inputs: each input file's contents (not the command, which
@@ -467,6 +527,11 @@ mod tests {
         )
         .unwrap();
         std::fs::write(root.join("api/requirements-dev.txt"), "hypothesis\n").unwrap();
+        std::fs::write(
+            root.join("api/tox.ini"),
+            "[tox]\nenvlist = py3\n\n[testenv]\ndeps =\n    pretend\n    {[base]deps}\n    coverage[toml]>=5\ncommands = pytest\n",
+        )
+        .unwrap();
         let checks = [
             spec(Ecosystem::Node, ""),
             spec(Ecosystem::Node, ""),
@@ -487,6 +552,30 @@ mod tests {
             steps[1].script
         );
         assert!(!steps[1].script.contains("docs"), "{}", steps[1].script);
+        assert!(
+            steps[1].script.contains("'pretend' 'coverage[toml]>=5'"),
+            "{}",
+            steps[1].script
+        );
+        assert!(!steps[1].script.contains("base"), "{}", steps[1].script);
+        assert!(!steps[1].script.contains("--group"), "{}", steps[1].script);
+        std::fs::write(
+            root.join("api/pyproject.toml"),
+            "[project]\nname = \"api\"\n\n[dependency-groups]\ntest = [\"pytest\"]\nlint = [\"ruff\"]\n",
+        )
+        .unwrap();
+        let grouped = steps_for(root, &checks);
+        assert!(
+            grouped[1].script.contains("-U 'pip>=25.1'"),
+            "{}",
+            grouped[1].script
+        );
+        assert!(
+            grouped[1].script.contains("--group test "),
+            "{}",
+            grouped[1].script
+        );
+        assert!(!grouped[1].script.contains("lint"), "{}", grouped[1].script);
         // A lockfile turns the Node step into `npm ci`, under the same marker.
         let home = Home::at(root.join("home"));
         let before = marker(&home, root, &steps[0]);
