@@ -49,10 +49,18 @@ pub fn gather(root: &Path, checks: &[String]) -> Vec<String> {
     let mut lines_by_language: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut largest: Vec<(u64, String)> = Vec::new();
     let mut entry_points: Vec<String> = Vec::new();
+    // Dependencies and build output are not the project's code, ignored or not.
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .follow_links(false)
         .max_depth(Some(12))
+        .filter_entry(|entry| {
+            !(entry.file_type().is_some_and(|t| t.is_dir())
+                && entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| braincode_sandbox::WALK_SKIPPED_DIRS.contains(&name)))
+        })
         .build();
     for entry in walker.flatten().take(MAX_FILES) {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -275,6 +283,9 @@ mod tests {
         )
         .unwrap();
         std::fs::write(root.join("tool.py"), "print('x')\n").unwrap();
+        // Not the project's code: a dependency directory, not ignored by any file.
+        std::fs::create_dir_all(root.join("node_modules/big")).unwrap();
+        std::fs::write(root.join("node_modules/big/index.js"), "x\n".repeat(500)).unwrap();
         std::fs::write(
             root.join("README.md"),
             "# Greeter\n\n![badge](x)\n\nGreets people by name.\nFast.\n\n## Use\n",
@@ -287,6 +298,10 @@ mod tests {
         let text = facts.join("\n");
         assert!(text.contains("Main language: Rust"), "{text}");
         assert!(text.contains("Rust 7 lines (87%)"), "{text}");
+        assert!(
+            !text.contains("JavaScript") && !text.contains("node_modules"),
+            "{text}"
+        );
         assert!(text.contains("Rust package greeter 0.3.1"), "{text}");
         assert!(
             text.contains("cargo check --all-targets; cargo test"),

@@ -62,6 +62,10 @@ pub struct LocalBenchArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Instead: time `braincode run "explain what this repository does"` in DIR offline on
+    /// the embedded model, as a newcomer's first run, and check what the answer claims.
+    #[arg(long, value_name = "DIR")]
+    pub first_run: Option<PathBuf>,
 }
 
 /// Figures of one run.
@@ -137,6 +141,9 @@ fn hello_runs(path: &Path, threads: u32) -> anyhow::Result<HelloTimes> {
 
 /// Runs the benchmark.
 pub fn execute(args: LocalBenchArgs) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = &args.first_run {
+        return super::first_run::execute(dir, args.runs.min(3), args.json);
+    }
     let path = match &args.model {
         Some(path) => path.clone(),
         None => default_model()?,

@@ -3,6 +3,7 @@
 
 mod baseline;
 mod filler;
+mod first_run;
 mod fold;
 mod hello;
 mod journal_gen;
