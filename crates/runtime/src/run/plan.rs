@@ -97,6 +97,20 @@ pub(crate) async fn make_plan(
             conversational = true;
             (plan, RoutingSource::Heuristic, None)
         }
+        // A planner that is only the embedded model (135M parameters) echoes its template or
+        // plans worse than the heuristic, and its call costs seconds on a laptop: skipped.
+        RoutingChoice::Auto
+            if image_count == 0
+                && brain.router_policy().chain() == [braincode_brain::LOCAL_MODEL_ID] =>
+        {
+            let mut plan = heuristic;
+            plan.reason = "deterministic heuristic plan (the planner is the embedded model)".into();
+            let reason = format!(
+                "the planner is the embedded model ({}), too small to plan better than the heuristic; a key or a local model server gets the router brain",
+                braincode_brain::LOCAL_MODEL_ID
+            );
+            (plan, RoutingSource::Heuristic, Some(reason))
+        }
         RoutingChoice::Auto => match route_with_brain(shared, prompt, &heuristic).await {
             Ok((plan, model)) => {
                 router_model = Some(model);
