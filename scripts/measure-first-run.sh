@@ -40,8 +40,8 @@ fetch() { # kind spec -> dir
   esac
 }
 
-echo "| project | kind | wall (s) | main language named | build/test command named | paths that exist |"
-echo "|---|---|---|---|---|---|"
+echo "| project | kind | wall (s) | main language named | build/test command named | paths that exist | made-up paths flagged |"
+echo "|---|---|---|---|---|---|---|"
 for entry in crate:similar@2.6.0 crate:either@1.13.0 sdist:attrs==25.3.0 sdist:packaging==24.1 npm:left-pad@1.3.0; do
   kind="${entry%%:*}" spec="${entry#*:}"
   dir="$(fetch "$kind" "$spec")"
@@ -52,6 +52,7 @@ import json, sys
 spec, kind, path = sys.argv[1:4]
 r = json.load(open(path))["runs"][0]
 yes = lambda b: "yes" if b else "no"
-print(f"| {spec} | {kind} | {r['seconds']:.1f} | {yes(r['namesLanguage'])} | {yes(r['namesCommand'])} | {r['pathsThatExist']} of {r['pathsMentioned']} |")
+made_up = r['pathsMentioned'] - r['pathsThatExist']
+print(f"| {spec} | {kind} | {r['seconds']:.1f} | {yes(r['namesLanguage'])} | {yes(r['namesCommand'])} | {r['pathsThatExist']} of {r['pathsMentioned']} | {r['madeUpPathsFlagged']} of {made_up} |")
 PY
 done

@@ -563,7 +563,7 @@ async fn a_reference_that_is_not_attached_is_a_warning() {
 async fn a_small_models_answer_about_the_repository_comes_with_facts() {
     let server = ScriptedServer::start(Script::new().always(
         Matcher::model("smollm2"),
-        Reply::text("It is the braincode gem, run it with cargo run --release --run."),
+        Reply::text("It is the braincode gem in lib/gem.rb, started from src/main.rs."),
     ))
     .await;
     let home = TempHome::new();
@@ -602,6 +602,7 @@ async fn a_small_models_answer_about_the_repository_comes_with_facts() {
         "README.md: \"Greeter\" — Prints a greeting.",
         "The embedded model's answer (local/smollm2",
         "the braincode gem",
+        "Not in this repository (the model made these paths up): lib/gem.rb",
     ] {
         assert!(answer.contains(fact), "{fact}: {answer}");
     }
@@ -612,5 +613,10 @@ async fn a_small_models_answer_about_the_repository_comes_with_facts() {
         "{report:#}"
     );
     let records = journal(&home, report["sessionId"].as_str().unwrap());
-    assert!(records.iter().any(|r| r["type"] == "repo_facts"));
+    let facts = records.iter().find(|r| r["type"] == "repo_facts").unwrap();
+    assert_eq!(
+        facts["missingPaths"],
+        serde_json::json!(["lib/gem.rb"]),
+        "{facts}"
+    );
 }

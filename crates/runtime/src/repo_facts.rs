@@ -147,6 +147,31 @@ pub fn gather(root: &Path, checks: &[String]) -> Vec<String> {
     facts
 }
 
+/// The file paths `text` mentions (words with a `/` or a source file's extension, not URLs
+/// or flags), in order, each with whether it exists under `root`.
+pub fn mentioned_paths(root: &Path, text: &str) -> Vec<(String, bool)> {
+    let mut seen: Vec<(String, bool)> = Vec::new();
+    for word in text.split(|c: char| c.is_whitespace() || "`'\"(),;*".contains(c)) {
+        let word = word.trim_end_matches(['.', ':']).trim_start_matches("./");
+        let looks_like_path = word.len() > 2
+            && !word.contains("://")
+            && !word.starts_with(['-', '/', '@', '<'])
+            && !word.contains('=')
+            && (word.contains('/')
+                || [
+                    ".rs", ".py", ".js", ".ts", ".go", ".toml", ".json", ".md", ".rst", ".txt",
+                ]
+                .iter()
+                .any(|ext| word.ends_with(ext)));
+        if looks_like_path && !seen.iter().any(|(p, _)| p == word) {
+            let exists = root.join(word).exists()
+                || word.eq_ignore_ascii_case("cargo.toml") && root.join("Cargo.toml").exists();
+            seen.push((word.to_string(), exists));
+        }
+    }
+    seen
+}
+
 /// Names and versions from the manifests at the root.
 fn manifests(root: &Path) -> Vec<String> {
     let read = |name: &str| {

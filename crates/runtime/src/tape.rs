@@ -171,7 +171,7 @@ pub struct Tape {
     /// A replay of a run that stopped at its budget.
     stop: Option<StopReplay>,
     /// The replayed run's own repository facts.
-    repo_facts: Option<Vec<String>>,
+    repo_facts: Option<braincode_protocol::RepoFacts>,
 }
 
 impl Tape {
@@ -362,7 +362,7 @@ impl Tape {
                     }
                 }
                 Record::McpConnect(report) if own => tape.mcp.push(report.clone()),
-                Record::RepoFacts(facts) => tape.repo_facts = Some(facts.facts.clone()),
+                Record::RepoFacts(facts) => tape.repo_facts = Some(facts.clone()),
                 _ => {}
             }
         }
@@ -380,8 +380,8 @@ impl Tape {
     }
 
     /// The repository facts the run journaled (a replay shows the same ones).
-    pub fn repo_facts(&self) -> Option<&[String]> {
-        self.repo_facts.as_deref()
+    pub fn repo_facts(&self) -> Option<&braincode_protocol::RepoFacts> {
+        self.repo_facts.as_ref()
     }
 
     /// Where the replayed run stopped at its budget, if it did (a replay only).

@@ -313,6 +313,9 @@ pub struct NetworkAccess {
 pub struct RepoFacts {
     /// One fact per line.
     pub facts: Vec<String>,
+    /// Paths the model's answer names that the repository does not have.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_paths: Vec<String>,
 }
 
 /// What started a handoff summary.

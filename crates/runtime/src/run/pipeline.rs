@@ -84,9 +84,9 @@ fn with_repo_facts(shared: &state::RunShared, answer: &mut primary::PrimaryAnswe
     {
         return;
     }
-    let facts = match shared.tape.as_deref() {
+    let record = match shared.tape.as_deref() {
         Some(tape) if tape.is_strict() => match tape.repo_facts() {
-            Some(facts) => facts.to_vec(),
+            Some(record) => record.clone(),
             None => return,
         },
         _ => {
@@ -99,24 +99,40 @@ fn with_repo_facts(shared: &state::RunShared, answer: &mut primary::PrimaryAnswe
             .iter()
             .map(|c| c.display.clone())
             .collect();
-            crate::repo_facts::gather(&shared.project_root, &checks)
+            braincode_protocol::RepoFacts {
+                facts: crate::repo_facts::gather(&shared.project_root, &checks),
+                // Paths the model names that the repository does not have.
+                missing_paths: crate::repo_facts::mentioned_paths(
+                    &shared.project_root,
+                    &answer.text,
+                )
+                .into_iter()
+                .filter(|(_, exists)| !exists)
+                .map(|(path, _)| path)
+                .collect(),
+            }
         }
     };
-    if facts.is_empty() {
+    if record.facts.is_empty() {
         return;
     }
-    shared.sink.record(braincode_protocol::Record::RepoFacts(
-        braincode_protocol::RepoFacts {
-            facts: facts.clone(),
-        },
-    ));
-    let listed: Vec<String> = facts.iter().map(|f| format!("- {f}")).collect();
-    answer.text = format!(
+    shared
+        .sink
+        .record(braincode_protocol::Record::RepoFacts(record.clone()));
+    let listed: Vec<String> = record.facts.iter().map(|f| format!("- {f}")).collect();
+    let mut text = format!(
         "Facts read from the repository (not from a model):\n{}\n\nThe embedded model's answer ({}, 135M parameters: check it against the facts above):\n{}",
         listed.join("\n"),
         braincode_brain::LOCAL_MODEL_ID,
         answer.text.trim()
     );
+    if !record.missing_paths.is_empty() {
+        text.push_str(&format!(
+            "\n\nNot in this repository (the model made these paths up): {}",
+            record.missing_paths.join(", ")
+        ));
+    }
+    answer.text = text;
 }
 
 /// Stage 1: notices, the SessionStart and UserPromptSubmit hooks, and the request as agents

@@ -4,7 +4,7 @@
 //! answer is: whether it names the main language and a build or test command the checks would
 //! run, and how many of the file paths it mentions exist.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -21,6 +21,8 @@ struct Measured {
     command: bool,
     paths: usize,
     existing: usize,
+    /// Paths that do not exist and that the answer itself flags as made up.
+    flagged: usize,
     status: String,
 }
 
@@ -61,13 +63,14 @@ pub fn execute(dir: &Path, runs: u32, json_out: bool) -> anyhow::Result<ExitCode
         let seconds = started.elapsed().as_secs_f64();
         let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
         let answer = report["modelSummary"].as_str().unwrap_or_default();
-        let (paths, existing) = mentioned_paths(&dir, answer);
+        let (paths, existing, flagged) = path_claims(&dir, answer);
         measured.push(Measured {
             seconds,
             language: answer.contains("Main language:"),
             command: answer.contains("Build and test commands"),
             paths,
             existing,
+            flagged,
             status: report["status"].as_str().unwrap_or("no report").to_string(),
         });
     }
@@ -79,7 +82,8 @@ pub fn execute(dir: &Path, runs: u32, json_out: bool) -> anyhow::Result<ExitCode
             .iter()
             .map(|m| {
                 json!({"seconds": m.seconds, "status": m.status, "namesLanguage": m.language,
-                       "namesCommand": m.command, "pathsMentioned": m.paths, "pathsThatExist": m.existing})
+                       "namesCommand": m.command, "pathsMentioned": m.paths, "pathsThatExist": m.existing,
+                       "madeUpPathsFlagged": m.flagged})
             })
             .collect();
         println!(
@@ -92,14 +96,15 @@ pub fn execute(dir: &Path, runs: u32, json_out: bool) -> anyhow::Result<ExitCode
         println!("first run in {}: \"{QUESTION}\"", dir.display());
         for (n, m) in measured.iter().enumerate() {
             println!(
-                "  run {}: {:.1} s, {}, main language {}, build/test command {}, paths {} of {} exist",
+                "  run {}: {:.1} s, {}, main language {}, build/test command {}, paths {} of {} exist ({} of the others flagged as made up)",
                 n + 1,
                 m.seconds,
                 m.status,
                 if m.language { "named" } else { "missing" },
                 if m.command { "named" } else { "missing" },
                 m.existing,
-                m.paths
+                m.paths,
+                m.flagged
             );
         }
         println!("median wall time: {median:.1} s (goal ≤ 20 s on 2 cores)");
@@ -107,30 +112,22 @@ pub fn execute(dir: &Path, runs: u32, json_out: bool) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-/// File paths the answer mentions (words with a `/` or a source extension), and how many of
-/// them exist in `dir`.
-fn mentioned_paths(dir: &Path, answer: &str) -> (usize, usize) {
-    let mut seen: Vec<PathBuf> = Vec::new();
-    for word in answer.split(|c: char| c.is_whitespace() || "`'\"(),;".contains(c)) {
-        let word = word.trim_end_matches(['.', ':']);
-        let looks_like_path = !word.contains("://")
-            && !word.starts_with('-')
-            && (word.contains('/')
-                || [".rs", ".py", ".js", ".ts", ".go", ".toml", ".json", ".md"]
-                    .iter()
-                    .any(|ext| word.ends_with(ext)));
-        if looks_like_path && word.len() > 2 {
-            let path = PathBuf::from(word.trim_start_matches("./"));
-            if !seen.contains(&path) {
-                seen.push(path);
-            }
-        }
-    }
-    let existing = seen
+/// The paths the answer mentions (outside the line that lists made-up ones): how many, how
+/// many exist, and how many of those that do not are flagged as made up.
+fn path_claims(dir: &Path, answer: &str) -> (usize, usize, usize) {
+    const FLAG: &str = "Not in this repository (the model made these paths up): ";
+    let (claims, flagged) = match answer.find(FLAG) {
+        Some(at) => (&answer[..at], &answer[at + FLAG.len()..]),
+        None => (answer, ""),
+    };
+    let flagged: Vec<&str> = flagged.lines().next().unwrap_or("").split(", ").collect();
+    let mentioned = braincode_runtime::repo_facts::mentioned_paths(dir, claims);
+    let existing = mentioned.iter().filter(|(_, exists)| *exists).count();
+    let caught = mentioned
         .iter()
-        .filter(|p| p.is_relative() && dir.join(p).exists())
+        .filter(|(path, exists)| !exists && flagged.contains(&path.as_str()))
         .count();
-    (seen.len(), existing)
+    (mentioned.len(), existing, caught)
 }
 
 #[cfg(test)]
@@ -138,11 +135,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn paths_in_an_answer_are_found_and_checked() {
+    fn claims_are_counted_outside_the_flagged_list() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("src")).unwrap();
         std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
-        let answer = "It starts in `src/main.rs`, reads config.toml and see https://x.org/a; flags --sandbox=x.";
-        assert_eq!(mentioned_paths(dir.path(), answer), (2, 1));
+        let answer = "It starts in `src/main.rs` and reads config.toml and lib/x.rs.\n\nNot in this repository (the model made these paths up): config.toml";
+        assert_eq!(path_claims(dir.path(), answer), (3, 1, 1));
     }
 }
