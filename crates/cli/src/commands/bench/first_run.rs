@@ -112,10 +112,15 @@ pub fn execute(dir: &Path, runs: u32, json_out: bool) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-/// The paths the answer mentions (outside the line that lists made-up ones): how many, how
-/// many exist, and how many of those that do not are flagged as made up.
+/// The paths the model's own words mention (not the facts, not the line that lists made-up
+/// ones): how many, how many exist, and how many of those that do not are flagged as made up.
 fn path_claims(dir: &Path, answer: &str) -> (usize, usize, usize) {
     const FLAG: &str = "Not in this repository (the model made these paths up): ";
+    const MODEL: &str = "check it against the facts above):\n";
+    // The model's own words: after the facts and the label that names the model.
+    let answer = answer
+        .find(MODEL)
+        .map_or(answer, |at| &answer[at + MODEL.len()..]);
     let (claims, flagged) = match answer.find(FLAG) {
         Some(at) => (&answer[..at], &answer[at + FLAG.len()..]),
         None => (answer, ""),
