@@ -62,7 +62,14 @@ pub(crate) fn build_base(
     let replaying = services.tape.as_deref().is_some_and(Tape::is_strict);
     let mut net_proxy = None;
     let mut route = None;
-    if runs_commands && request.network_allowlist && !allow_network && !replaying {
+    let bubblewrap = braincode_sandbox::status().kind == braincode_sandbox::SandboxKind::Bubblewrap;
+    if runs_commands && request.network_allowlist && !allow_network && !replaying && !bubblewrap {
+        sink.warning(format!(
+            "--allow-network=registries needs the bubblewrap sandbox (this machine has {}); commands run without the network",
+            braincode_sandbox::status().kind
+        ));
+    }
+    if runs_commands && request.network_allowlist && !allow_network && !replaying && bubblewrap {
         match start_proxy(&loaded.settings, sink) {
             Ok((proxy, net_route)) => {
                 net_proxy = Some(proxy);
