@@ -18,17 +18,21 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
+mod records;
+mod stop;
 
-use braincode_llm::{Completion, ErrorKind, ModelError, ToolCall};
+pub use records::{comparable, failure_record, journaled_output, reply_record};
+use records::{model_error, tool_call};
+pub use stop::BudgetStop;
+use stop::{StopReplay, reply_key, tool_key};
+
+use braincode_llm::{Completion, ModelError};
 use braincode_protocol::{
     CheckSummary, CompactionRecord, CompactionTrigger, FileChange, Handoff, HookRecord,
     JournalEntry, McpConnect, ModelReply, PatchBaselineRecord, PatchSummary, Record,
-    RecordedModelError, RecordedToolCall, ToolApprovalDecision, ToolExecutionSummary, ToolStage,
+    ToolApprovalDecision, ToolExecutionSummary, ToolStage,
 };
-use serde_json::Value;
 
 /// Tools that are orchestration, not side effects: they always run (their own model calls
 /// are taped), so a replay reproduces their records.
@@ -73,69 +77,6 @@ pub struct TapeUse {
     pub tool_results: u64,
     /// Hook results served from the journal.
     pub hooks: u64,
-}
-
-/// Where the replayed run stopped at its budget: the `token_usage` record that crossed it
-/// (its agent session and turn) and the reason journaled right after it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BudgetStop {
-    /// The crossing call's agent session.
-    pub agent_session_id: String,
-    /// The crossing record's `turnId`.
-    pub turn_id: String,
-    /// The journaled reason (`budget reached: …`).
-    pub reason: String,
-}
-
-/// How long a replay of a budget-stopped run waits, at a call its journal does not have,
-/// for the rest of the journal to be served before it stops anyway (a divergence, then).
-const STOP_WATCHDOG: Duration = Duration::from_secs(20);
-
-/// A replay of a run that stopped at its budget: the live run was cut wherever each agent
-/// was when the crossing call cancelled it, so the replay serves every reply and result the
-/// journal has, parks every call it does not have, and stops the run once the crossing was
-/// replayed and nothing journaled is left to serve — however the agents interleave.
-#[derive(Debug)]
-struct StopReplay {
-    stop: BudgetStop,
-    /// The run's own served items (model replies, tool results) the journal has.
-    own_items: HashSet<String>,
-    served: Mutex<HashSet<String>>,
-    reached: AtomicBool,
-    cancel: OnceLock<CancellationToken>,
-}
-
-impl StopReplay {
-    fn served(&self, key: String) {
-        if self.own_items.contains(&key) {
-            lock(&self.served).insert(key);
-            self.maybe_stop();
-        }
-    }
-
-    fn maybe_stop(&self) {
-        if self.reached.load(Ordering::SeqCst)
-            && lock(&self.served).len() >= self.own_items.len()
-            && let Some(cancel) = self.cancel.get()
-        {
-            cancel.cancel();
-        }
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match mutex.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
-    }
-}
-
-fn reply_key(agent_session: &str, call: u32) -> String {
-    format!("reply {agent_session} {call}")
-}
-
-fn tool_key(agent_session: &str, call_id: &str) -> String {
-    format!("tool {agent_session} {call_id}")
 }
 
 /// The journaled results of one run, served by key.
@@ -384,46 +325,6 @@ impl Tape {
         self.repo_facts.as_ref()
     }
 
-    /// Where the replayed run stopped at its budget, if it did (a replay only).
-    pub fn budget_stop(&self) -> Option<&BudgetStop> {
-        self.stop.as_ref().map(|s| &s.stop)
-    }
-
-    /// Gives a replay of a budget-stopped run the run's cancellation, which it fires once
-    /// the crossing call was replayed and everything journaled was served.
-    pub fn arm_stop(&self, cancel: CancellationToken) {
-        if let Some(stop) = &self.stop {
-            let _ = stop.cancel.set(cancel);
-        }
-    }
-
-    /// The crossing call was replayed: the run stops as soon as nothing journaled is left.
-    pub fn stop_reached(&self) {
-        if let Some(stop) = &self.stop {
-            stop.reached.store(true, Ordering::SeqCst);
-            stop.maybe_stop();
-        }
-    }
-
-    /// Whether a call the journal does not have is where the live run was cut by its budget
-    /// (it is parked until the replay stops), rather than a divergence.
-    pub fn parks_missing_calls(&self) -> bool {
-        self.stop.is_some()
-    }
-
-    /// Parks a call the live run never finished, until the replay stops (the run's select
-    /// drops it then). Should the rest of the journal never be asked for — a divergence —
-    /// the run is stopped after a while, and the comparison says where it differs.
-    pub async fn park(&self) {
-        if let Some(cancel) = self.stop.as_ref().and_then(|s| s.cancel.get()) {
-            tokio::select! {
-                () = cancel.cancelled() => {}
-                () = tokio::time::sleep(STOP_WATCHDOG) => cancel.cancel(),
-            }
-        }
-        std::future::pending::<()>().await;
-    }
-
     /// The replayed run's own MCP connection reports, in order.
     pub fn mcp_reports(&self) -> Vec<McpConnect> {
         self.mcp.clone()
@@ -668,119 +569,5 @@ pub fn hook_scope(agent_session: Option<&str>, tool_call: Option<&str>) -> Strin
         (None, None) => String::new(),
         (session, None) => session.unwrap_or_default().to_string(),
         (session, Some(call)) => format!("{}#{call}", session.unwrap_or_default()),
-    }
-}
-
-fn tool_call(recorded: &RecordedToolCall) -> ToolCall {
-    ToolCall::from_raw(
-        recorded.id.clone(),
-        recorded.name.clone(),
-        recorded.arguments.clone(),
-    )
-    .with_signature(recorded.signature.clone())
-}
-
-/// The `model_reply` record of a completion.
-pub fn reply_record(
-    agent_session: &str,
-    call: u32,
-    model: &str,
-    completion: &Completion,
-    max_text_bytes: usize,
-) -> ModelReply {
-    let clipped = completion.text.len() > max_text_bytes;
-    let text = if clipped {
-        braincode_config::journal::clip_text(&completion.text, max_text_bytes).into_owned()
-    } else {
-        completion.text.clone()
-    };
-    ModelReply {
-        agent_session_id: agent_session.to_string(),
-        call,
-        model: model.to_string(),
-        text,
-        tool_calls: completion
-            .tool_calls
-            .iter()
-            .map(|c| RecordedToolCall {
-                id: c.id.clone(),
-                name: c.name.clone(),
-                arguments: c.raw_arguments.clone(),
-                signature: c.signature.clone(),
-            })
-            .collect(),
-        usage: completion.usage,
-        clipped,
-        cut: completion.stop == Some(braincode_llm::StopReason::MaxTokens),
-        error: None,
-    }
-}
-
-/// The `model_reply` record of a failed call.
-pub fn failure_record(
-    agent_session: &str,
-    call: u32,
-    model: &str,
-    error: &ModelError,
-) -> ModelReply {
-    ModelReply {
-        agent_session_id: agent_session.to_string(),
-        call,
-        model: model.to_string(),
-        text: String::new(),
-        tool_calls: Vec::new(),
-        usage: None,
-        clipped: false,
-        cut: false,
-        error: Some(RecordedModelError {
-            kind: error.kind.as_str().to_string(),
-            message: error.message.clone(),
-            status: error.status,
-            model: error.model.clone(),
-            cause: error.cause.map(|c| c.as_str().to_string()),
-        }),
-    }
-}
-
-/// The model error a journaled failure describes (an unknown kind reads as `invalid_response`).
-fn model_error(recorded: &RecordedModelError) -> ModelError {
-    let kind = |name: &str| {
-        serde_json::from_value::<ErrorKind>(Value::String(name.to_string()))
-            .unwrap_or(ErrorKind::InvalidResponse)
-    };
-    let mut error = ModelError::new(kind(&recorded.kind), recorded.message.clone());
-    error.status = recorded.status;
-    error.model = recorded.model.clone();
-    error.cause = recorded.cause.as_deref().map(kind);
-    error
-}
-
-/// A tool call's output as journaled on its end record.
-pub fn journaled_output(end: &ToolExecutionSummary) -> (String, bool) {
-    (end.output.clone().unwrap_or_default(), end.is_error)
-}
-
-/// Fields that differ between two faithful runs (wall-clock times).
-const VOLATILE_FIELDS: [&str; 3] = ["timestamp", "durationMs", "duration_ms"];
-
-/// A record as compared by `replay --check`: its JSON without wall-clock fields.
-pub fn comparable(record: &Record) -> Value {
-    let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
-    strip_volatile(&mut value);
-    value
-}
-
-fn strip_volatile(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for field in VOLATILE_FIELDS {
-                map.shift_remove(field);
-            }
-            for child in map.values_mut() {
-                strip_volatile(child);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_volatile),
-        _ => {}
     }
 }
