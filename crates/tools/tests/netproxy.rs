@@ -126,3 +126,37 @@ async fn only_listed_host_names_get_through() {
     let allowed = decisions.iter().filter(|d| d.allowed).count();
     assert_eq!((allowed, refused), (3, 6), "{decisions:#?}");
 }
+
+/// An allowed host that does not answer: the client gets a 502 that says why, and the decision
+/// (allowed, then failed) is reported; a request that is not HTTP at all is a 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_host_that_does_not_answer_is_a_502_that_says_why() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let decisions: Arc<Mutex<Vec<NetDecision>>> = Arc::default();
+    let seen = decisions.clone();
+    let proxy = NetProxy::start(
+        Allowlist::new(["localhost"]),
+        Arc::new(move |d| seen.lock().unwrap().push(d)),
+    )
+    .unwrap();
+    let answer = through(
+        &proxy,
+        &format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n"),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
+    assert!(
+        answer.contains(&format!("cannot connect to localhost:{port}")),
+        "{answer}"
+    );
+    let decisions = decisions.lock().unwrap().clone();
+    assert_eq!(decisions.len(), 1);
+    assert!(
+        decisions[0].allowed && decisions[0].reason.is_some(),
+        "{decisions:#?}"
+    );
+    let answer = through(&proxy, "\u{1}\u{2}garbage\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+}

@@ -1,6 +1,7 @@
 //! A Node package whose one dependency is served by a 127.0.0.1 stand-in registry, reached by
 //! a name of this machine (not `localhost`, which sandboxed commands reach on their own
 //! loopback): what `--fetch-deps` tests fetch through the network allowlist.
+#![allow(clippy::print_stderr)] // a skipped test says why
 
 use braincode_test_support::TempRepo;
 
@@ -17,6 +18,24 @@ pub fn loopback_name() -> Option<String> {
         .ok()?
         .collect::<Vec<_>>();
     (!name.is_empty() && resolved.iter().any(|a| a.ip().is_loopback())).then_some(name)
+}
+
+/// The host name the stand-in registry is reached by, when this machine can run the npm
+/// tests (its name resolves to 127.0.0.1 and npm is installed); otherwise why not, printed.
+pub fn usable_host() -> Option<String> {
+    let Some(host) = loopback_name() else {
+        eprintln!("skipped: this machine's name does not resolve to 127.0.0.1");
+        return None;
+    };
+    if std::process::Command::new("npm")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: npm is not installed (scripts/setup.sh --tests installs it)");
+        return None;
+    }
+    Some(host)
 }
 
 /// A 127.0.0.1 "registry" that serves one tarball and counts the requests for it.
