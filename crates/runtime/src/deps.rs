@@ -232,7 +232,7 @@ fn step_for(root: &Path, dir: &str, ecosystem: Ecosystem) -> Option<DepsStep> {
 /// The test-related names (`test`, `tests`, `testing`, `dev`) of a `pyproject.toml` table:
 /// `[project.optional-dependencies]` (extras) or `[dependency-groups]` (PEP 735 groups).
 fn python_test_names(dir: &Path, table: &str) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(dir.join("pyproject.toml")) else {
+    let Some(text) = braincode_tools::paths::read_project_text(dir, "pyproject.toml") else {
         return Vec::new();
     };
     let header = format!("[{table}]");
@@ -260,7 +260,7 @@ fn python_test_names(dir: &Path, table: &str) -> Vec<String> {
 /// The requirements of tox's `[testenv] deps` (one per line; substitutions such as
 /// `{[base]deps}` are skipped).
 fn tox_deps(dir: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(dir.join("tox.ini")) else {
+    let Some(text) = braincode_tools::paths::read_project_text(dir, "tox.ini") else {
         return Vec::new();
     };
     let mut in_testenv = false;
@@ -307,9 +307,10 @@ fn tox_deps(dir: &Path) -> Vec<String> {
 fn fingerprint(root: &Path, step: &DepsStep) -> String {
     let mut hash = Sha256::new();
     for input in &step.inputs {
-        let path = root.join(&step.dir).join(input);
+        let relative = Path::new(&step.dir).join(input);
         hash.update(input.as_bytes());
-        if let Ok(bytes) = std::fs::read(&path) {
+        // Read without following links (a lockfile is at most a few MB).
+        if let Ok(bytes) = braincode_sandbox::beneath::read_file(root, &relative, 64 << 20) {
             hash.update(&bytes);
         }
     }

@@ -74,16 +74,17 @@ pub fn gather(root: &Path, checks: &[String]) -> Vec<String> {
         if meta.len() > MAX_FILE_BYTES {
             continue;
         }
-        let Ok(bytes) = std::fs::read(path) else {
+        let Ok(relative_path) = path.strip_prefix(root) else {
+            continue;
+        };
+        // The project's own files are read without following a link at any depth.
+        let Ok(bytes) = braincode_sandbox::beneath::read_file(root, relative_path, MAX_FILE_BYTES)
+        else {
             continue;
         };
         let lines = bytes.iter().filter(|b| **b == b'\n').count() as u64;
         *lines_by_language.entry(language).or_default() += lines;
-        let relative = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .into_owned();
+        let relative = relative_path.to_string_lossy().into_owned();
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
