@@ -327,6 +327,30 @@ fn prefix_lookup_unique_ambiguous_missing_and_invalid() {
 }
 
 #[test]
+fn the_short_id_and_its_prefixes_find_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path());
+    for id in ["20261202-103723-b56614", "20261202-103801-c07e11"] {
+        write_session(&home, id, &[run_start("p", "/p")]);
+    }
+    for query in ["b56614", "b56", "103723-b56614", "20261202-1037"] {
+        assert_eq!(
+            resolve_session(&home, query).unwrap().as_str(),
+            "20261202-103723-b56614",
+            "{query}"
+        );
+    }
+    assert!(matches!(
+        resolve_session(&home, "20261202-10"),
+        Err(LookupError::Ambiguous { total: 2, .. })
+    ));
+    assert!(matches!(
+        resolve_session(&home, "b5661499"),
+        Err(LookupError::NotFound { .. })
+    ));
+}
+
+#[test]
 fn snapshot_has_header_prompt_summary_and_records() {
     let dir = tempfile::tempdir().unwrap();
     let home = Home::at(dir.path());

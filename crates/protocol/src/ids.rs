@@ -60,6 +60,33 @@ impl SessionId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The short id shown everywhere (status bar, panel, listings): the random suffix of a
+    /// `YYYYMMDD-HHMMSS-xxxxxx` id (`b56614`), otherwise the first 12 characters. Every
+    /// command that takes an id accepts it, as it accepts the whole id and any unique prefix
+    /// of either.
+    pub fn short(&self) -> &str {
+        short_form(&self.0)
+    }
+}
+
+/// The short form of a session id string (see [`SessionId::short`]).
+pub fn short_form(id: &str) -> &str {
+    let parts: Vec<&str> = id.split('-').collect();
+    if let [date, time, suffix] = parts.as_slice()
+        && date.len() == 8
+        && time.len() == 6
+        && date.bytes().chain(time.bytes()).all(|b| b.is_ascii_digit())
+        && !suffix.is_empty()
+        && suffix.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return suffix;
+    }
+    let end = id
+        .char_indices()
+        .nth(12)
+        .map_or(id.len(), |(index, _)| index);
+    &id[..end]
 }
 
 impl fmt::Display for SessionId {
@@ -109,6 +136,17 @@ impl From<String> for ContextId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_short_id_is_the_random_suffix_or_a_prefix() {
+        let id = SessionId::new("20261202-103723-b56614").unwrap();
+        assert_eq!(id.short(), "b56614");
+        let other = SessionId::new("0123456789abcdef0123").unwrap();
+        assert_eq!(other.short(), "0123456789ab");
+        assert_eq!(short_form("abc"), "abc");
+        // A name shaped almost like ours keeps its head, not a piece of its middle.
+        assert_eq!(short_form("2026-11-30T10.00"), "2026-11-30T1");
+    }
 
     #[test]
     fn session_ids_accept_safe_names_only() {

@@ -17,7 +17,7 @@ pub mod secrets;
 mod usage;
 
 pub use event::{AgentRef, RunEvent};
-pub use ids::{ContextId, IdError, SessionId};
+pub use ids::{ContextId, IdError, SessionId, short_form};
 pub use message::{
     AgentMessage, ContextRef, ContextRefKind, MessageKind, TaskProgress, TaskStatus,
 };

@@ -311,7 +311,8 @@ pub fn list_sessions(home: &Home, options: &ListOptions) -> Result<Vec<SessionIn
     Ok(out)
 }
 
-/// Turns a session id or a unique prefix of one into the session id.
+/// Turns a session id, its short form ([`SessionId::short`]) or a unique prefix of either
+/// into the session id.
 pub fn resolve_session(home: &Home, id_or_prefix: &str) -> Result<SessionId, LookupError> {
     let query = id_or_prefix.trim();
     let exact = SessionId::new(query).map_err(|_| LookupError::InvalidId {
@@ -323,7 +324,12 @@ pub fn resolve_session(home: &Home, id_or_prefix: &str) -> Result<SessionId, Loo
     let matches: Vec<SessionId> = session_files(home)?
         .into_iter()
         .map(|(id, ..)| id)
-        .filter(|id| id.as_str().starts_with(query))
+        .filter(|id| {
+            id.as_str().starts_with(query)
+                || id.short().starts_with(query)
+                // The `HHMMSS-xxxxxx` tail earlier versions showed in the status bar.
+                || (query.contains('-') && id.as_str().ends_with(&format!("-{query}")))
+        })
         .collect();
     match matches.len() {
         0 => Err(LookupError::NotFound {
