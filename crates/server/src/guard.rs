@@ -62,6 +62,16 @@ fn query_token(query: Option<&str>) -> Option<&str> {
         .map(|(_, value)| value)
 }
 
+/// The query without its `token` parameter (every other parameter kept, in order), or `None`
+/// when nothing is left.
+fn query_without_token(query: &str) -> Option<String> {
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| !pair.is_empty() && pair.split('=').next() != Some("token"))
+        .collect();
+    (!kept.is_empty()).then(|| kept.join("&"))
+}
+
 fn refuse(status: StatusCode, message: &str) -> Response {
     let body = crate::layout::bare_page(
         if status == StatusCode::UNAUTHORIZED {
@@ -119,8 +129,13 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
                 "This token is not the one `braincode config` printed. Open the address it printed.",
             );
         }
-        // The token leaves the address bar at once: the cookie carries it from now on.
-        let path = request.uri().path().to_string();
+        // The token leaves the address bar at once (the cookie carries it from now on); the
+        // rest of the address stays as it was.
+        let mut path = request.uri().path().to_string();
+        if let Some(rest) = request.uri().query().and_then(query_without_token) {
+            path.push('?');
+            path.push_str(&rest);
+        }
         let mut response = (
             StatusCode::SEE_OTHER,
             [
@@ -196,6 +211,15 @@ mod tests {
         assert_eq!(cookie_token(&headers, "braincode_panel_80"), Some("tok"));
         assert_eq!(cookie_token(&headers, "braincode_panel_81"), None);
         assert_eq!(query_token(Some("x=1&token=t")), Some("t"));
+        assert_eq!(
+            query_without_token("q=a&token=t&by=role").as_deref(),
+            Some("q=a&by=role")
+        );
+        assert_eq!(query_without_token("token=t"), None);
+        assert_eq!(
+            query_without_token("tokens=2&token=t").as_deref(),
+            Some("tokens=2")
+        );
         assert_eq!(
             cookie_name(&["127.0.0.1:4242".into()]),
             "braincode_panel_4242"

@@ -3,117 +3,16 @@
 //! live stream show of real journals.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::time::Duration;
 
-use braincode_config::{Home, JournalWriter};
-use braincode_protocol::{Record, Role, SessionId, TokenUsage, Usage};
-use braincode_server::{Panel, ServeOptions, start};
+use braincode_config::Home;
+use braincode_protocol::{Record, Role, TokenUsage, Usage};
+use braincode_server::{ServeOptions, start};
+use common::{fixture, form_version, model, plain_client, write_session};
 use reqwest::StatusCode;
-use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    panel: Panel,
-}
-
-impl Fixture {
-    fn cookie(&self) -> String {
-        format!(
-            "braincode_panel_{}={}",
-            self.panel.addr.port(),
-            self.panel.token
-        )
-    }
-
-    /// A client that carries the cookie, as a browser does after the first visit.
-    fn client(&self) -> reqwest::Client {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            reqwest::header::COOKIE,
-            HeaderValue::from_str(&self.cookie()).unwrap(),
-        );
-        reqwest::Client::builder()
-            .default_headers(headers)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap()
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.panel.base_url())
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        let response = self
-            .client()
-            .post(self.url(path))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        (status, response.json().await.unwrap())
-    }
-
-    async fn get_json(&self, path: &str) -> Value {
-        self.client()
-            .get(self.url(path))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    async fn page(&self, path: &str) -> (StatusCode, String) {
-        let response = self.client().get(self.url(path)).send().await.unwrap();
-        (response.status(), response.text().await.unwrap())
-    }
-}
-
-async fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let project = dir.path().join("project");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&project).unwrap();
-    let panel = start(ServeOptions {
-        home: Home::at(&home),
-        project_root: project.canonicalize().unwrap(),
-        port: 0,
-        token: None,
-    })
-    .await
-    .unwrap();
-    Fixture {
-        _dir: dir,
-        home,
-        panel,
-    }
-}
-
-/// The file version a page's form carries (what the browser sends back with a save).
-fn form_version(page: &str) -> String {
-    let at = page.find("name=\"version\" value=\"").unwrap() + "name=\"version\" value=\"".len();
-    page[at..at + page[at..].find('"').unwrap()].to_string()
-}
-
-fn plain_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-fn model(id: &str, version: &str) -> Value {
-    json!({"version": version, "id": id, "provider": "openrouter", "modelId": "qwen/qwen3-coder",
-        "api": "openai-completions", "baseUrl": "https://openrouter.ai/api/v1",
-        "contextWindow": 262144, "supportsTools": true, "pricing": {"input": 0.4, "output": 1.6}})
-}
 
 #[tokio::test]
 async fn without_the_token_nothing_is_served() {
@@ -449,18 +348,6 @@ fn usage_record(role: Role, model: &str, usage: Usage) -> Record {
         usage,
         ..TokenUsage::default()
     })
-}
-
-fn write_session(home: &Path, id: &str, records: &[Value]) -> PathBuf {
-    let home = Home::at(home);
-    let session = SessionId::new(id).unwrap();
-    let mut writer = JournalWriter::open(&home, &session).unwrap();
-    for record in records {
-        writer
-            .append(&serde_json::from_value::<Record>(record.clone()).unwrap())
-            .unwrap();
-    }
-    home.session_path(&session)
 }
 
 #[tokio::test]
