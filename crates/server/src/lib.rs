@@ -11,8 +11,10 @@
 mod api;
 mod assets;
 mod guard;
+mod input;
 mod layout;
 mod pages;
+mod splice;
 mod store;
 
 use std::net::{Ipv4Addr, SocketAddr};

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use crate::api::{self, ApiError};
 use crate::layout::{self, Section};
-use crate::{AppState, pages, store};
+use crate::{AppState, input, pages, store};
 
 pub(super) fn routes() -> Router<AppState> {
     Router::new()
@@ -147,10 +147,11 @@ fn form(
                 }
             }
             fieldset.budget {
-                legend { "Budget per run (empty: no limit of this brain's own)" }
+                legend { "Budget per run" }
+                p.hint { "Tokens: a whole number, or with k (thousand) or m (million): 50000, 50k, 1.5m. Cost: US dollars, such as 5 or 0.50. Leave a field empty for no limit of this brain's own." }
                 div.grid {
-                    label { "Most tokens" input name="budget.maxTokens" data-type="number" value=[brain.and_then(|b| b.budget.max_tokens)] placeholder="2000000"; }
-                    label { "Most cost (USD)" input name="budget.maxCostUsd" data-type="number" value=[brain.and_then(|b| b.budget.max_cost_usd)] placeholder="5"; }
+                    label { "Most tokens" input name="budget.maxTokens" data-type="tokens" inputmode="decimal" value=[brain.and_then(|b| b.budget.max_tokens)] placeholder="empty: no limit (e.g. 2m)"; }
+                    label { "Most cost (USD)" input name="budget.maxCostUsd" data-type="dollars" inputmode="decimal" value=[brain.and_then(|b| b.budget.max_cost_usd)] placeholder="empty: no limit (e.g. 5)"; }
                 }
             }
             table #roles {
@@ -183,6 +184,29 @@ struct RoleFields {
     fallback_model_ids: String,
 }
 
+/// The budget fields as the form sends them: the text typed (`50k`, `1.5m`, empty for no
+/// limit) or a number from a script. Read by [`BudgetFields::budget`], which refuses what it
+/// cannot read instead of taking it for "no limit".
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct BudgetFields {
+    #[serde(default)]
+    max_tokens: serde_json::Value,
+    #[serde(default)]
+    max_cost_usd: serde_json::Value,
+}
+
+impl BudgetFields {
+    fn budget(&self) -> Result<BrainBudget, ApiError> {
+        Ok(BrainBudget {
+            max_tokens: input::token_count(&self.max_tokens)
+                .map_err(|err| ApiError::at("budget.maxTokens", err))?,
+            max_cost_usd: input::dollars(&self.max_cost_usd)
+                .map_err(|err| ApiError::at("budget.maxCostUsd", err))?,
+        })
+    }
+}
+
 #[derive(Deserialize)]
 struct SaveBody {
     version: String,
@@ -191,7 +215,7 @@ struct SaveBody {
     #[serde(default)]
     roles: BTreeMap<Role, RoleFields>,
     #[serde(default)]
-    budget: BrainBudget,
+    budget: BudgetFields,
 }
 
 fn split_chain(text: &str) -> Vec<String> {
@@ -224,9 +248,10 @@ fn apply(
             doc.brains.len() - 1
         }
     };
+    let budget = body.budget.budget()?;
     let preset = &mut doc.brains[index];
-    if current.as_ref().map(|brain| brain.budget) != Some(body.budget) {
-        preset.budget = (body.budget != BrainBudget::default()).then_some(body.budget);
+    if current.as_ref().map(|brain| brain.budget) != Some(budget) {
+        preset.budget = (budget != BrainBudget::default()).then_some(budget);
     }
     let extends = body.extends.trim();
     preset.extends = (!extends.is_empty()).then(|| extends.to_string());
