@@ -2,20 +2,74 @@
 // land at their field; a running session follows its journal over server-sent events.
 "use strict";
 
+// What a field may hold, checked before anything is sent (the server checks the same and
+// has the last word). A value that cannot be read is an error at its field: it is never sent
+// as "empty", which for a budget would remove the limit.
+const TOKENS = /^(\d+)(?:\.(\d+))?([kKmM]?)$/;
+const CHECKS = {
+  number(text) {
+    const value = Number(text);
+    return Number.isFinite(value) ? { value } : { error: `${JSON.stringify(text)} is not a number` };
+  },
+  integer(text) {
+    return /^\d+$/.test(text) && Number(text) > 0
+      ? { value: Number(text) }
+      : { error: `${JSON.stringify(text)} is not a positive whole number` };
+  },
+  tokens(text) {
+    const how = "write a whole number of tokens such as 50000, 50k or 1.5m, or leave it empty for no limit";
+    const match = TOKENS.exec(text);
+    if (!match) return { error: `${JSON.stringify(text)} is not a token count; ${how}` };
+    const scale = { "": 1, k: 1e3, m: 1e6 }[match[3].toLowerCase()];
+    const fraction = match[2] || "";
+    const count = (Number(match[1] + fraction) * scale) / 10 ** fraction.length;
+    if (!Number.isSafeInteger(count)) return { error: `${JSON.stringify(text)} is not a whole number of tokens; ${how}` };
+    if (count === 0) return { error: `0 tokens would stop every run before it starts; ${how}` };
+    return { value: text };
+  },
+  dollars(text) {
+    const value = Number(text.replace(/^\$/, ""));
+    return Number.isFinite(value) && value > 0 && /^\$?[\d.]+$/.test(text)
+      ? { value: text }
+      : { error: `${JSON.stringify(text)} is not an amount; write US dollars such as 5 or 0.50, or leave it empty for no limit` };
+  },
+  "model-id"(text) {
+    if (/,/.test(text)) return { error: "an id cannot contain a comma (commas separate the models of a fallback chain)" };
+    if (/\s/.test(text)) return { error: "an id is one word, with no spaces; write it like provider/model, e.g. openrouter/qwen3-coder" };
+    return { value: text };
+  },
+  url(text) {
+    let url;
+    try { url = new URL(text); } catch (_) { url = null; }
+    if (!url || !/^https?:$/.test(url.protocol) || !url.hostname || /\s/.test(text)) {
+      return { error: `${JSON.stringify(text)} is not an http or https URL; write the endpoint's address, such as https://api.example.com/v1` };
+    }
+    return { value: text };
+  },
+};
+
+function fieldValue(el) {
+  if (el.type === "checkbox") return { value: el.checked };
+  const kind = el.dataset.type || el.dataset.check;
+  const text = el.value.trim();
+  if (!kind || !CHECKS[kind]) return { value: el.value };
+  if (text === "") return { value: el.dataset.type ? null : "" };
+  return CHECKS[kind](text);
+}
+
 function formBody(form) {
   const body = {};
+  const errors = [];
   for (const el of form.elements) {
     if (!el.name) continue;
-    let value;
-    if (el.type === "checkbox") value = el.checked;
-    else if (el.dataset.type === "number") value = el.value.trim() === "" ? null : Number(el.value);
-    else value = el.value;
+    const { value, error } = fieldValue(el);
+    if (error) { errors.push([el.name, error]); continue; }
     const path = el.name.split(".");
     let at = body;
     for (const key of path.slice(0, -1)) at = at[key] = at[key] || {};
     at[path[path.length - 1]] = value;
   }
-  return body;
+  return { body, errors };
 }
 
 async function post(url, body) {
@@ -33,10 +87,13 @@ async function post(url, body) {
 
 function clearErrors(form) {
   form.querySelectorAll(".field-error").forEach((el) => el.remove());
-  form.querySelectorAll(".invalid").forEach((el) => el.classList.remove("invalid"));
+  form.querySelectorAll(".invalid").forEach((el) => {
+    el.classList.remove("invalid");
+    el.removeAttribute("aria-invalid");
+  });
 }
 
-function showFieldError(form, field, message) {
+function showFieldError(form, field, message, focus = true) {
   const input = form.querySelector(`[name="${CSS.escape(field)}"]`);
   if (!input) return false;
   input.classList.add("invalid");
@@ -46,7 +103,7 @@ function showFieldError(form, field, message) {
   note.dataset.errorFor = field;
   note.textContent = message;
   input.insertAdjacentElement("afterend", note);
-  input.focus();
+  if (focus) input.focus();
   return true;
 }
 
@@ -61,12 +118,19 @@ async function submitForm(form) {
   clearErrors(form);
   const button = form.querySelector("button[type=submit]");
   if (button) button.disabled = true;
+  const { body, errors } = formBody(form);
+  if (errors.length) {
+    errors.forEach(([field, message], i) => showFieldError(form, field, message, i === 0));
+    setStatus(form, "Nothing was saved: fix the field marked in red.", true);
+    if (button) button.disabled = false;
+    return;
+  }
   if (!form.dataset.live) setStatus(form, "Working…");
   try {
-    const answer = await post(form.dataset.api, formBody(form));
+    const answer = await post(form.dataset.api, body);
     if (!answer.ok) {
       const placed = answer.field && showFieldError(form, answer.field, answer.error);
-      setStatus(form, placed ? "Fix the field marked in red." : answer.error, true);
+      setStatus(form, placed ? "Nothing was saved: fix the field marked in red." : answer.error, true);
       return;
     }
     const data = answer.data || {};

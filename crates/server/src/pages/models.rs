@@ -18,8 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::api::{self, ApiError};
 use crate::layout::{self, Section};
-use crate::store;
-use crate::{AppState, pages};
+use crate::{AppState, input, pages, splice, store};
 
 pub(super) fn routes() -> Router<AppState> {
     Router::new()
@@ -96,13 +95,13 @@ fn add_form(version: &str) -> Markup {
             form #add-model data-api="/api/models" data-reload {
                 (layout::version_field(version))
                 div.grid {
-                    label { "Id" input name="id" required placeholder="openrouter/qwen3-coder"; }
+                    label { "Id (one word, no spaces)" input name="id" data-check="model-id" required placeholder="openrouter/qwen3-coder"; }
                     label { "Provider" input name="provider" required placeholder="openrouter"; }
                     label { "Model name at the provider" input name="modelId" required placeholder="qwen/qwen3-coder"; }
                     label { "Display name" input name="name" placeholder="(the id)"; }
                     label { "API" select name="api" { @for api in APIS { option value=(api.as_str()) { (api.as_str()) } } } }
-                    label { "Base URL" input name="baseUrl" placeholder="https://api.example.com/v1"; }
-                    label { "Context window (tokens)" input name="contextWindow" data-type="number" required value="128000"; }
+                    label { "Base URL (http or https)" input name="baseUrl" data-check="url" placeholder="https://api.example.com/v1"; }
+                    label { "Context window (tokens)" input name="contextWindow" data-type="integer" required value="128000"; }
                     label { "Input price (USD / M)" input name="pricing.input" data-type="number" placeholder="3"; }
                     label { "Output price (USD / M)" input name="pricing.output" data-type="number" placeholder="15"; }
                     label.check { input type="checkbox" name="supportsTools" checked; " Tool calls" }
@@ -121,7 +120,7 @@ fn discover_form() -> Markup {
             h2 { "Discover from an endpoint" }
             form data-api="/api/models/discover" data-target="#discovered" {
                 div.grid {
-                    label { "Base URL" input name="baseUrl" required placeholder="http://127.0.0.1:11434/v1"; }
+                    label { "Base URL" input name="baseUrl" data-check="url" required placeholder="http://127.0.0.1:11434/v1"; }
                     label { "API" select name="api" { @for api in APIS { option value=(api.as_str()) { (api.as_str()) } } } }
                     label { "Provider (its saved key is used)" input name="provider" placeholder="ollama"; }
                 }
@@ -140,9 +139,57 @@ async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
     Ok(api::ok(json!({"models": models, "version": version})))
 }
 
+/// Checks the fields a person types, each at its own field, before serde reads the entry:
+/// a value that cannot be read is refused with the reason, never dropped (an unreadable
+/// context window must not become the default one).
+fn check_fields(fields: &mut Map<String, Value>) -> Result<(), ApiError> {
+    for key in ["id", "provider", "modelId", "baseUrl", "name"] {
+        if let Some(Value::String(text)) = fields.get_mut(key) {
+            *text = text.trim().to_string();
+        }
+    }
+    if let Some(Value::String(id)) = fields.get("id")
+        && let Some(problem) = input::model_id_problem(id)
+    {
+        return Err(ApiError::at("id", problem));
+    }
+    if let Some(Value::String(url)) = fields.get("baseUrl")
+        && !url.is_empty()
+        && let Some(problem) = input::base_url_problem(url)
+    {
+        return Err(ApiError::at("baseUrl", problem));
+    }
+    if let Some(value) = fields.get_mut("contextWindow")
+        && !value.is_null()
+        && value.as_str() != Some("")
+    {
+        let tokens = input::positive_integer(value, "context window")
+            .and_then(|n| {
+                u32::try_from(n)
+                    .map_err(|_| format!("{n} tokens is more than a context window can be"))
+            })
+            .map_err(|err| ApiError::at("contextWindow", err))?;
+        *value = Value::from(tokens);
+    }
+    if let Some(Value::Object(pricing)) = fields.get_mut("pricing") {
+        for (key, value) in pricing.iter_mut() {
+            if value.is_null() || value.as_str().is_some_and(|s| s.trim().is_empty()) {
+                *value = Value::Null;
+                continue;
+            }
+            let price =
+                input::price(value).map_err(|err| ApiError::at(format!("pricing.{key}"), err))?;
+            *value = Value::from(price);
+        }
+    }
+    Ok(())
+}
+
 /// Turns the form's fields into a models.json entry: empty fields are left out, so the
-/// entry's defaults apply.
+/// entry's defaults apply; the rules models.json has for every entry are checked here, at
+/// the field they concern.
 fn entry_of(mut fields: Map<String, Value>) -> Result<ModelDefinition, ApiError> {
+    check_fields(&mut fields)?;
     fields.retain(|_, value| !matches!(value, Value::Null) && value.as_str() != Some(""));
     if let Some(Value::Object(pricing)) = fields.get_mut("pricing") {
         pricing.retain(|_, value| !value.is_null());
@@ -165,13 +212,34 @@ fn entry_of(mut fields: Map<String, Value>) -> Result<ModelDefinition, ApiError>
     {
         fields.insert("name".into(), id);
     }
-    serde_json::from_value(Value::Object(fields)).map_err(|err| {
+    let model: ModelDefinition = serde_json::from_value(Value::Object(fields)).map_err(|err| {
         let message = err.to_string();
         match pages::serde_field(&message) {
             Some(field) => ApiError::at(field, message),
             None => ApiError::invalid(message),
         }
-    })
+    })?;
+    for (field, value) in [("provider", &model.provider), ("modelId", &model.model_id)] {
+        if value.is_empty() {
+            return Err(ApiError::at(field, format!("give the model's {field}")));
+        }
+    }
+    if model.context_window == 0 {
+        return Err(ApiError::at(
+            "contextWindow",
+            "the context window is 0; set it to the model's context size in tokens",
+        ));
+    }
+    if let Some(field) = model.pricing.and_then(|p| p.invalid_field()) {
+        return Err(ApiError::at(
+            format!("pricing.{field}"),
+            "a price must be a number of US dollars per million tokens, 0 or more",
+        ));
+    }
+    if let Some(field) = model.call_settings().invalid_field() {
+        return Err(ApiError::at(field, "0 would fail every call"));
+    }
+    Ok(model)
 }
 
 fn take_version(fields: &mut Map<String, Value>) -> Result<String, ApiError> {
@@ -200,21 +268,81 @@ async fn add(
     let path = home.models_path();
     let id = model.id.clone();
     let new_version = store::write_if_unchanged(&state, &path, &version, move || {
-        let mut doc = read_doc(&home)?;
+        let doc = read_doc(&home)?;
         if doc.models.iter().any(|m| m.id == model.id) {
             return Err(ApiError::at(
                 "id",
                 format!("models.json already has a model {:?}; pick another id or remove that one first", model.id),
             ));
         }
-        doc.models.push(model);
-        braincode_config::save_models(&home, &doc)
-            .map_err(|err| ApiError::from_config(err, pages::strip_index_prefix))
+        let entry = serde_json::to_value(&model)
+            .map_err(|err| ApiError::Internal(format!("cannot write the entry: {err}")))?;
+        let expected = doc.models.len() + 1;
+        write_models(&home, doc, expected, |text| splice::append_element(text, "models", &entry), |doc| doc.models.push(model))
     })
     .await?;
     Ok(api::ok(
         json!({"message": format!("added {id}"), "version": new_version}),
     ))
+}
+
+/// Writes models.json changed by `edit_text` (its other entries keep their bytes, even
+/// those in the older TypeScript form, which the loader reads as it always did), or, when
+/// there is no file yet or its text cannot be followed, by `edit_doc` on the document. The result must load with `expected` models, or
+/// the file is put back as it was.
+fn write_models(
+    home: &braincode_config::Home,
+    mut doc: ModelsDocument,
+    expected: usize,
+    edit_text: impl FnOnce(&str) -> Option<String>,
+    edit_doc: impl FnOnce(&mut ModelsDocument),
+) -> Result<(), ApiError> {
+    let path = home.models_path();
+    let before = match std::fs::read(&path) {
+        Ok(bytes) => Some(bytes),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Err(ApiError::Internal(format!(
+                "cannot read {}: {err}",
+                path.display()
+            )));
+        }
+    };
+    let edited = before
+        .as_deref()
+        .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        .and_then(edit_text);
+    match edited {
+        Some(text) => braincode_config::write_bytes_atomic(&path, text.as_bytes(), 0o644)
+            .map_err(|err| ApiError::Internal(err.to_string()))?,
+        None => {
+            edit_doc(&mut doc);
+            braincode_config::save_models(home, &doc)
+                .map_err(|err| ApiError::from_config(err, pages::strip_index_prefix))?;
+        }
+    }
+    let loaded =
+        braincode_config::read_models_file(home).map(|doc| doc.map_or(0, |doc| doc.models.len()));
+    if loaded.as_ref().ok() == Some(&expected) {
+        return Ok(());
+    }
+    // Never leave a file the loader refuses: put back what was there.
+    let restored = match &before {
+        Some(bytes) => braincode_config::write_bytes_atomic(&path, bytes, 0o644).is_ok(),
+        None => std::fs::remove_file(&path).is_ok(),
+    };
+    Err(ApiError::Internal(format!(
+        "the edited models.json did not load back ({}); {}",
+        match loaded {
+            Ok(count) => format!("{count} models instead of {expected}"),
+            Err(err) => err.to_string(),
+        },
+        if restored {
+            "the file was put back as it was"
+        } else {
+            "putting the file back failed too; check it with `braincode models list`"
+        }
+    )))
 }
 
 fn read_doc(home: &braincode_config::Home) -> Result<ModelsDocument, ApiError> {
@@ -238,16 +366,30 @@ async fn remove(
     let path = home.models_path();
     let removed = id.clone();
     let new_version = store::write_if_unchanged(&state, &path, &version, move || {
-        let mut doc = read_doc(&home)?;
-        let before = doc.models.len();
-        doc.models.retain(|m| m.id != removed);
-        if doc.models.len() == before {
+        let doc = read_doc(&home)?;
+        let Some(index) = doc.models.iter().position(|m| m.id == removed) else {
             return Err(ApiError::NotFound(format!(
                 "models.json has no model {removed:?}"
             )));
-        }
-        braincode_config::save_models(&home, &doc)
-            .map_err(|err| ApiError::from_config(err, pages::strip_index_prefix))
+        };
+        let expected = doc.models.len() - 1;
+        write_models(
+            &home,
+            doc,
+            expected,
+            |text| {
+                // The entry's place in the file (entries the loader set aside count too).
+                let value: Value = serde_json::from_str(text).ok()?;
+                let at = value["models"]
+                    .as_array()?
+                    .iter()
+                    .position(|m| m["id"].as_str() == Some(removed.as_str()))?;
+                splice::remove_element(text, "models", at)
+            },
+            |doc| {
+                doc.models.remove(index);
+            },
+        )
     })
     .await?;
     Ok(api::ok(
