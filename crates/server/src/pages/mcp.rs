@@ -1,11 +1,15 @@
 //! MCP servers and hooks: what is configured, whether the project is trusted (an untrusted
 //! project's servers and hooks never start), and a live health check of the servers.
+//!
+//! The trust verdict is `braincode_config::check_trust`, the one `braincode trust --status`
+//! prints, in the same words (that command's wording lives in the CLI crate; the three states
+//! are config's `TrustState`).
 
 use axum::Router;
 use axum::extract::State;
 use axum::response::{Html, Response};
 use axum::routing::{get, post};
-use braincode_config::{Scope, check_trust};
+use braincode_config::{Scope, TrustState, check_trust};
 use braincode_runtime::mcp::check::{CHECK_BUDGET, McpServerCheck, McpSetup};
 use maud::{Markup, html};
 use serde_json::json;
@@ -48,6 +52,15 @@ fn servers_table(rows: &[McpServerCheck]) -> Markup {
     }
 }
 
+/// The state's name, as `braincode trust --status --json` gives it.
+fn trust_state(state: &TrustState) -> &'static str {
+    match state {
+        TrustState::NothingToTrust => "nothingToTrust",
+        TrustState::Trusted => "trusted",
+        TrustState::Untrusted { .. } => "untrusted",
+    }
+}
+
 async fn page(State(state): State<AppState>) -> Html<String> {
     let (trust, trust_error) = check_trust(&state.home, &state.project_root);
     let servers = match setup(&state) {
@@ -68,9 +81,12 @@ async fn page(State(state): State<AppState>) -> Html<String> {
     let body = html! {
         section {
             h2 { "This project" }
-            p { code { (state.project_root.display()) } ": "
-                @if trust.is_trusted() { span.ok { "trusted" } " — its hooks, MCP servers, settings and checks may run." }
-                @else { span.bad { "not trusted" } " — its hooks and MCP servers are listed, never started. Trust it with " code { "braincode trust" } "." } }
+            p #trust data-trust=(trust_state(&trust.state)) { code { (state.project_root.display()) } ": "
+                @match &trust.state {
+                    TrustState::NothingToTrust => { span.ok { "nothing to trust: no hooks, MCP servers, settings or checks" } }
+                    TrustState::Trusted => { span.ok { "trusted" } " — its hooks, MCP servers, settings and checks may run." }
+                    TrustState::Untrusted { .. } => { span.bad { "not trusted" } " — its hooks and MCP servers are listed, never started." }
+                } }
             @if let Some(notice) = trust.notice() { p.muted { (notice) } }
             @if let Some(err) = trust_error { (layout::problem(&err.to_string())) }
         }
