@@ -195,37 +195,48 @@ document.addEventListener("click", async (event) => {
   }
 });
 
-// The timeline is drawn by the server: fetch the page again and take its new drawing.
-let timelineTimer;
-function refreshTimeline() {
-  clearTimeout(timelineTimer);
-  timelineTimer = setTimeout(async () => {
+// The timeline and the conversation are drawn by the server: fetch the page again and take
+// its new drawing of both.
+let redrawTimer;
+function redraw() {
+  clearTimeout(redrawTimer);
+  redrawTimer = setTimeout(async () => {
     const response = await fetch(location.href, { credentials: "same-origin" });
     if (!response.ok) return;
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
-    const fresh = page.getElementById("timeline");
-    const current = document.getElementById("timeline");
-    if (fresh && current) current.innerHTML = fresh.innerHTML;
+    for (const id of ["timeline", "conversation"]) {
+      const fresh = page.getElementById(id);
+      const current = document.getElementById(id);
+      if (fresh && current) current.innerHTML = fresh.innerHTML;
+    }
   }, 300);
 }
 
-const WORKER_RECORDS = ["worker_start", "worker_end", "worker_error", "run_end", "run_error"];
+const DRAWN_RECORDS = ["run_start", "run_end", "run_error", "worker_start", "worker_end",
+  "worker_error", "tool_execution_summary", "clarification_request", "review_decision", "warning"];
 
 function followSession(table) {
   const status = document.getElementById("live-status");
   const body = table.querySelector("tbody");
   const source = new EventSource(table.dataset.liveSession);
-  if (status) status.textContent = "running — following live";
+  if (status) { status.textContent = "running — following live"; status.className = "running"; }
   source.addEventListener("record", (event) => {
     const record = JSON.parse(event.data);
     body.insertAdjacentHTML("beforeend", record.html);
     const row = body.lastElementChild;
-    if (row) { row.classList.add("fresh"); row.scrollIntoView({ block: "nearest" }); }
-    if (WORKER_RECORDS.includes(record.type)) refreshTimeline();
+    if (row) row.classList.add("fresh");
+    if (DRAWN_RECORDS.includes(record.type)) redraw();
   });
-  source.addEventListener("end", () => {
+  source.addEventListener("end", (event) => {
     source.close();
-    if (status) { status.textContent = "finished"; status.className = "completed"; }
+    let ended = { status: "completed", label: "completed" };
+    try { ended = JSON.parse(event.data); } catch (_) { /* an older server: plain text */ }
+    if (status) {
+      status.textContent = ended.label;
+      status.className = ended.status;
+      status.dataset.runStatus = ended.status;
+    }
+    redraw();
   });
   source.addEventListener("failed", (event) => {
     source.close();

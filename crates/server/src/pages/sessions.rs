@@ -18,8 +18,10 @@ use serde::Deserialize;
 use crate::AppState;
 use crate::layout::{self, Section};
 
+mod conversation;
 mod live;
 mod search;
+mod status;
 mod timeline;
 
 pub(super) fn routes() -> Router<AppState> {
@@ -57,6 +59,15 @@ async fn index(State(state): State<AppState>, Query(query): Query<IndexQuery>) -
             },
         );
         let hits = (!searched.is_empty()).then(|| search::search(&home.sessions_dir(), &searched));
+        let sessions = sessions.map(|sessions| {
+            sessions
+                .into_iter()
+                .map(|info| {
+                    let status = status::of_listed(&home, &info.id, &info.path, info.status);
+                    (info, status)
+                })
+                .collect::<Vec<_>>()
+        });
         (sessions, hits)
     })
     .await;
@@ -70,14 +81,15 @@ async fn index(State(state): State<AppState>, Query(query): Query<IndexQuery>) -
             }
             @if let Some(hits) = hits { (search::render(&q, &hits)) }
             table #sessions {
+                colgroup { col.c-id; col.c-status; col.c-request; col.c-project; col.c-time; col.c-num; col.c-num; }
                 thead { tr { th { "Session" } th { "Status" } th { "Request" } th { "Project" } th { "Updated" } th.num { "Runs" } th.num { "Size" } } }
                 tbody {
-                    @for session in &sessions {
-                        tr {
-                            td { a href=(format!("/sessions/{}", session.id)) { code { (short(&session.id.to_string())) } } }
-                            td class=(session.status.as_str()) { (session.status.as_str()) }
+                    @for (session, status) in &sessions {
+                        tr data-session=(session.id) {
+                            td { a href=(format!("/sessions/{}", session.id)) title=(session.id) { code { (session.id.short()) } } }
+                            td class=(status.key()) data-status=(status.key()) { (status.label()) }
                             td { (session.prompt_preview.as_deref().unwrap_or_default()) }
-                            td { small { (session.project_root.as_deref().unwrap_or_default()) } }
+                            td { small.path { (session.project_root.as_deref().unwrap_or_default()) } }
                             td { (local_time(session.updated_at, "%Y-%m-%d %H:%M")) }
                             td.num { (session.runs) @if !session.runs_exact { "+" } }
                             td.num { (kib(session.bytes)) }
@@ -89,10 +101,6 @@ async fn index(State(state): State<AppState>, Query(query): Query<IndexQuery>) -
         },
     };
     layout::page(Section::Sessions, "Sessions", body)
-}
-
-fn short(id: &str) -> &str {
-    id.get(..13).unwrap_or(id)
 }
 
 fn kib(bytes: u64) -> String {
@@ -154,23 +162,26 @@ async fn session_page(State(state): State<AppState>, Path(id): Path<String>) -> 
         .iter()
         .rposition(|e| matches!(e.record, Record::RunStart(_)))
         .unwrap_or(0);
-    let running = !entries[last_run..]
-        .iter()
-        .any(|e| matches!(e.record, Record::RunEnd(_) | Record::RunError(_)));
+    let run_status = status::of_entries(&state.home, &session, entries);
+    let running = run_status.open();
     let skip = entries.len().saturating_sub(SHOWN_RECORDS);
     let body = html! {
-        p.lede { code { (session.to_string()) } " · " (path_display(&path)) }
-        p { "Last run: " span #live-status class=(if running { "incomplete" } else { "completed" }) { (if running { "running (or interrupted)" } else { "finished" }) } }
+        p.lede { code title=(session) { (session.short()) } " · " small.path { (path_display(&path)) } }
+        p { "Last run: " span #live-status class=(run_status.key()) data-run-status=(run_status.key()) { (run_status.label()) } }
         @if journal.skipped_count > 0 || journal.malformed_count > 0 {
             p.bad { (journal.skipped_count) " unreadable line(s) and " (journal.malformed_count) " malformed record(s) were skipped." }
         }
+        section #conversation { h2 { "Conversation" } (conversation::render(entries)) }
         h2 { "Workers of the last run" }
         div #timeline { (timeline::render(&entries[last_run..])) }
-        h2 { "Records" }
-        @if skip > 0 { p.muted { "The " (SHOWN_RECORDS) " newest of " (entries.len()) " records." } }
-        table #records data-live-session=[running.then(|| format!("/api/sessions/{session}/events?offset={offset}"))] {
-            thead { tr { th { "Time" } th { "Record" } th { "What" } } }
-            tbody { @for entry in &entries[skip..] { (record_row(entry)) } }
+        details #raw {
+            summary { "Raw records (" (entries.len()) ")" }
+            @if skip > 0 { p.muted { "The " (SHOWN_RECORDS) " newest of " (entries.len()) " records." } }
+            table #records data-live-session=[running.then(|| format!("/api/sessions/{session}/events?offset={offset}"))] {
+                colgroup { col.c-time; col.c-kind; col; }
+                thead { tr { th { "Time" } th { "Record" } th { "What" } } }
+                tbody { @for entry in &entries[skip..] { (record_row(entry)) } }
+            }
         }
     };
     layout::page(Section::Sessions, "Session", body).into_response()
@@ -192,7 +203,7 @@ pub(crate) fn record_row(entry: &JournalEntry) -> Markup {
     }
 }
 
-/// What a record says, in one line.
+/// What a record says, in one line (the raw view: its fields as JSON).
 fn summary(entry: &JournalEntry) -> String {
     let text = match &entry.record {
         Record::WorkerStart(start) => format!(

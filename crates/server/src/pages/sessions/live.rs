@@ -1,6 +1,6 @@
 //! The live view: follows a session's journal from a byte offset and sends each record it
-//! appends as a server-sent event (`record`, with the table row), then `end` when the run
-//! ends. The journal is the run's record stream, so a run in another process shows here as
+//! appends as a server-sent event (`record`, with the table row), then `end` (with the run's
+//! status) when the run ends. The journal is the run's record stream, so a run in another process shows here as
 //! it happens.
 
 use std::collections::VecDeque;
@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use braincode_config::resolve_session;
-use braincode_protocol::Record;
+use braincode_protocol::SessionId;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -32,6 +32,7 @@ pub(super) struct EventsQuery {
 }
 
 struct Follow {
+    session: SessionId,
     path: PathBuf,
     offset: u64,
     partial: Vec<u8>,
@@ -66,7 +67,7 @@ impl Follow {
             let Some(entry) = super::parse_line(line) else {
                 continue;
             };
-            let ends = matches!(entry.record, Record::RunEnd(_) | Record::RunError(_));
+            let ends = super::status::closes(&entry.record);
             let data = json!({
                 "type": entry.record.type_name(),
                 "timestamp": entry.timestamp,
@@ -75,8 +76,12 @@ impl Follow {
             self.queued
                 .push_back(Event::default().event("record").data(data.to_string()));
             if ends {
+                // The run's status, in the words and class the page uses.
+                let status =
+                    super::status::status_of(&self.state.home, &self.session, Some(&entry.record));
+                let data = json!({"status": status.key(), "label": status.label()});
                 self.queued
-                    .push_back(Event::default().event("end").data(entry.record.type_name()));
+                    .push_back(Event::default().event("end").data(data.to_string()));
                 self.ended = true;
                 break;
             }
@@ -96,6 +101,7 @@ pub(super) async fn events(
     };
     let follow = Follow {
         path: state.home.session_path(&session),
+        session,
         offset: query.offset,
         partial: Vec::new(),
         queued: VecDeque::new(),

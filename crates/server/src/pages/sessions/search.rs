@@ -131,7 +131,7 @@ pub(super) fn render(query: &str, hits: &Hits) -> Markup {
             p { (hits.sessions.len()) " session(s) of " (hits.files) " mention " q { (query) } "." }
             @for hit in &hits.sessions {
                 div.hit {
-                    a href=(format!("/sessions/{}", hit.session)) { code { (hit.session) } } " — " (hit.matches) " match(es)"
+                    a href=(format!("/sessions/{}", hit.session)) title=(hit.session) { code { (braincode_protocol::short_form(&hit.session)) } } " — " (hit.matches) " match(es)"
                     ul { @for (kind, text) in &hit.snippets { li { code { (kind) } " " (text) } } }
                 }
             }
