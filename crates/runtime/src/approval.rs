@@ -58,6 +58,9 @@ pub struct ApprovalRequest {
     pub policy_summary: String,
     /// Who is calling.
     pub origin: ToolCallOrigin,
+    /// Why "for this session" cannot be remembered for this call (a protected call, one a
+    /// hook sent to a person): `a` then approves it once, and the panel says so.
+    pub once_only: Option<String>,
 }
 
 /// A person's answer.
@@ -233,7 +236,7 @@ impl PolicyGate {
     ) -> Option<PersonOnly> {
         if let Some(reason) = evaluation.protected.first() {
             return Some(PersonOnly::Protected(format!(
-                "{reason}: only a person can approve this; the TUI will ask"
+                "{reason}: only a person can approve this"
             )));
         }
         if request.tool.name == crate::run::CHECK_TOOL && !self.project_trusted {
@@ -241,7 +244,7 @@ impl PolicyGate {
         }
         if !self.sandboxed && (Self::runs_commands(request) || evaluation.is_unanalysable()) {
             return Some(PersonOnly::Unsandboxed(format!(
-                "the OS sandbox is not available: {} would run unconfined, so only a person can approve it; the TUI will ask",
+                "the OS sandbox is not available: {} would run unconfined, so only a person can approve it",
                 request.tool.name
             )));
         }
@@ -303,7 +306,7 @@ impl PolicyGate {
         let person_only = self.person_only(request, &evaluation).or_else(|| {
             hooks.ask.map(|reason| {
                 PersonOnly::HookAsked(format!(
-                    "a PreToolUse hook asked that a person approve {} ({reason}); the TUI will ask",
+                    "a PreToolUse hook asked that a person approve {} ({reason})",
                     request.tool.name
                 ))
             })
@@ -361,20 +364,45 @@ impl PolicyGate {
                 );
                 return GateOutcome::Allow;
             }
-            if self.permission == PermissionMode::AllowEdits && is_routine_check(request) {
-                // Reached only with the OS sandbox (without it a person decides): checks run
-                // confined, so verifying an allowed edit needs no one.
+            if matches!(
+                self.permission,
+                PermissionMode::AllowEdits | PermissionMode::Ask
+            ) && is_routine_check(request)
+            {
+                // Reached only with the OS sandbox and a trusted project (otherwise a person
+                // decides): the runtime's own checks of a change run confined, so verifying
+                // an edit needs no one.
                 self.record(
                     request,
                     ApprovalDecision::Approved,
                     Approver::RuntimePolicy,
-                    Some("checks approved by --allow-edits: they run in the OS sandbox".into()),
+                    Some(format!(
+                        "checks approved by {} mode: they run in the OS sandbox",
+                        self.permission.label()
+                    )),
+                    journaled_policy,
+                );
+                return GateOutcome::Allow;
+            }
+            if self.permission == PermissionMode::AllowEdits
+                && Self::runs_commands(request)
+                && !evaluation.is_unanalysable()
+                && evaluation.decision != Some(PolicyDecision::Ask)
+            {
+                // Reached only with the OS sandbox (without it `person_only` sends every
+                // command to a person); a rule that says `ask` still asks.
+                self.record(
+                    request,
+                    ApprovalDecision::Approved,
+                    Approver::RuntimePolicy,
+                    Some("command approved by edits mode: it runs in the OS sandbox".into()),
                     journaled_policy,
                 );
                 return GateOutcome::Allow;
             }
             if self.permission == PermissionMode::AllowEdits
                 && request.tool.permission == ToolPermission::Write
+                && evaluation.decision != Some(PolicyDecision::Ask)
             {
                 self.record(
                     request,
@@ -429,7 +457,7 @@ impl PolicyGate {
             let reason = match &person_only {
                 Some(person) => person.reason().to_string(),
                 None => format!(
-                    "{} needs approval and nobody can approve it in this run; rerun with {} to allow it",
+                    "{} needs approval and nobody can approve it in this run; approve it in the TUI, or rerun with {} to allow it",
                     request.tool.name,
                     if request.tool.permission == ToolPermission::Write {
                         "--allow-edits or --yes"
@@ -453,6 +481,7 @@ impl PolicyGate {
             arguments: request.call.arguments.clone(),
             policy_summary,
             origin: request.origin.clone(),
+            once_only: once_only.then(|| once_only_reason(&person_only).to_string()),
         };
         let answer = handler.decide(&ask).await;
         if matches!(person_only, Some(PersonOnly::Protected(_)))
@@ -475,16 +504,11 @@ impl PolicyGate {
                 GateOutcome::Allow
             }
             ApprovalAnswer::ApproveForSession if once_only => {
-                let why = if matches!(person_only, Some(PersonOnly::HookAsked(_))) {
-                    "approved once: a call a hook sent to a person is approved per call, never for the session"
-                } else {
-                    "approved once: a protected call is approved per call, never for the session"
-                };
                 self.record(
                     request,
                     ApprovalDecision::Approved,
                     Approver::Human,
-                    Some(why.into()),
+                    Some(format!("approved once: {}", once_only_reason(&person_only))),
                     journaled_policy,
                 );
                 GateOutcome::Allow
@@ -551,6 +575,15 @@ impl ToolGate for PolicyGate {
 /// Why the checks of an untrusted project need a person, and how to trust it.
 pub fn untrusted_checks_reason() -> String {
     "project not trusted: its checks are its own code (test scripts, build scripts, Makefiles); trust it with `braincode trust` (or run with --trust), or approve them for this run in the TUI".to_string()
+}
+
+/// Why a person's "for this session" approves a call once only.
+fn once_only_reason(person_only: &Option<PersonOnly>) -> &'static str {
+    if matches!(person_only, Some(PersonOnly::HookAsked(_))) {
+        "a call a hook sent to a person is approved per call, never for the session"
+    } else {
+        "a protected call is approved per call, never for the session"
+    }
 }
 
 fn is_routine_check(request: &GateRequest<'_>) -> bool {

@@ -65,6 +65,9 @@ pub struct WorkerState {
     pub error: Option<String>,
 }
 
+/// The outcome of a worker the end of its run stopped.
+pub const INTERRUPTED: &str = "interrupted";
+
 /// Everything the records of one run say so far.
 #[derive(Debug, Clone, Default)]
 pub struct RunState {
@@ -248,6 +251,7 @@ impl RunState {
             }
             Record::Warning(warning) => self.warnings.push(warning.message.clone()),
             Record::RunEnd(end) => {
+                self.stop_workers(entry.timestamp);
                 if self.patch.is_none() {
                     self.patch = end.patch.clone();
                 }
@@ -274,6 +278,7 @@ impl RunState {
                     _ => None,
                 });
                 if let Some(status) = status {
+                    self.stop_workers(entry.timestamp);
                     let summary = match status {
                         FinalStatus::Aborted => CANCELLED_SUMMARY.to_string(),
                         _ => format!("The run did not complete: {}", error.error),
@@ -322,6 +327,16 @@ impl RunState {
     }
 
     /// The worker of `context`, created (in order of first appearance) when new.
+    /// The run ended: a worker still running was stopped with it (cancelled, or the run
+    /// failed around it) and says so, instead of running forever.
+    fn stop_workers(&mut self, at: i64) {
+        for worker in self.workers.iter_mut().filter(|w| w.running) {
+            worker.running = false;
+            worker.outcome = Some(INTERRUPTED.to_string());
+            worker.ended_at = Some(at);
+        }
+    }
+
     fn slot(&mut self, role: Role, phase: WorkerPhase, context: &str) -> &mut WorkerState {
         let index = match self.workers.iter().position(|w| w.context_id == context) {
             Some(index) => index,
@@ -425,6 +440,11 @@ impl RunState {
     /// The todos as they stand.
     pub fn todos(&self) -> &[Todo] {
         &self.todos
+    }
+
+    /// Tokens used so far, split by phase, role and model.
+    pub fn token_metrics(&self) -> braincode_protocol::TokenMetrics {
+        self.tokens.metrics()
     }
 
     /// Tokens used so far by every model call of the run.

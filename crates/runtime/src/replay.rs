@@ -218,6 +218,27 @@ impl JournaledRun {
         })
     }
 
+    /// The error of a run that never started — its `run_start` names no brain (its
+    /// configuration, or the model it needed, was missing) and it planned nothing before its
+    /// failed `run_error` — which its replay fails with again, whatever the home holds now.
+    pub fn refused_start(&self) -> Option<String> {
+        let mut records = self.entries.iter().map(|e| &e.record);
+        if !matches!(records.next(), Some(Record::RunStart(start)) if start.brain.is_none()) {
+            return None;
+        }
+        let mut error = None;
+        for record in records {
+            match record {
+                Record::Routing(_) | Record::WorkerStart(_) => return None,
+                Record::RunError(end) if end.status == Some(FinalStatus::Failed) => {
+                    error = Some(end.error.clone());
+                }
+                _ => {}
+            }
+        }
+        error
+    }
+
     /// Why a replay of this run cannot be exact, if it cannot: the journal had to clip the
     /// prompt or a model reply to fit a line.
     pub fn inexact_reason(&self) -> Option<String> {
@@ -351,6 +372,7 @@ pub async fn replay(
     services.client_override = Some(Arc::new(ReplayClients));
     services.approver = None;
     services.continues = Some(journaled.continues_earlier_runs());
+    services.start_refused = journaled.refused_start();
     let report = run(journaled.request.clone(), services).await;
     let replayed = memory.entries();
     Ok(ReplayOutcome {

@@ -156,7 +156,7 @@ async fn without_an_approver_risky_calls_are_blocked_and_reads_pass() {
 }
 
 #[tokio::test]
-async fn allow_edits_approves_file_edits_but_not_commands() {
+async fn edits_mode_approves_edits_and_sandboxed_commands_only() {
     let g = gate(Mode::Auto, PermissionMode::AllowEdits, None);
     let edit = tool("edit_file", ToolPermission::Write);
     assert_eq!(
@@ -169,17 +169,97 @@ async fn allow_edits_approves_file_edits_but_not_commands() {
         GateOutcome::Allow
     );
     let shell = tool("shell", ToolPermission::Execute);
-    assert!(matches!(
+    // Inside the OS sandbox an ordinary command runs without asking...
+    assert_eq!(
         check(&g.gate, &shell, json!({"command": "cargo build"})).await,
-        GateOutcome::Refuse(_)
-    ));
+        GateOutcome::Allow
+    );
+    // ...one the policy cannot follow does not: nobody is here to ask, so it is refused.
+    let GateOutcome::Refuse(message) =
+        check(&g.gate, &shell, json!({"command": "c=true; $c"})).await
+    else {
+        panic!("an unanalysable command ran in edits mode");
+    };
+    assert!(message.contains("nobody can approve it"), "{message}");
     assert_eq!(
         decisions(&g.journal),
         vec![
             (ApprovalDecision::Approved, Approver::RuntimePolicy),
+            (ApprovalDecision::Approved, Approver::RuntimePolicy),
             (ApprovalDecision::Blocked, Approver::RuntimePolicy)
         ]
     );
+    // Without the sandbox every command needs a person, edits mode or not.
+    let unconfined = gate_with(Mode::Auto, PermissionMode::AllowEdits, None, false);
+    let GateOutcome::Refuse(message) =
+        check(&unconfined.gate, &shell, json!({"command": "cargo build"})).await
+    else {
+        panic!("an unconfined command ran in edits mode");
+    };
+    assert!(
+        message.contains("the OS sandbox is not available"),
+        "{message}"
+    );
+}
+
+/// Records every request a person is shown, answering from a script.
+struct Captured {
+    answers: Mutex<Vec<ApprovalAnswer>>,
+    shown: Mutex<Vec<ApprovalRequest>>,
+}
+
+#[async_trait]
+impl ApprovalHandler for Captured {
+    async fn decide(&self, request: &ApprovalRequest) -> ApprovalAnswer {
+        self.shown.lock().unwrap().push(request.clone());
+        self.answers.lock().unwrap().remove(0)
+    }
+}
+
+#[tokio::test]
+async fn ask_mode_asks_for_every_edit_and_command_and_a_remembers_per_tool() {
+    let person = Arc::new(Captured {
+        answers: Mutex::new(vec![
+            ApprovalAnswer::ApproveForSession,
+            ApprovalAnswer::Block("not that".into()),
+            ApprovalAnswer::Approve,
+        ]),
+        shown: Mutex::new(Vec::new()),
+    });
+    let g = gate(Mode::Auto, PermissionMode::Ask, Some(person.clone()));
+    let edit = tool("edit_file", ToolPermission::Write);
+    let shell = tool("shell", ToolPermission::Execute);
+    let read = tool("read_file", ToolPermission::Read);
+    let lib = json!({"path": "src/lib.rs", "content": "x"});
+    // Reading never asks.
+    assert_eq!(
+        check(&g.gate, &read, json!({"path": "src/lib.rs"})).await,
+        GateOutcome::Allow
+    );
+    // The first edit asks; `a` approves later edits for the session.
+    assert_eq!(check(&g.gate, &edit, lib.clone()).await, GateOutcome::Allow);
+    assert_eq!(check(&g.gate, &edit, lib.clone()).await, GateOutcome::Allow);
+    // A command asks even inside the sandbox, and edits' `a` does not cover it.
+    assert!(matches!(
+        check(&g.gate, &shell, json!({"command": "cargo build"})).await,
+        GateOutcome::Refuse(reason) if reason.contains("not that")
+    ));
+    assert_eq!(
+        check(&g.gate, &shell, json!({"command": "make all"})).await,
+        GateOutcome::Allow
+    );
+    let shown = person.shown.lock().unwrap();
+    let tools: Vec<&str> = shown.iter().map(|r| r.tool_name.as_str()).collect();
+    assert_eq!(tools, ["edit_file", "shell", "shell"]);
+    assert!(shown.iter().all(|r| r.once_only.is_none()));
+    drop(shown);
+
+    // Nobody to ask: ask mode changes nothing, and says how to allow it.
+    let alone = gate(Mode::Auto, PermissionMode::Ask, None);
+    let GateOutcome::Refuse(message) = check(&alone.gate, &edit, lib).await else {
+        panic!("an edit ran in ask mode with nobody to ask");
+    };
+    assert!(message.contains("approve it in the TUI"), "{message}");
 }
 
 #[tokio::test]
@@ -739,7 +819,7 @@ async fn protected_edits_need_a_person_for_each_call() {
                     panic!("{arguments} ran under {mode:?}/{permission:?}");
                 };
                 assert!(
-                    message.contains("only a person can approve this; the TUI will ask"),
+                    message.contains("only a person can approve this"),
                     "{message}"
                 );
             }
@@ -801,6 +881,48 @@ async fn protected_edits_need_a_person_for_each_call() {
         decisions(&armed.journal)
             .iter()
             .all(|(_, approver)| *approver == Approver::Human)
+    );
+}
+
+#[tokio::test]
+async fn a_protected_call_tells_the_person_that_a_approves_it_once() {
+    let lab = Lab::new(&[]);
+    let person = Arc::new(Captured {
+        answers: Mutex::new(vec![
+            ApprovalAnswer::ApproveForSession,
+            ApprovalAnswer::Block("no".into()),
+        ]),
+        shown: Mutex::new(Vec::new()),
+    });
+    let armed = armed(
+        &lab,
+        Mode::Auto,
+        PermissionMode::Ask,
+        Some(person.clone()),
+        true,
+    );
+    let edit = EditFile::default();
+    let hooks = json!({"path": ".agents/hooks.json", "content": "{}"});
+    assert!(
+        attempt(&armed.gate, &lab, &edit, hooks.clone())
+            .await
+            .is_ok()
+    );
+    // `a` was not remembered: the next protected call asks again.
+    assert!(attempt(&armed.gate, &lab, &edit, hooks).await.is_err());
+    let shown = person.shown.lock().unwrap();
+    assert_eq!(shown.len(), 2);
+    let request = &shown[0];
+    let once = request.once_only.as_deref().unwrap_or_default();
+    assert!(once.contains("never for the session"), "{once:?}");
+    // One reason per line, none glued to the next ("the TUI will askask (review required)").
+    for line in request.policy_summary.lines() {
+        assert!(!line.contains("TUI will ask"), "{line}");
+    }
+    assert!(
+        request.policy_summary.lines().count() >= 2,
+        "{}",
+        request.policy_summary
     );
 }
 
@@ -904,6 +1026,7 @@ async fn a_question_goes_to_the_person_and_only_to_them() {
         arguments: json!({"command": "npm ci"}),
         policy_summary: "set the dependencies up?".into(),
         origin: Default::default(),
+        once_only: None,
     };
     assert_eq!(with_person.gate.ask_person(&request).await, Some(true));
     assert_eq!(with_person.gate.ask_person(&request).await, Some(false));

@@ -1,8 +1,7 @@
 //! Slash commands: the table (name, arguments, one-line help) and the parser that turns a
 //! `/command args` line into a typed [`SlashCommand`] with its arguments validated.
 //!
-//! Running a command is the event loop's business; this module only says what was asked,
-//! and ([`SlashCommand::available`]) which commands have nothing behind them yet.
+//! Running a command is the event loop's business; this module only says what was asked.
 
 use braincode_protocol::Mode;
 use braincode_runtime::PermissionMode;
@@ -66,8 +65,8 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "permissions",
         aliases: &[],
-        args: "[read-only|edits|yes]",
-        help: "show or set what the agents may do without asking",
+        args: "[ask|edits|yes|read-only]",
+        help: "show or set what may change without asking (Shift+Tab cycles)",
     },
     CommandInfo {
         name: "sessions",
@@ -165,7 +164,7 @@ pub enum SlashCommand {
     Brain(Option<String>),
     /// `/model`.
     Model,
-    /// `/permissions [read-only|edits|yes]`: `None` shows the current permissions.
+    /// `/permissions [ask|edits|yes|read-only]`: `None` shows the current permission mode.
     Permissions(Option<PermissionMode>),
     /// `/sessions`.
     Sessions,
@@ -221,17 +220,6 @@ impl SlashCommand {
             SlashCommand::Usage => "usage",
             SlashCommand::Doctor => "doctor",
             SlashCommand::Quit => "quit",
-        }
-    }
-
-    /// `Err` with a message for the user when nothing is built behind the command yet.
-    pub fn available(&self) -> Result<(), &'static str> {
-        match self {
-            SlashCommand::Usage => Err(
-                "token usage is not shown in the TUI yet (coming with usage statistics); \
-                 each run's final report lists its tokens",
-            ),
-            _ => Ok(()),
         }
     }
 }
@@ -323,7 +311,8 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
 /// `read-only`, `edits` or `yes` (the flag names `--allow-edits` and `--yes` also work).
 fn parse_permissions(word: &str) -> Option<PermissionMode> {
     match word.to_ascii_lowercase().as_str() {
-        "read-only" | "readonly" | "read" => Some(PermissionMode::ReadOnly),
+        "ask" | "default" => Some(PermissionMode::Ask),
+        "read-only" | "readonly" | "read" | "plan" => Some(PermissionMode::ReadOnly),
         "edits" | "allow-edits" | "--allow-edits" => Some(PermissionMode::AllowEdits),
         "yes" | "--yes" => Some(PermissionMode::Yes),
         _ => None,
@@ -332,11 +321,7 @@ fn parse_permissions(word: &str) -> Option<PermissionMode> {
 
 /// The user-facing name of a permission level, as `/permissions` takes it.
 pub fn permission_name(mode: PermissionMode) -> &'static str {
-    match mode {
-        PermissionMode::ReadOnly => "read-only",
-        PermissionMode::AllowEdits => "edits",
-        PermissionMode::Yes => "yes",
-    }
+    mode.label()
 }
 
 /// The commands whose name or alias starts with `prefix` (without the slash), table order;
@@ -356,8 +341,54 @@ pub fn completions(prefix: &str) -> Vec<&'static CommandInfo> {
         .collect()
 }
 
-/// `/help`'s lines: one per command, `usage` padded, then its help.
+/// The keys of the session, as `/help` lists them after the commands.
+pub const KEYS: &[(&str, &str)] = &[
+    (
+        "Enter",
+        "send the request (Shift+Enter or Alt+Enter: a new line)",
+    ),
+    (
+        "Shift+Tab",
+        "cycle the permission mode: ask → edits → yes → read-only",
+    ),
+    ("@", "complete a file path; / completes a command"),
+    ("↑ ↓", "move in the draft, then through earlier prompts"),
+    ("PgUp PgDn", "scroll the transcript"),
+    (
+        "Ctrl+↑ Ctrl+↓",
+        "select a worker or tool call; Tab expands it (its diff, its output)",
+    ),
+    (
+        "Esc",
+        "close this text, clear the selection, or interrupt the running request",
+    ),
+    ("Ctrl-C", "interrupt the running request; twice quits"),
+    ("Ctrl-D", "quit when the draft is empty"),
+    (
+        "y / a / n",
+        "in an approval: yes once / yes for this session / no",
+    ),
+    ("r", "in an approval: no, with a reason the agent reads"),
+];
+
+/// `/help`'s lines: one per command, `usage` padded, then its help; then the keys.
 pub fn help_lines() -> Vec<String> {
+    let mut lines = command_lines();
+    lines.push(String::new());
+    lines.push("keys".into());
+    let width = KEYS
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    lines.extend(
+        KEYS.iter()
+            .map(|(key, what)| format!("{key:width$}  {what}")),
+    );
+    lines
+}
+
+fn command_lines() -> Vec<String> {
     let width = COMMANDS
         .iter()
         .map(|c| c.usage().chars().count())
@@ -507,7 +538,7 @@ mod tests {
         assert!(err.contains("unknown mode `fast`"), "{err}");
         assert!(err.contains("[auto|radical]"), "{err}");
         let err = parse("/permissions all").unwrap_err();
-        assert!(err.contains("read-only|edits|yes"), "{err}");
+        assert!(err.contains("ask|edits|yes|read-only"), "{err}");
         let err = parse("/new now").unwrap_err();
         assert!(err.contains("/new takes no arguments"), "{err}");
         let err = parse("/brain a b").unwrap_err();
@@ -527,14 +558,6 @@ mod tests {
         assert_eq!(far, "unknown command /zzzzzzzz (type /help for the list)");
         assert!(parse("/").unwrap_err().contains("type a command"));
         assert!(parse("hello").unwrap_err().contains("not a command"));
-    }
-
-    #[test]
-    fn unbuilt_commands_say_so() {
-        assert_eq!(SlashCommand::Mcp.available(), Ok(()));
-        assert!(SlashCommand::Usage.available().is_err());
-        assert!(SlashCommand::Handoff { focus: None }.available().is_ok());
-        assert_eq!(SlashCommand::Help.available(), Ok(()));
     }
 
     #[test]

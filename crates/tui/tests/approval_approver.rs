@@ -27,6 +27,7 @@ fn request(call_id: &str) -> ApprovalRequest {
             phase: Some(Phase::Support),
             ..ToolCallOrigin::default()
         },
+        once_only: None,
     }
 }
 

@@ -39,6 +39,7 @@ fn panel(
                 arguments,
                 policy_summary: policy.into(),
                 origin,
+                once_only: None,
             },
             reply,
         });
@@ -156,4 +157,29 @@ fn the_reason_field() {
         terminal.get_cursor_position().unwrap(),
         ratatui::layout::Position::new(end, y)
     );
+}
+
+#[test]
+fn a_protected_call_says_a_approves_it_once() {
+    let mut panel = ApprovalPanel::new();
+    let (reply, _receiver) = oneshot::channel();
+    panel.push(PendingApproval {
+        request: ApprovalRequest {
+            call_id: "call-p".into(),
+            tool_name: "edit_file".into(),
+            arguments: json!({"path": ".agents/hooks.json", "content": "{}\n"}),
+            // As the gate writes it: why a person is asked, then what the rules said.
+            policy_summary: "changes agent configuration `.agents/hooks.json` (protected): only a person can approve this\nask (review required): protected: changes agent configuration `.agents/hooks.json` (protected)".into(),
+            origin: origin(Role::Backend, Phase::Primary, "ctx-primary"),
+            once_only: Some("a protected call is approved per call, never for the session".into()),
+        },
+        reply,
+    });
+    let terminal = render(&panel);
+    insta::assert_snapshot!(terminal.backend());
+    let screen = format!("{:?}", terminal.backend());
+    assert!(screen.contains("a once only"), "{screen}");
+    assert!(screen.contains("esc deny"), "{screen}");
+    assert!(!screen.contains("askask") && !screen.contains("askno rule"));
+    assert_eq!(screen.matches("(protected)").count(), 1, "{screen}");
 }

@@ -209,7 +209,7 @@ fn without_a_home_sessions_say_so() {
 fn slash_completes_commands_at_the_start_only() {
     let mut s = InputState::new(std::env::temp_dir(), None);
     typed(&mut s, "/pe");
-    assert_eq!(labels(&s), ["/permissions [read-only|edits|yes]"]);
+    assert_eq!(labels(&s), ["/permissions [ask|edits|yes|read-only]"]);
     s.handle_key(key(KeyCode::Tab));
     assert_eq!(s.text(), "/permissions ");
     typed(&mut s, "yes /pe");

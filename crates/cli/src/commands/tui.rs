@@ -28,9 +28,14 @@ pub struct TuiArgs {
     /// Orchestration mode instead of the configured one.
     #[arg(long, value_name = "auto|radical")]
     pub mode: Option<Mode>,
-    /// Allow file edits (each edit is still shown; protected paths ask).
+    /// Start in `edits` mode: file edits apply, commands run when the OS sandbox confines
+    /// them (protected paths and unconfined commands ask). The default is `ask`: every edit
+    /// and command asks first. Shift+Tab cycles the modes in the session.
     #[arg(long, group = "permission")]
     pub allow_edits: bool,
+    /// Start in `read-only` mode: tools read the project and change nothing.
+    #[arg(long, group = "permission")]
+    pub read_only: bool,
     /// Allow every tool, commands included (in the OS sandbox).
     #[arg(long, short = 'y', group = "permission")]
     pub yes: bool,
@@ -64,6 +69,9 @@ impl TuiArgs {
         }
         if self.allow_edits {
             flag("--allow-edits", None);
+        }
+        if self.read_only {
+            flag("--read-only", None);
         }
         if self.yes {
             flag("--yes", None);
@@ -102,16 +110,14 @@ pub fn execute(args: TuiArgs) -> anyhow::Result<ExitCode> {
         PermissionMode::Yes
     } else if args.allow_edits {
         PermissionMode::AllowEdits
-    } else {
+    } else if args.read_only {
         PermissionMode::ReadOnly
-    };
-    // Only a session that may run commands needs the sandbox (probing it takes a moment).
-    let sandbox = if permission == PermissionMode::Yes {
-        let status = braincode_sandbox::status();
-        status.detail.clone()
     } else {
-        "off (no commands)".to_string()
+        PermissionMode::Ask
     };
+    // Every mode but read-only may run commands, and Shift+Tab changes the mode in the
+    // session: the status line names the sandbox commands would run in.
+    let sandbox = braincode_sandbox::status().kind.to_string();
     let options = TuiOptions {
         home,
         project_root,
@@ -123,8 +129,11 @@ pub fn execute(args: TuiArgs) -> anyhow::Result<ExitCode> {
         sandbox,
     };
     let runtime = super::tokio_runtime()?;
-    runtime.block_on(run_tui(options))?;
+    let exit = runtime.block_on(run_tui(options))?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    if let Some(hint) = exit.resume_hint() {
+        println!("{hint}");
+    }
     braincode_tools::exec::process::settle_all_groups();
     Ok(ExitCode::SUCCESS)
 }

@@ -255,6 +255,7 @@ async fn ask_once(shared: &RunShared, steps: &[crate::deps::DepsStep], fix_itera
         }),
         policy_summary: "Set the project's dependencies up before its checks, once, in the sandbox, the network limited to the package registries? Your answer is kept for this project (checks.fetchDependencies in tools.json changes it).".into(),
         origin: shared.origin(),
+        once_only: None,
     };
     let Some(answer) = shared.gate.ask_person(&request).await else {
         return false;

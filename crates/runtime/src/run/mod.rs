@@ -129,6 +129,10 @@ pub struct RunServices {
     /// MCP servers shared by the runs of an interactive session (none: each run starts and
     /// stops its own).
     pub mcp_hubs: Option<Arc<crate::mcp::McpHubCache>>,
+    /// Why the run cannot start, found by the caller before it (the embedded model it needs
+    /// is missing and could not be fetched): the run is journaled — its `run_start`, then a
+    /// failed `run_error` with this reason — like a run whose configuration cannot be loaded.
+    pub start_refused: Option<String>,
 }
 
 impl RunServices {
@@ -146,6 +150,7 @@ impl RunServices {
             tape: None,
             continues: None,
             mcp_hubs: None,
+            start_refused: None,
         }
     }
 }
@@ -217,7 +222,11 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
 
     // Configuration is read before the first record, so that record can say what project
     // support was found; it is quick and never waits on a model, a hook or the network.
-    let setup = load_everything(&services.home, &request).and_then(|loaded| {
+    let setup = match &services.start_refused {
+        Some(reason) => Err(reason.clone()),
+        None => load_everything(&services.home, &request),
+    }
+    .and_then(|loaded| {
         build_base(
             &request,
             &services,

@@ -163,7 +163,9 @@ async fn prepare(
             sandbox.gaps().join("; ")
         ));
     }
-    if let (Err(reason), PermissionMode::Yes) = (&shared.sandbox, request.permission) {
+    if let (Err(reason), PermissionMode::Yes | PermissionMode::AllowEdits) =
+        (&shared.sandbox, request.permission)
+    {
         // Said the same with or without someone to ask (a replay must say it alike): without
         // a person, a command that needs one is refused.
         sink.warning(format!(

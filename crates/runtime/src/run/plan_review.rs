@@ -16,9 +16,26 @@ pub(crate) fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<Exec
     };
     match shared.permission {
         PermissionMode::ReadOnly => {}
+        PermissionMode::Ask => {
+            effects.push(effect("file_edit", "edit_file (asks a person)", "low"));
+            effects.push(effect("patch", "apply_patch (asks a person)", "low"));
+            effects.push(effect(
+                "command",
+                "shell/exec_command/write_stdin (asks a person)",
+                "low",
+            ));
+            if shared.checks.config.enabled {
+                effects.push(effect("checks", "run_check (OS sandbox)", "medium"));
+            }
+        }
         PermissionMode::AllowEdits => {
             effects.push(effect("file_edit", "edit_file", "medium"));
             effects.push(effect("patch", "apply_patch", "medium"));
+            effects.push(effect(
+                "command",
+                "shell/exec_command/write_stdin (OS sandbox, otherwise asks a person)",
+                "medium",
+            ));
             if shared.checks.config.enabled {
                 effects.push(effect("checks", "run_check (OS sandbox)", "medium"));
             }
@@ -55,7 +72,7 @@ pub(crate) fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<Exec
         triggers.push("independent review required".to_string());
     }
     triggers.push("file mutation exposed".to_string());
-    if shared.permission == PermissionMode::Yes {
+    if shared.permission.may_change() {
         triggers.push("command execution exposed".to_string());
     }
     if !shared.checks.config.enabled {

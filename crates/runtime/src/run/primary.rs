@@ -103,8 +103,8 @@ pub(crate) enum PrimaryFailure {
 pub(crate) fn tool_mode(permission: PermissionMode) -> ToolMode {
     match permission {
         PermissionMode::ReadOnly => ToolMode::ReadOnly,
-        PermissionMode::AllowEdits => ToolMode::ReadWrite,
-        PermissionMode::Yes => ToolMode::All,
+        // The gate decides who approves each edit and command.
+        PermissionMode::Ask | PermissionMode::AllowEdits | PermissionMode::Yes => ToolMode::All,
     }
 }
 

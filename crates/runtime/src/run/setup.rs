@@ -88,7 +88,11 @@ pub(crate) fn build_base(
                 settings: &loaded.settings.sandbox,
                 allow_network,
                 denied: policy.denied_project_paths(&project_root),
-                unattended: request.permission != PermissionMode::ReadOnly,
+                // In `ask` mode a person approves each command, gaps or not.
+                unattended: matches!(
+                    request.permission,
+                    PermissionMode::AllowEdits | PermissionMode::Yes
+                ),
                 route,
             },
         )

@@ -143,6 +143,11 @@ impl App {
         self.config.permission = permission.into();
     }
 
+    /// Sets the Brain the next request would use (shown until a run names its own).
+    pub fn set_configured_brain(&mut self, brain: Option<BrainRef>) {
+        self.config.brain = brain;
+    }
+
     /// Sets the sandbox state shown.
     pub fn set_sandbox(&mut self, sandbox: impl Into<String>) {
         self.config.sandbox = sandbox.into();
@@ -332,11 +337,14 @@ impl App {
             }
         }
         StatusLine {
+            // The id is what `--brain` and `/brain` take; a name adds to it only when it
+            // says something the id does not.
             brain: brain.map(|b| {
-                if b.name.is_empty() {
+                let name = b.name.trim();
+                if name.is_empty() || name.eq_ignore_ascii_case(&b.id) || name == "Brain" {
                     b.id.clone()
                 } else {
-                    b.name.clone()
+                    format!("{} ({name})", b.id)
                 }
             }),
             mode: brain.map(|b| b.mode),

@@ -182,6 +182,18 @@ fn the_status_line_names_brain_models_and_tokens() {
     let mut app = app();
     let status = app.status_line();
     assert_eq!((status.brain, status.tokens), (None, 0));
+    // Before any run, the configured Brain (not "no brain yet"); a generic name adds nothing.
+    for (id, name, shown) in [
+        ("fake", "Brain", "fake"),
+        ("cloud", "Cloud team", "cloud (Cloud team)"),
+    ] {
+        app.set_configured_brain(Some(braincode_protocol::BrainRef {
+            id: id.into(),
+            name: name.into(),
+            mode: braincode_protocol::Mode::Auto,
+        }));
+        assert_eq!(app.status_line().brain.as_deref(), Some(shown));
+    }
     planned(&mut app);
     for (context, role, phase, model) in [
         ("c1", "librarian", "support", "local/small"),
@@ -200,7 +212,8 @@ fn the_status_line_names_brain_models_and_tokens() {
     }
     app.set_cost(Some(0.25));
     let status = app.status_line();
-    assert_eq!(status.brain.as_deref(), Some("Team"));
+    // The id people type; a name that only repeats it adds nothing.
+    assert_eq!(status.brain.as_deref(), Some("team"));
     assert_eq!(status.mode, Some(braincode_protocol::Mode::Radical));
     assert_eq!(
         status.models,

@@ -28,6 +28,8 @@ pub enum ToolState {
     Failed,
     /// Never ran: blocked by a person or denied by a rule.
     Blocked,
+    /// Still going when its run ended (cancelled, or the run failed around it).
+    Interrupted,
 }
 
 /// One tool call as the events and records show it.
@@ -98,6 +100,8 @@ pub enum WorkerStatus {
     Blocked,
     /// Not run, or a review that gave no decision.
     Skipped,
+    /// Still going when its run ended (cancelled, or the run failed around it).
+    Interrupted,
 }
 
 /// One worker row: the fold's worker and how it reads.
@@ -278,6 +282,7 @@ impl Turn {
                     Some("completed" | "approved") => (WorkerStatus::Done, None),
                     Some("failed") => (WorkerStatus::Failed, None),
                     Some("blocked") => (WorkerStatus::Blocked, None),
+                    Some(braincode_runtime::fold::INTERRUPTED) => (WorkerStatus::Interrupted, None),
                     Some("changes_requested") => (WorkerStatus::Done, Some("changes requested")),
                     Some(other) => (WorkerStatus::Done, Some(other)),
                 }
@@ -367,6 +372,7 @@ impl Turn {
             }
             RunEvent::Final { report } => {
                 self.report = Some(report.clone());
+                self.stop_tools();
                 self.revisions.answer += 1;
                 self.revisions.agents += 1;
             }
@@ -435,10 +441,25 @@ impl Turn {
             Record::RunEnd(_) | Record::RunError(_) => {
                 revisions.agents += 1;
                 revisions.answer += 1;
+                if self.state.is_finished() {
+                    self.stop_tools();
+                }
             }
             Record::Warning(_) => revisions.notes += 1,
             _ => {}
         }
+    }
+
+    /// The run ended: a call still running was stopped with it.
+    fn stop_tools(&mut self) {
+        for call in self
+            .tools
+            .iter_mut()
+            .filter(|c| c.state == ToolState::Running)
+        {
+            call.state = ToolState::Interrupted;
+        }
+        self.revisions.agents += 1;
     }
 
     /// The call `call_id`, created when new.

@@ -80,22 +80,62 @@ pub(crate) fn title(request: &ApprovalRequest) -> String {
 
 /// `policy_summary` on lines: each rule that matched (with its action and reason), each
 /// unanalysable or protected reason; the bare decision only when nothing else is said.
+/// The summary is one line per reason: why a person is asked (a protected path, a command
+/// without the sandbox, a hook), then what the rules said (`ask: rule; rule`), then the
+/// sub-commands the policy read; each is read on its own.
 fn policy_lines(summary: &str) -> Vec<String> {
-    let summary = summary.trim();
-    if summary.is_empty() || summary == "no rule" {
-        return vec!["no permission rule matched: this tool asks before it runs".into()];
+    let mut lines: Vec<String> = Vec::new();
+    let mut said: Option<&str> = None;
+    for line in summary.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (decision, rest) = match line.split_once(": ") {
+            Some((decision, rest)) if is_decision(decision) => (decision, rest),
+            _ if is_decision(line) => (line, ""),
+            _ => {
+                push_new(&mut lines, line.to_string());
+                continue;
+            }
+        };
+        said = Some(decision);
+        for part in rest.split("; ").map(str::trim).filter(|p| !p.is_empty()) {
+            // The protected reason already leads the panel: said once, not again.
+            let reason = part.strip_prefix("protected: ").unwrap_or(part);
+            if lines.iter().any(|l| l.contains(reason)) {
+                continue;
+            }
+            push_new(&mut lines, part.to_string());
+        }
+        if decision.contains("review required") {
+            push_new(
+                &mut lines,
+                "an independent review will follow this change".into(),
+            );
+        }
     }
-    let Some((decision, rest)) = summary.split_once(": ") else {
-        return vec![summary.to_string()];
-    };
-    let mut parts: Vec<String> = rest.split("; ").map(str::to_string).collect();
-    if decision.contains("review required") {
-        parts.push("an independent review will follow this change".into());
+    if lines.is_empty() {
+        let why = match said {
+            Some(decision) if decision != "no rule" => decision,
+            _ => "no permission rule matched: this tool asks before it runs",
+        };
+        return vec![why.to_string()];
     }
-    if parts.len() > 1 {
-        parts.iter().map(|part| format!("· {part}")).collect()
+    if lines.len() > 1 {
+        lines.iter().map(|part| format!("· {part}")).collect()
     } else {
-        parts
+        lines
+    }
+}
+
+/// A decision word of the policy's summary (`ask`, `allow (review required)`, `no rule`).
+fn is_decision(word: &str) -> bool {
+    let bare = word.trim_end_matches(" (review required)");
+    matches!(bare, "ask" | "allow" | "deny" | "no rule")
+}
+
+/// Adds `line` unless the same words are already there (a protected reason the policy
+/// states twice is said once).
+fn push_new(lines: &mut Vec<String>, line: String) {
+    if !lines.contains(&line) {
+        lines.push(line);
     }
 }
 
@@ -195,9 +235,12 @@ pub(crate) fn facts(request: &ApprovalRequest) -> Vec<Fact> {
     }
     let mut policy = policy_lines(&request.policy_summary).into_iter();
     if let Some(first) = policy.next() {
-        facts.push(fact("policy", first));
+        facts.push(fact("why", first));
     }
     facts.extend(policy.map(|line| fact("", line)));
+    if let Some(why) = &request.once_only {
+        facts.push(fact("a", format!("approves this call once only: {why}")));
+    }
     facts
 }
 
@@ -471,6 +514,34 @@ mod tests {
             ]
         );
         assert_eq!(policy_lines("ask"), vec!["ask".to_string()]);
+        // The gate's summary for a protected call: the reason a person is asked, then what
+        // the rules said — each on its own line, the protected reason said once.
+        let protected = "creates a symbolic link (protected): only a person can approve this\n\
+                         ask: protected: creates a symbolic link (protected)";
+        assert_eq!(
+            policy_lines(protected),
+            vec!["creates a symbolic link (protected): only a person can approve this".to_string()]
+        );
+        let unsandboxed = "the OS sandbox is not available: shell would run unconfined, so only a person can approve it\nno rule";
+        assert_eq!(
+            policy_lines(unsandboxed),
+            vec!["the OS sandbox is not available: shell would run unconfined, so only a person can approve it".to_string()]
+        );
+        let reviewed = "a PreToolUse hook asked that a person approve shell (audit)\nask (review required): ask command `make` matched `make*`";
+        assert_eq!(
+            policy_lines(reviewed),
+            vec![
+                "· a PreToolUse hook asked that a person approve shell (audit)".to_string(),
+                "· ask command `make` matched `make*`".into(),
+                "· an independent review will follow this change".into(),
+            ]
+        );
+        for line in policy_lines(reviewed) {
+            assert!(
+                !line.contains("askask") && !line.contains("askno rule"),
+                "{line}"
+            );
+        }
         assert!(policy_lines("no rule")[0].starts_with("no permission rule matched"));
     }
 
@@ -483,6 +554,7 @@ mod tests {
             arguments: serde_json::json!({"sql": "select 1\u{1b}[2J", "items": long}),
             policy_summary: String::new(),
             origin: ToolCallOrigin::default(),
+            once_only: None,
         };
         let lines: Vec<String> = body_lines(&request)
             .iter()
@@ -508,6 +580,7 @@ mod tests {
             }),
             policy_summary: String::new(),
             origin: ToolCallOrigin::default(),
+            once_only: None,
         };
         assert_eq!(title(&request), "Run the project's checks on this change?");
         let facts = facts(&request);

@@ -194,10 +194,15 @@ pub fn draw(frame: &mut Frame, area: Rect, panel: &ApprovalPanel) {
         None => {
             let mut spans = Vec::new();
             spans.extend(key_hint("y", " allow once  ", Color::Green));
-            spans.extend(key_hint("a", " allow for session  ", Color::Green));
+            let session = if panel.current().is_some_and(|r| r.once_only.is_some()) {
+                " once only  "
+            } else {
+                " allow for session  "
+            };
+            spans.extend(key_hint("a", session, Color::Green));
             spans.extend(key_hint("n", " deny  ", Color::Red));
             spans.extend(key_hint("r", " deny with reason  ", Color::Red));
-            spans.extend(key_hint("esc", " dismiss", Color::Red));
+            spans.extend(key_hint("esc", " deny", Color::Red));
             Line::from(spans)
         }
     };

@@ -130,7 +130,7 @@ impl ApprovalPanel {
     }
 
     /// One key press: `y` allow once, `a` allow for the session, `n` deny, `r` deny with a
-    /// reason (Enter sends it, Esc goes back), Esc dismiss (deny), ↑/↓/PgUp/PgDn scroll.
+    /// reason (Enter sends it, Esc goes back), Esc denies, ↑/↓/PgUp/PgDn scroll.
     pub fn handle_key(&mut self, key: KeyEvent) -> PanelAction {
         if key.kind == KeyEventKind::Release || self.queue.is_empty() {
             return PanelAction::Unhandled;

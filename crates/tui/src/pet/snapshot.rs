@@ -12,6 +12,7 @@ fn tool_state(state: ToolState) -> &'static str {
         ToolState::Done => "done",
         ToolState::Failed => "failed",
         ToolState::Blocked => "blocked",
+        ToolState::Interrupted => "interrupted",
     }
 }
 
@@ -23,6 +24,7 @@ fn worker_status(status: WorkerStatus) -> &'static str {
         WorkerStatus::Failed => "failed",
         WorkerStatus::Blocked => "blocked",
         WorkerStatus::Skipped => "skipped",
+        WorkerStatus::Interrupted => "interrupted",
     }
 }
 

@@ -34,6 +34,7 @@ pub mod mcp;
 mod panels;
 mod pet_watch;
 mod reopen;
+mod status;
 
 pub use panels::{draw_info, info_height};
 use panels::{draw_welcome, plan_lines};
@@ -103,7 +104,7 @@ struct Session {
 }
 
 /// Runs the interactive session until the user quits.
-pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
+pub async fn run_tui(options: TuiOptions) -> std::io::Result<TuiExit> {
     let mut guard = TerminalGuard::enter()?;
     let (run_tx, mut run_rx) = mpsc::unbounded_channel();
     let (info_tx, mut info_rx) = mpsc::unbounded_channel();
@@ -140,6 +141,18 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
     if session.options.session_id.is_some() {
         session.reopen();
     }
+    // The status line names the Brain the next request uses from the start; loading the
+    // configuration (and probing local model servers) must not hold the first frame.
+    let (brain_tx, mut brain_rx) = tokio::sync::oneshot::channel();
+    {
+        let home = session.options.home.clone();
+        let root = session.options.project_root.clone();
+        let requested = session.brain.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = brain_tx.send(status::configured_brain(&home, &root, requested.as_deref()));
+        });
+    }
+    let mut brain_pending = true;
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -174,6 +187,10 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
                 }
             }
             Some(pending) = approvals.recv() => session.panel.push(pending),
+            brain = &mut brain_rx, if brain_pending => {
+                brain_pending = false;
+                session.app.set_configured_brain(brain.ok().flatten());
+            }
             Some(lines) = info_rx.recv() => session.info = Some(lines),
             Some(message) = pet_rx.recv() => session.pet_watch.on_message(message, &mut session.pet),
             _ = tokio::time::sleep_until(session.pet_watch.deadline()), if session.pet_watch.armed() => {
@@ -189,7 +206,32 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<()> {
     session.stop_running("the session was closed").await;
     session.mcp_hubs.shutdown().await;
     drop(guard);
-    Ok(())
+    Ok(TuiExit {
+        session_id: session.session_id.clone(),
+        requests: session.app.turns().len(),
+    })
+}
+
+/// How the session ended: what to tell the person to come back to it.
+#[derive(Debug, Clone)]
+pub struct TuiExit {
+    /// The session last shown.
+    pub session_id: SessionId,
+    /// Requests shown in it (0: nothing to resume).
+    pub requests: usize,
+}
+
+impl TuiExit {
+    /// The line printed after the screen is restored, or `None` when nothing ran.
+    pub fn resume_hint(&self) -> Option<String> {
+        (self.requests > 0).then(|| {
+            format!(
+                "session {}: `braincode --continue` resumes it here, `braincode tui --session {}` from anywhere",
+                self.session_id.short(),
+                self.session_id.short()
+            )
+        })
+    }
 }
 
 impl Session {
@@ -271,6 +313,7 @@ impl Session {
             KeyCode::Tab if self.app.selection().is_some() => {
                 self.app.toggle_expanded();
             }
+            KeyCode::BackTab => self.set_permission(self.permission.next()),
             KeyCode::Char('d') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 if self.running.is_some() {
                     self.note("a request is still running: Esc interrupts it, Ctrl-C twice quits");
@@ -402,10 +445,6 @@ impl Session {
     }
 
     fn command(&mut self, command: SlashCommand) {
-        if let Err(message) = command.available() {
-            self.info = Some(vec![message.to_string()]);
-            return;
-        }
         match command {
             SlashCommand::Help => self.info = Some(slash::help_lines()),
             SlashCommand::Quit => {
@@ -419,18 +458,31 @@ impl Session {
             SlashCommand::New => {
                 self.session_id = new_session_id();
                 self.app.set_session_id(self.session_id.to_string());
-                self.info = Some(vec![format!("new session {}", self.session_id)]);
+                self.info = Some(vec![format!("new session {}", self.session_id.short())]);
             }
             SlashCommand::Mode(Some(mode)) => {
                 self.mode = Some(mode);
                 self.info = Some(vec![format!(
-                    "mode {} for the next requests",
+                    "orchestration mode {} for the next requests",
                     mode.as_str()
                 )]);
             }
             SlashCommand::Mode(None) => {
-                let mode = self.mode.map_or("the configured mode", Mode::as_str);
-                self.info = Some(vec![format!("mode: {mode} (/mode auto|radical to change)")]);
+                let configured = status::configured_brain(
+                    &self.options.home,
+                    &self.options.project_root,
+                    self.brain.as_deref(),
+                )
+                .map(|brain| brain.mode);
+                let line = match (self.mode, configured) {
+                    (Some(mode), _) => format!("orchestration mode: {mode} (set in this session)"),
+                    (None, Some(mode)) => format!("orchestration mode: {mode} (from settings.json)"),
+                    (None, None) => "orchestration mode: auto (the configuration does not load; a request will say why)".to_string(),
+                };
+                self.info = Some(vec![
+                    line,
+                    "/mode auto|radical changes it; the permission mode (what may change without asking) is /permissions or Shift+Tab".into(),
+                ]);
             }
             SlashCommand::Brain(Some(id)) => {
                 self.info = Some(vec![format!("brain {id} for the next requests")]);
@@ -439,20 +491,11 @@ impl Session {
             SlashCommand::Brain(None) => {
                 self.info = Some(listings::brains(&self.options.home, self.brain.as_deref()));
             }
-            SlashCommand::Permissions(Some(permission)) => {
-                self.permission = permission;
-                self.app.set_permission(slash::permission_name(permission));
-                self.info = Some(vec![format!(
-                    "permissions: {} for the next requests",
-                    slash::permission_name(permission)
-                )]);
-            }
+            SlashCommand::Permissions(Some(permission)) => self.set_permission(permission),
             SlashCommand::Permissions(None) => {
-                self.info = Some(vec![format!(
-                    "permissions: {} (/permissions read-only|edits|yes to change)",
-                    slash::permission_name(self.permission)
-                )]);
+                self.info = Some(status::mode_lines(self.permission, false));
             }
+            SlashCommand::Usage => self.info = Some(status::usage_lines(&self.app)),
             SlashCommand::Plan { task } => self.plan(task),
             SlashCommand::Sessions => self.info = Some(self.sessions()),
             SlashCommand::Resume(target) => self.resume(target),
@@ -485,17 +528,14 @@ impl Session {
             SlashCommand::Mcp => self.mcp(),
             SlashCommand::Handoff { focus } => self.handoff(focus.as_deref()),
             SlashCommand::Doctor => {
+                let info = self.info_tx.clone();
+                let root = self.options.project_root.clone();
                 self.info = Some(vec![
-                    "run `braincode doctor` in a shell: it checks every configuration file, \
-                     credentials and tools, with a fix for each problem"
-                        .into(),
+                    "checking the configuration, models and sandbox…".into(),
                 ]);
-            }
-            other => {
-                self.info = Some(vec![format!(
-                    "{} is not part of the session yet",
-                    other.name()
-                )]);
+                tokio::spawn(async move {
+                    let _ = info.send(status::doctor_lines(&root).await);
+                });
             }
         }
     }
@@ -531,7 +571,7 @@ impl Session {
                 .map(|s| {
                     format!(
                         "{}  {:>2} run(s)  {}",
-                        s.id,
+                        s.id.short(),
                         s.runs,
                         s.prompt_preview.as_deref().unwrap_or("")
                     )
@@ -550,6 +590,12 @@ impl Session {
             &self.options.home,
             &self.session_id,
         ));
+    }
+
+    fn set_permission(&mut self, permission: PermissionMode) {
+        self.permission = permission;
+        self.app.set_permission(slash::permission_name(permission));
+        self.info = Some(status::mode_lines(permission, true));
     }
 
     fn resume(&mut self, target: Option<String>) {

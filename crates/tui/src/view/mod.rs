@@ -27,6 +27,7 @@ pub use pet::{
     PET_MAX_WIDTH, PET_MIN_SCREEN_WIDTH, PET_MIN_WIDTH, PET_WIDTH_PERCENT, pet_width, render_pet,
     split_pet,
 };
+pub(crate) use text::fmt_tokens;
 
 use crate::app::App;
 use crate::pet::Pet;

@@ -70,6 +70,7 @@ fn worker_line(row_of: &WorkerRow<'_>, width: usize, now_ms: i64) -> Line<'stati
         WorkerStatus::Failed => ("✗", theme::ERROR),
         WorkerStatus::Blocked => ("⊘", theme::WARN),
         WorkerStatus::Skipped => ("–", theme::DIM),
+        WorkerStatus::Interrupted => ("■", theme::WARN),
     };
     let model = worker
         .result_model
@@ -98,6 +99,7 @@ fn worker_line(row_of: &WorkerRow<'_>, width: usize, now_ms: i64) -> Line<'stati
         WorkerStatus::Failed => Some("failed"),
         WorkerStatus::Blocked => Some("blocked"),
         WorkerStatus::Skipped => Some("skipped"),
+        WorkerStatus::Interrupted => Some("interrupted"),
         WorkerStatus::Running | WorkerStatus::Done => None,
     };
     if let Some(label) = label {
@@ -134,6 +136,7 @@ fn tool_line(call: &ToolCall, indent: &'static str, width: usize, now_ms: i64) -
         ToolState::Done => ("✓", theme::OK),
         ToolState::Failed => ("✗", theme::ERROR),
         ToolState::Blocked => ("⊘", theme::WARN),
+        ToolState::Interrupted => ("■", theme::WARN),
     };
     let left = vec![
         Span::raw(indent),

@@ -35,14 +35,8 @@ pub(crate) fn status_row(status: &StatusLine, width: usize, now_ms: i64) -> Line
         parts.push((4, format!("sandbox {}", status.sandbox), theme::STATUS));
     }
     if !status.session_id.is_empty() {
-        // Ids are `YYYYMMDD-HHMMSS-xxxxxx`: the time and the random part tell sessions apart.
-        let id = status.session_id.as_str();
-        let short = match id.split_once('-') {
-            Some((date, rest)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => {
-                rest.to_string()
-            }
-            _ => id.chars().take(8).collect(),
-        };
+        // The short id every command accepts (`/resume b56614`, `sessions show b56614`).
+        let short = braincode_protocol::short_form(&status.session_id).to_string();
         parts.push((3, short, theme::DIM));
     }
 

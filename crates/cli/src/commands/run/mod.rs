@@ -5,6 +5,9 @@ mod local;
 mod plan_view;
 pub mod report;
 mod signals;
+pub mod words;
+
+pub use local::GET_A_MODEL;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -244,16 +247,21 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
                 )
             })?;
             if !args.json && !args.events && !args.summary_only {
-                eprintln!("continuing session {id}, the latest in this project");
+                eprintln!(
+                    "continuing session {}, the latest in this project",
+                    id.short()
+                );
             }
             Some(id)
         }
+        // Chosen here, so that what the signal handlers print can name it.
         None => None,
     };
+    let session_id = session_id.unwrap_or_else(braincode_runtime::run::new_session_id);
     let request = RunRequest {
         prompt,
         project_root,
-        session_id,
+        session_id: Some(session_id),
         brain_id: args.brain.clone(),
         mode: args.mode,
         permission: args.permission(),
@@ -275,7 +283,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         if let Ok(settings) = braincode_runtime::config::load_settings(&home) {
             let chosen = braincode_runtime::config::default_brain(&home, &settings);
             if let Some(reason) = chosen.reason {
-                eprintln!("brain {}: {reason}", chosen.id);
+                eprintln!("using brain {:?}: {reason}", chosen.id);
             }
         }
     }
@@ -292,10 +300,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             "read-only run: tools can read the project but not change it (use --allow-edits or --yes)"
         );
     }
-    if !args.heuristic {
-        local::ensure_local_models(&home, args.brain.as_deref())?;
-    }
-    run_to_exit(runtime, request, home, &args, None)
+    // A run that cannot start for lack of the embedded model is still journaled (a failed
+    // session, with the reason), and its report says what is missing and how to get it.
+    let start_refused = if args.heuristic {
+        None
+    } else {
+        local::ensure_local_models(&home, args.brain.as_deref()).err()
+    };
+    run_to_exit(runtime, request, home, &args, None, start_refused)
 }
 
 /// `run --resume`: the interrupted last run of a session, again, reusing what it finished.
@@ -311,6 +323,8 @@ fn resume(home: &Home, prefix: &str, args: &RunArgs) -> anyhow::Result<ExitCode>
             journaled.index,
             match request.permission {
                 PermissionMode::ReadOnly => "read-only tools (no permission flag)",
+                PermissionMode::Ask =>
+                    "ask mode in the TUI (resume it there: `braincode --continue`)",
                 PermissionMode::AllowEdits => "--allow-edits",
                 PermissionMode::Yes => "--yes",
             }
@@ -325,8 +339,9 @@ fn resume(home: &Home, prefix: &str, args: &RunArgs) -> anyhow::Result<ExitCode>
     }
     if !args.json && !args.events && !args.summary_only {
         eprintln!(
-            "resuming run {} of session {session} ({}): finished work is reused from the journal",
+            "resuming run {} of session {} ({}): finished work is reused from the journal",
             journaled.index,
+            session.short(),
             match journaled.status {
                 Some(_) => "cancelled",
                 None => "interrupted",
@@ -334,10 +349,12 @@ fn resume(home: &Home, prefix: &str, args: &RunArgs) -> anyhow::Result<ExitCode>
         );
     }
     if request.routing == RoutingChoice::Auto {
-        local::ensure_local_models(home, request.brain_id.as_deref())?;
+        // The run goes on later, once the model is there: nothing is journaled.
+        local::ensure_local_models(home, request.brain_id.as_deref())
+            .map_err(anyhow::Error::msg)?;
     }
     let runtime = super::tokio_runtime()?;
-    run_to_exit(runtime, request, home.clone(), args, Some(journaled))
+    run_to_exit(runtime, request, home.clone(), args, Some(journaled), None)
 }
 
 /// Runs `request` on `runtime` and waits until nothing it started is alive.
@@ -347,9 +364,10 @@ fn run_to_exit(
     home: Home,
     args: &RunArgs,
     resumed: Option<JournaledRun>,
+    start_refused: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     let result = runtime.block_on(async {
-        let result = real_run(request, home, args, resumed).await;
+        let result = real_run(request, home, args, resumed, start_refused).await;
         // The report is out: wait until nothing Braincode started is alive (SIGKILL after a
         // grace period), with the signal handlers still listening, so a second signal still
         // quits at once.
@@ -385,8 +403,11 @@ async fn real_run(
     home: Home,
     args: &RunArgs,
     resumed: Option<JournaledRun>,
+    start_refused: Option<String>,
 ) -> anyhow::Result<ExitCode> {
+    let session = request.session_id.clone();
     let mut services = RunServices::new(home);
+    services.start_refused = start_refused;
     if let Some(journaled) = resumed {
         services.continues = Some(journaled.continues_earlier_runs());
         services.tape = Some(Arc::new(journaled.tape(TapeMode::Resume)));
@@ -396,11 +417,15 @@ async fn real_run(
     } else {
         Arc::new(live::Progress::new(
             std::io::stderr().is_terminal() && !args.json && !args.summary_only,
+            !args.summary_only,
         ))
     };
     services.subscribers.push(printer);
-    let received =
-        signals::cancel_on_signals(services.cancel.clone(), services.cancel_reason.clone())?;
+    let received = signals::cancel_on_signals(
+        services.cancel.clone(),
+        services.cancel_reason.clone(),
+        session,
+    )?;
 
     let report = run(request, services).await;
     let printed = if args.json {
