@@ -1,7 +1,8 @@
 //! The control panel in a real headless Chromium, driven over WebDriver: `braincode config`
 //! prints its address, the browser opens it, sees every page, adds a model, breaks a brain and
-//! sees the error at the field, and watches a running session update live. Screenshots are
-//! saved under `target/tmp/web-panel/`.
+//! sees the error at the field, and watches a running session update live; then every table
+//! page at 1400 and 1024 px must keep its words whole. Screenshots are saved under
+//! `target/tmp/web-panel/`.
 //!
 //! Needs `chromium` and `chromedriver` (Debian: chromium, chromium-driver; `.ci/run` installs
 //! them and sets BRAINCODE_REQUIRE_BROWSER=1, which turns their absence into a failure).
@@ -12,6 +13,8 @@
     clippy::print_stderr
 )]
 
+#[path = "web_panel_browser/layout.rs"]
+mod layout;
 mod run_harness;
 
 use std::path::{Path, PathBuf};
@@ -158,6 +161,64 @@ async fn fill(client: &Client, form: &str, name: &str, value: &str) {
     input.send_keys(value).await.unwrap();
 }
 
+async fn submit(client: &Client, form: &str) {
+    client
+        .find(Locator::Css(&format!("{form} button[type=submit]")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Every table page at a wide and a narrow window: no word of a cell is broken across
+/// lines, the main column uses the window's width, and nothing scrolls sideways; a
+/// screenshot of each.
+async fn check_layout(client: &Client, base: &str, session: &str) {
+    let mut problems = Vec::new();
+    for width in [1400u32, 1024] {
+        client.set_window_size(width, 900).await.unwrap();
+        for (path, name) in [
+            ("/models".to_string(), "models"),
+            ("/brains".to_string(), "brains"),
+            ("/brains/test".to_string(), "brain-test"),
+            ("/routing".to_string(), "routing"),
+            ("/sessions".to_string(), "sessions"),
+            (format!("/sessions/{session}"), "session"),
+        ] {
+            client.goto(&format!("{base}{path}")).await.unwrap();
+            wait_for(client, "main h1").await;
+            if name == "routing" {
+                fill(
+                    client,
+                    "#routing-form",
+                    "task",
+                    "Add rate limiting to the login endpoint and a test for it",
+                )
+                .await;
+                submit(client, "#routing-form").await;
+                wait_for(client, "#workers tbody tr").await;
+            }
+            for word in layout::broken_words(client).await {
+                problems.push(format!("{path} at {width} px: {word}"));
+            }
+            let share = layout::main_width_share(client).await;
+            if share < 0.95 {
+                problems.push(format!(
+                    "{path} at {width} px: the page uses {:.0} % of the width",
+                    share * 100.0
+                ));
+            }
+            if layout::overflows_sideways(client).await {
+                problems.push(format!("{path} at {width} px: the page scrolls sideways"));
+            }
+            screenshot(client, &format!("layout-{name}-{width}")).await;
+        }
+    }
+    client.set_window_size(1280, 900).await.unwrap();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 async fn row_count(client: &Client) -> usize {
     client
         .find_all(Locator::Css("#records tbody tr"))
@@ -179,6 +240,14 @@ async fn the_panel_in_a_real_browser() {
     .await;
     let home = TempHome::new();
     configure_one_model(&home, &server);
+    // models.json as a person writes it: one line, no display name. Adding a model through
+    // the panel must leave this entry's bytes alone.
+    let models_path = home.path().join("models.json");
+    let mut written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&models_path).unwrap()).unwrap();
+    written["models"][0].as_object_mut().unwrap().remove("name");
+    let hand_entry = serde_json::to_string(&written["models"][0]).unwrap();
+    std::fs::write(&models_path, serde_json::to_string(&written).unwrap()).unwrap();
     let repo = repo();
     let (mut panel, url) = start_panel(&home, repo.path()).await;
     let (mut driver_process, driver_port) = start_driver(&driver).await;
@@ -198,6 +267,33 @@ async fn the_panel_in_a_real_browser() {
     assert_eq!(current.path(), "/models");
     assert!(current.query().is_none(), "{current}");
     screenshot(&client, "models").await;
+
+    // A model id with spaces and a base URL that is not one: refused at their fields, with
+    // the reason, and nothing is written.
+    let models_before = std::fs::read(&models_path).unwrap();
+    fill(&client, "#add-model", "id", "bad id with spaces").await;
+    fill(&client, "#add-model", "provider", "openrouter").await;
+    fill(&client, "#add-model", "modelId", "qwen/qwen3-coder").await;
+    fill(&client, "#add-model", "baseUrl", "not a url").await;
+    submit(&client, "#add-model").await;
+    let id_error = wait_for(&client, ".field-error[data-error-for=\"id\"]").await;
+    assert!(
+        id_error.text().await.unwrap().contains("no spaces"),
+        "{}",
+        id_error.text().await.unwrap()
+    );
+    let url_error = wait_for(&client, ".field-error[data-error-for=\"baseUrl\"]").await;
+    assert!(
+        url_error
+            .text()
+            .await
+            .unwrap()
+            .contains("not an http or https URL")
+    );
+    let status = wait_for(&client, "#add-model [data-status]").await;
+    assert!(status.text().await.unwrap().contains("Nothing was saved"));
+    screenshot(&client, "model-field-errors").await;
+    assert_eq!(std::fs::read(&models_path).unwrap(), models_before);
 
     // Add a model through the form.
     fill(&client, "#add-model", "id", "openrouter/qwen3-coder").await;
@@ -231,6 +327,11 @@ async fn the_panel_in_a_real_browser() {
         .find(|m| m["id"] == "openrouter/qwen3-coder")
         .expect("the model is in models.json");
     assert_eq!(added["pricing"]["output"], 1.6);
+    let models_text = std::fs::read_to_string(&models_path).unwrap();
+    assert!(
+        models_text.contains(&hand_entry),
+        "the model that was there changed: {models_text}"
+    );
     screenshot(&client, "models-added").await;
 
     // Break a brain: the error shows at the field, and brains.json is untouched.
@@ -270,6 +371,44 @@ async fn the_panel_in_a_real_browser() {
         std::fs::read(home.path().join("brains.json")).unwrap(),
         brains_before
     );
+
+    // A token budget the panel cannot read is refused at the field (it used to be saved as
+    // "no limit"); 1.5m is read as 1 500 000.
+    client.goto(&format!("{base}/brains/test")).await.unwrap();
+    wait_for(&client, "#brain-form").await;
+    fill(&client, "#brain-form", "budget.maxTokens", "abc").await;
+    submit(&client, "#brain-form").await;
+    let error = wait_for(&client, ".field-error[data-error-for=\"budget.maxTokens\"]").await;
+    assert!(error.text().await.unwrap().contains("50k"));
+    screenshot(&client, "budget-field-error").await;
+    assert_eq!(
+        std::fs::read(home.path().join("brains.json")).unwrap(),
+        brains_before
+    );
+    fill(&client, "#brain-form", "budget.maxTokens", "1.5m").await;
+    submit(&client, "#brain-form").await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let brains: Value = serde_json::from_str(
+            &std::fs::read_to_string(home.path().join("brains.json")).unwrap(),
+        )
+        .unwrap();
+        let test = brains["brains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["id"] == "test")
+            .unwrap()
+            .clone();
+        if test["budget"]["maxTokens"] == 1_500_000 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "1.5m was not saved: {test}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     // Routing preview draws the plan.
     client.goto(&format!("{base}/routing")).await.unwrap();
@@ -412,6 +551,8 @@ async fn the_panel_in_a_real_browser() {
     client.goto(&format!("{base}/usage?by=role")).await.unwrap();
     wait_for(&client, "#usage-chart rect.bar").await;
     screenshot(&client, "usage").await;
+
+    check_layout(&client, &base, &session).await;
 
     client.close().await.unwrap();
     driver_process.kill().await.ok();

@@ -141,6 +141,19 @@ pub(crate) fn thousands(value: u64) -> String {
     out
 }
 
+/// A path or URL that may wrap after each `/` (and, as a last resort, anywhere: `.path`),
+/// so that a narrow column breaks it between its parts rather than inside a word.
+pub(crate) fn breakable(text: &str) -> Markup {
+    let mut parts = text.split_inclusive('/').peekable();
+    html! {
+        span.path {
+            @while let Some(part) = parts.next() {
+                (part) @if parts.peek().is_some() { wbr; }
+            }
+        }
+    }
+}
+
 /// `text` cut to `max` characters, with an ellipsis when cut.
 pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {

@@ -42,7 +42,7 @@ fn servers_table(rows: &[McpServerCheck]) -> Markup {
                             td { code { (row.name) } }
                             td { (row.scope) }
                             td { (row.transport) }
-                            td { small { (row.command.as_deref().or(row.url.as_deref()).unwrap_or_default()) } }
+                            td { small { (layout::breakable(row.command.as_deref().or(row.url.as_deref()).unwrap_or_default())) } }
                             td class=(layout::serde_name(&row.status)) { (layout::serde_name(&row.status)) @if let Some(reason) = &row.reason { " — " (reason) } }
                         }
                     }

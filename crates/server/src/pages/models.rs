@@ -74,7 +74,7 @@ fn row(state: &AppState, model: &ModelDefinition, from_file: bool, version: &str
         tr data-model=(model.id) {
             td { code { (model.id) } @if !from_file { " " span.tag { "built-in" } } }
             td { (model.api.as_str()) }
-            td { (model.model_id) @if let Some(url) = &model.base_url { br; small { (url) } } }
+            td { (layout::breakable(&model.model_id)) @if let Some(url) = &model.base_url { br; small { (layout::breakable(url)) } } }
             td.num { (layout::thousands(u64::from(model.context_window))) }
             td { (price) }
             td class=(if credential_usable(&credential) { "ok" } else { "bad" }) { (credential) }

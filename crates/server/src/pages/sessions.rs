@@ -89,7 +89,7 @@ async fn index(State(state): State<AppState>, Query(query): Query<IndexQuery>) -
                             td { a href=(format!("/sessions/{}", session.id)) title=(session.id) { code { (session.id.short()) } } }
                             td class=(status.key()) data-status=(status.key()) { (status.label()) }
                             td { (session.prompt_preview.as_deref().unwrap_or_default()) }
-                            td { small.path { (session.project_root.as_deref().unwrap_or_default()) } }
+                            td { small { (layout::breakable(session.project_root.as_deref().unwrap_or_default())) } }
                             td { (local_time(session.updated_at, "%Y-%m-%d %H:%M")) }
                             td.num { (session.runs) @if !session.runs_exact { "+" } }
                             td.num { (kib(session.bytes)) }
@@ -166,7 +166,7 @@ async fn session_page(State(state): State<AppState>, Path(id): Path<String>) -> 
     let running = run_status.open();
     let skip = entries.len().saturating_sub(SHOWN_RECORDS);
     let body = html! {
-        p.lede { code title=(session) { (session.short()) } " · " small.path { (path_display(&path)) } }
+        p.lede { code title=(session) { (session.short()) } " · " small { (layout::breakable(&path_display(&path))) } }
         p { "Last run: " span #live-status class=(run_status.key()) data-run-status=(run_status.key()) { (run_status.label()) } }
         @if journal.skipped_count > 0 || journal.malformed_count > 0 {
             p.bad { (journal.skipped_count) " unreadable line(s) and " (journal.malformed_count) " malformed record(s) were skipped." }
