@@ -366,7 +366,13 @@ async fn allowed_edits_are_declared_in_the_plan_review_and_read_only_runs_have_n
         .map(|e| e.kind.as_str())
         .collect();
     assert!(kinds.contains(&"file_edit"), "{kinds:?}");
-    assert!(!kinds.contains(&"command"), "{kinds:?}");
+    // Edits mode offers commands too, and says they run confined (or ask).
+    let command = review
+        .proposed_side_effects
+        .iter()
+        .find(|e| e.kind == "command")
+        .unwrap_or_else(|| panic!("{kinds:?}"));
+    assert!(command.target.contains("OS sandbox"), "{}", command.target);
     let in_report = edits.report.plan_review.as_ref().expect("a plan review");
     assert_eq!(
         in_report.proposed_side_effects,

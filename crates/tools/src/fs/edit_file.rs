@@ -87,6 +87,8 @@ impl Tool for EditFile {
         }
         let old = args.old_string.as_deref();
         let content = args.content.as_deref();
+        // Where the (first) replacement starts: the transcript numbers its diff from it.
+        let mut first_line: Option<usize> = None;
         let (mode, new_content, replaced) = match (old, content) {
             (Some(old), _) => {
                 if old.is_empty() {
@@ -118,9 +120,10 @@ impl Tool for EditFile {
                     return ToolOutput::error(format!("edit_file: {rel} is not UTF-8 text"));
                 };
                 let count = current.matches(old).count();
-                if count == 0 {
+                let Some(at) = current.find(old) else {
                     return ToolOutput::error(format!("edit_file: oldString not found in {rel}"));
-                }
+                };
+                first_line = Some(current[..at].matches('\n').count() + 1);
                 let updated = if replace_all {
                     current.replace(old, new)
                 } else {
@@ -128,6 +131,7 @@ impl Tool for EditFile {
                 };
                 ("replace", updated, if replace_all { count } else { 1 })
             }
+            (None, Some(content)) if existing.is_none() => ("create", content.to_string(), 0),
             (None, Some(content)) => ("write", content.to_string(), 0),
             (None, None) => {
                 return ToolOutput::error("edit_file needs content, or oldString and newString");
@@ -154,11 +158,16 @@ impl Tool for EditFile {
             return ToolOutput::error(refusal(&rel, &error));
         }
         let chars = new_content.chars().count();
-        ToolOutput::ok(format!("{mode} {rel} ({chars} chars)")).with_details(json!({
+        let text = match first_line {
+            Some(line) => format!("{mode} {rel} at line {line} ({chars} chars)"),
+            None => format!("{mode} {rel} ({chars} chars)"),
+        };
+        ToolOutput::ok(text).with_details(json!({
             "path": rel,
             "mode": mode,
             "chars": chars,
             "replacements": replaced,
+            "line": first_line,
         }))
     }
 }

@@ -251,20 +251,67 @@ fn report_rows(report: &FinalReport, width: usize, lines: &mut Vec<Line<'static>
         .as_ref()
         .filter(|p| !p.changed_files.is_empty())
     {
-        let files: Vec<&str> = patch
-            .changed_files
-            .iter()
-            .map(|f| f.path.as_str())
-            .collect();
-        let mut text = files.join(", ");
-        if let Some(stats) = &patch.diff_stats {
-            text.push_str(&format!("  +{} −{}", stats.insertions, stats.deletions));
-        }
+        let text = change_line(patch);
         lines.push(Line::styled(
             format!("     {}", truncate(&text, width.saturating_sub(5))),
             theme::DIM,
         ));
     }
+}
+
+/// Each changed file with its lines (`calc.py +1 −1, test_calc.py new +8`), then the run's
+/// total. A new file counts: its lines come from the journaled edits, not from `git diff`,
+/// which does not see untracked files.
+pub(crate) fn change_line(patch: &braincode_protocol::PatchSummary) -> String {
+    let mut added_total = 0;
+    let mut removed_total = 0;
+    let mut counted = true;
+    let files: Vec<String> = patch
+        .changed_files
+        .iter()
+        .map(|file| {
+            let new = matches!(file.status.trim(), "??" | "A" | "AM");
+            let mut text = file.path.clone();
+            if new {
+                text.push_str(" new");
+            }
+            match (file.added, file.removed) {
+                (Some(added), Some(removed)) => {
+                    added_total += added;
+                    removed_total += removed;
+                    text.push_str(&format!(" +{added}"));
+                    if removed > 0 || !new {
+                        text.push_str(&format!(" −{removed}"));
+                    }
+                }
+                _ => counted = false,
+            }
+            text
+        })
+        .collect();
+    let mut text = files.join(", ");
+    if counted {
+        if patch.changed_files.len() > 1 {
+            text.push_str(&format!("  (+{added_total} −{removed_total})"));
+        }
+    } else if let Some(stats) = &patch.diff_stats {
+        let new = patch
+            .changed_files
+            .iter()
+            .filter(|f| f.status.trim() == "??")
+            .count();
+        text.push_str(&format!(
+            "  (+{} −{} in tracked files{})",
+            stats.insertions,
+            stats.deletions,
+            match new {
+                0 => String::new(),
+                1 => ", and 1 new file".to_string(),
+                n => format!(", and {n} new files"),
+            }
+        ));
+    }
+    text
 }
 
 /// The row under a running turn: spinner, the run's latest status, its clock.
@@ -287,4 +334,50 @@ pub(crate) fn live_row(turn: &Turn, width: usize, now_ms: i64) -> Option<Line<'s
         _ => Vec::new(),
     };
     Some(row(left, right, width))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braincode_protocol::{ChangedFile, DiffStats, PatchSummary};
+
+    fn file(path: &str, status: &str, lines: Option<(u64, u64)>) -> ChangedFile {
+        ChangedFile {
+            path: path.into(),
+            status: status.into(),
+            added: lines.map(|l| l.0),
+            removed: lines.map(|l| l.1),
+        }
+    }
+
+    #[test]
+    fn a_new_file_counts_in_the_change_line() {
+        let patch = PatchSummary {
+            changed_files: vec![
+                file("calc.py", " M", Some((1, 1))),
+                file("test_calc.py", "??", Some((8, 0))),
+            ],
+            // `git diff --shortstat` does not see the untracked file.
+            diff_stats: Some(DiffStats {
+                files: 1,
+                insertions: 1,
+                deletions: 1,
+                untracked: 1,
+            }),
+            ..PatchSummary::default()
+        };
+        assert_eq!(
+            change_line(&patch),
+            "calc.py +1 −1, test_calc.py new +8  (+9 −1)"
+        );
+        // Without the journal's counts, git's numbers say what they cover.
+        let uncounted = PatchSummary {
+            changed_files: vec![file("calc.py", " M", None), file("t.py", "??", None)],
+            ..patch
+        };
+        assert_eq!(
+            change_line(&uncounted),
+            "calc.py, t.py new  (+1 −1 in tracked files, and 1 new file)"
+        );
+    }
 }
