@@ -222,3 +222,25 @@ async fn the_token_leaves_the_address_and_the_other_parameters_stay() {
         assert!(response.headers().contains_key("set-cookie"));
     }
 }
+
+#[tokio::test]
+async fn usage_by_session_names_sessions_by_their_short_id() {
+    let f = fixture().await;
+    let id = "20261202-103801-aaaaaa";
+    write_session(
+        &f.home,
+        id,
+        &[
+            json!({"type": "token_usage", "role": "backend", "modelId": "local/smollm2",
+            "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0}}),
+        ],
+    );
+    let (status, page) = f.page("/usage?by=session").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains(&format!(
+            "<a href=\"/sessions/{id}\" title=\"{id}\"><code>aaaaaa</code></a>"
+        )),
+        "{page}"
+    );
+}

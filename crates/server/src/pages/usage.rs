@@ -105,8 +105,8 @@ async fn page(State(state): State<AppState>, Query(params): Query<UsageParams>) 
         Ok(summary) => html! {
             (filter)
             (totals(&summary))
-            (chart(&summary.rows))
-            (table(&summary))
+            (chart(&summary.rows, current == "session"))
+            (table(&summary, current == "session"))
             @if !summary.unpriced_models.is_empty() {
                 p.muted { "No price for: " (summary.unpriced_models.join(", ")) ". Add \"pricing\" to their models.json entries to cost them." }
             }
@@ -129,7 +129,7 @@ fn totals(summary: &UsageSummary) -> Markup {
 }
 
 /// Horizontal bars: cost when anything was costed, tokens otherwise.
-fn chart(rows: &[UsageRow]) -> Markup {
+fn chart(rows: &[UsageRow], by_session: bool) -> Markup {
     if rows.is_empty() {
         return html! { p.muted { "No model calls recorded in that time." } };
     }
@@ -157,7 +157,7 @@ fn chart(rows: &[UsageRow]) -> Markup {
                 @for (i, row) in shown.iter().enumerate() {
                     @let y = i as f64 * row_h + 4.0;
                     @let w = (value(row) / max * bar_w).max(1.0);
-                    text x="4" y=(y + 14.0) { (layout::clip(&row.key, 28)) }
+                    text x="4" y=(y + 14.0) { (layout::clip(if by_session { braincode_protocol::short_form(&row.key) } else { &row.key }, 28)) }
                     rect.bar x=(label) y=(y + 2.0) width=(format!("{w:.1}")) height=(row_h - 6.0) rx="2" { title { (row.key) } }
                     text x=(format!("{:.1}", label + w + 6.0)) y=(y + 14.0) {
                         (if by_cost { cost(row.cost_usd) } else { thousands(value(row) as u64) })
@@ -168,14 +168,20 @@ fn chart(rows: &[UsageRow]) -> Markup {
     }
 }
 
-fn table(summary: &UsageSummary) -> Markup {
+/// The table; grouped by session, a row names its session by the short id (the whole id in
+/// its title) and links to it.
+fn table(summary: &UsageSummary, by_session: bool) -> Markup {
     html! {
         table #usage {
             thead { tr { th { "Key" } th.num { "Calls" } th.num { "Input" } th.num { "Output" } th.num { "Reasoning" } th.num { "Cache read" } th.num { "Cache write" } th.num { "Cost" } } }
             tbody {
                 @for row in &summary.rows {
                     tr {
-                        td { (row.key) }
+                        @if by_session {
+                            td { a href=(format!("/sessions/{}", row.key)) title=(row.key) { code { (braincode_protocol::short_form(&row.key)) } } }
+                        } @else {
+                            td { (row.key) }
+                        }
                         td.num { (thousands(row.calls)) }
                         td.num { (thousands(row.usage.input)) }
                         td.num { (thousands(row.usage.output)) }
