@@ -98,11 +98,16 @@ async fn sessions_show_their_real_status_and_their_short_id() {
         !page.contains(">20261202-1038<"),
         "ids are still cut to 13 characters"
     );
-    // The detail page says the same.
+    // The detail page says the same, and follows only the run that is running.
     for (id, _, expected) in &sessions {
         let (_, detail) = f.page(&format!("/sessions/{id}")).await;
         assert!(
             detail.contains(&format!("data-run-status=\"{expected}\"")),
+            "{id}: {detail}"
+        );
+        assert_eq!(
+            detail.contains("data-live-session"),
+            *expected == "running",
             "{id}: {detail}"
         );
     }

@@ -163,7 +163,7 @@ async fn session_page(State(state): State<AppState>, Path(id): Path<String>) -> 
         .rposition(|e| matches!(e.record, Record::RunStart(_)))
         .unwrap_or(0);
     let run_status = status::of_entries(&state.home, &session, entries);
-    let running = run_status.open();
+    let running = run_status.may_be_running();
     let skip = entries.len().saturating_sub(SHOWN_RECORDS);
     let body = html! {
         p.lede { code title=(session) { (session.short()) } " · " small { (layout::breakable(&path_display(&path))) } }

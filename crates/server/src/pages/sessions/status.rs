@@ -55,12 +55,10 @@ impl RunStatus {
         }
     }
 
-    /// Whether the run may still append records.
-    pub(crate) fn open(&self) -> bool {
-        matches!(
-            self,
-            RunStatus::Running | RunStatus::Interrupted | RunStatus::Unknown
-        )
+    /// Whether the run may still be appending records (the page follows it live). An
+    /// interrupted run is not: nobody runs it.
+    pub(crate) fn may_be_running(&self) -> bool {
+        matches!(self, RunStatus::Running | RunStatus::Unknown)
     }
 
     /// What the listing's status says when the journal's end cannot be read.
