@@ -6,7 +6,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use super::diff::diff_rows;
+use super::diff::{INLINE_DIFF_ROWS, MAX_DIFF_ROWS, diff_rows};
 use super::text::{fmt_clock, fmt_duration, fmt_tokens, row, truncate, truncate_spans, wrap};
 use super::theme;
 use crate::app::{Item, ItemKey, ToolCall, ToolState, Turn, WorkerRow, WorkerStatus};
@@ -47,8 +47,8 @@ pub(crate) fn agent_rows(
             line = line.style(theme::SELECTED);
         }
         lines.push(line);
+        let mut prefix = vec![Span::raw(indent), Span::styled("│ ", theme::DIM)];
         if turn.is_expanded(&key) {
-            let mut prefix = vec![Span::raw(indent), Span::styled("│ ", theme::DIM)];
             if matches!(item, Item::Worker(_)) {
                 prefix.insert(1, Span::raw("  "));
             }
@@ -56,6 +56,13 @@ pub(crate) fn agent_rows(
                 Item::Worker(worker) => worker_details(&worker, width, &prefix, &mut lines),
                 Item::Tool { call, .. } => tool_details(call, width, &prefix, &mut lines),
             }
+        } else if let Item::Tool { call, .. } = item
+            && call.is_edit()
+            && call.state == ToolState::Done
+            && let Some(diff) = diff_rows(call, width, &prefix, INLINE_DIFF_ROWS)
+        {
+            // Every edit shows what it changed, in place; Tab shows the whole diff.
+            lines.extend(diff);
         }
     }
     (lines, positions)
@@ -323,7 +330,7 @@ fn tool_details(
     }
     let diff = call
         .is_edit()
-        .then(|| diff_rows(call, width, prefix))
+        .then(|| diff_rows(call, width, prefix, MAX_DIFF_ROWS))
         .flatten();
     let show_output = diff.is_none() || call.state == ToolState::Failed;
     if let Some(diff) = diff {
