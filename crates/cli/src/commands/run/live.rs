@@ -22,22 +22,40 @@ impl EventSubscriber for JsonLines {
 /// Human progress on stderr: which worker runs on which model, tool calls, warnings.
 pub struct Progress {
     enabled: bool,
+    /// A report (human or JSON) is printed at the end: warnings it says in their own place
+    /// are left to it.
+    report_follows: bool,
 }
 
 impl Progress {
     /// A printer; when disabled only warnings are shown.
-    pub fn new(enabled: bool) -> Self {
-        Self { enabled }
+    pub fn new(enabled: bool, report_follows: bool) -> Self {
+        Self {
+            enabled,
+            report_follows,
+        }
     }
+
+    fn warning(&self, message: &str) -> Option<String> {
+        (!(self.report_follows && said_by_the_report(message))).then(|| format!("! {message}"))
+    }
+}
+
+/// Warnings the report says in a place of their own, so that a run says them once: the
+/// router's fallback (the report's `Routing:` line carries its reason) and the note that the
+/// embedded model answered (one of the report's last lines; JSON has it in `warnings`).
+fn said_by_the_report(message: &str) -> bool {
+    message.starts_with("router brain not used:")
+        || message.starts_with("answered by the embedded model")
 }
 
 impl EventSubscriber for Progress {
     fn on_event(&self, event: &RunEvent) {
         let line = match event {
-            RunEvent::Warning { message } => Some(format!("! {message}")),
+            RunEvent::Warning { message } => self.warning(message),
             RunEvent::Record { entry, .. } if matches!(entry.record, Record::Warning(_)) => {
                 match &entry.record {
-                    Record::Warning(warning) => Some(format!("! {}", warning.message)),
+                    Record::Warning(warning) => self.warning(&warning.message),
                     _ => None,
                 }
             }

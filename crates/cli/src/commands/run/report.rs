@@ -236,7 +236,19 @@ pub fn format_report(report: &FinalReport) -> String {
         }
     }
     line(&mut out, "Session", &report.session_id);
+    if let Some(hint) = next_step(report, planned) {
+        line(&mut out, hint.0, &hint.1);
+    }
+    // The router's fallback reason is on the Routing line: not said twice.
+    let routed_reason = report
+        .routing
+        .fallback_reason
+        .as_deref()
+        .filter(|reason| planned && !reason.is_empty());
     for warning in &report.warnings {
+        if routed_reason.is_some_and(|reason| warning.contains(reason)) {
+            continue;
+        }
         line(&mut out, "Warning", warning);
     }
     if let Some(error) = &report.error {
@@ -259,6 +271,23 @@ pub fn format_report(report: &FinalReport) -> String {
         let _ = writeln!(out, "\n{answer}");
     }
     out
+}
+
+/// What to type next, with the session's short id: take a cancelled run up again, or go on
+/// with the conversation (nothing for a run that could not start: its error says what to do).
+fn next_step(report: &FinalReport, planned: bool) -> Option<(&'static str, String)> {
+    let short = braincode_protocol::short_form(&report.session_id);
+    if short.is_empty() {
+        return None;
+    }
+    match report.status {
+        FinalStatus::Aborted => Some(("Resume", format!("braincode run --resume {short}"))),
+        FinalStatus::Failed if !planned => None,
+        _ => Some((
+            "Continue",
+            format!("braincode run --session {short} \"<next request>\""),
+        )),
+    }
 }
 
 /// `failed: cargo check passed, cargo test failed (exit 101) · backend change, risk medium ·

@@ -8,6 +8,7 @@
 use std::io::Write;
 use std::sync::{Arc, OnceLock};
 
+use braincode_protocol::SessionId;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
@@ -46,10 +47,12 @@ impl Signal {
 
 /// Installs the handlers: the first signal sets `reason` and fires `cancel`, a second one
 /// kills every registered process group and exits. Returns where the first signal is
-/// recorded. Fails (saying which signal) only when a handler cannot be installed.
+/// recorded. Quitting at once names the run's `session` (short id) and how to take it up.
+/// Fails (saying which signal) only when a handler cannot be installed.
 pub fn cancel_on_signals(
     cancel: CancellationToken,
     reason: Arc<OnceLock<String>>,
+    session: Option<SessionId>,
 ) -> anyhow::Result<Arc<OnceLock<Signal>>> {
     let install = |kind: SignalKind, name: &str| {
         signal(kind).map_err(|err| {
@@ -76,6 +79,14 @@ pub fn cancel_on_signals(
         cancel.cancel();
         if let Some(again) = next(&mut interrupt, &mut terminate, &mut hangup).await {
             braincode_tools::exec::process::kill_all_groups();
+            if let Some(session) = &session {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{} received again: quit without a report; `braincode run --resume {}` takes the run up",
+                    again.name(),
+                    session.short()
+                );
+            }
             std::process::exit(again.exit_code());
         }
     });
