@@ -305,7 +305,7 @@ async fn a_session_killed_during_workers_is_listed_with_its_prompt() {
         human
             .stdout
             .lines()
-            .any(|l| l.starts_with(&session) && l.contains(prompt)),
+            .any(|l| l.contains(&session) && l.contains(prompt)),
         "{}",
         human.stdout
     );

@@ -107,7 +107,12 @@ fn list_defaults_to_the_current_project_and_all_lists_everything() {
     let out = braincode(&fx.home, &fx.project_a, &["sessions", "list"], None);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.starts_with("ID"), "{text}");
+    // The short id (here, ids of no date-time form: their first 12 characters) comes first.
+    assert!(text.starts_with("SHORT"), "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("20261130-aab"),
+        "{text}"
+    );
     assert!(
         text.contains("20261130-aab333") && text.contains("20261130-aaa111"),
         "{text}"

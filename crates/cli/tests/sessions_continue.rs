@@ -107,7 +107,10 @@ async fn continue_picks_this_projects_latest_session_and_show_tells_it() {
     assert_in_order(
         &out.stdout,
         &[
-            &format!("Session {session_a} · 3 runs"),
+            &format!(
+                "Session {} ({session_a}) · 3 runs",
+                braincode_protocol::short_form(&session_a)
+            ),
             "── Run 1",
             "answered",
             "> ALPHA_ONE what is here?",
@@ -266,7 +269,7 @@ async fn interrupted_runs_and_malformed_lines_are_shown_not_fatal() {
     assert_in_order(
         &out.stdout,
         &[
-            "Session 20261201-crash1 · 3 runs",
+            "Session 20261201-cra (20261201-crash1) · 3 runs",
             "── Run 1",
             "> first ask",
             "first reply",

@@ -195,9 +195,16 @@ fn list(home: &Home, args: ListArgs) -> anyhow::Result<ExitCode> {
         .max()
         .unwrap_or(2)
         .max(2);
+    // The short id is what people type (`--session`, `--resume`, `@@`): it comes first.
+    let short_width = sessions
+        .iter()
+        .map(|s| s.id.short().len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
     println!(
-        "{:<id_width$}  {:<10}  {:<16}  {:>4}  PROMPT",
-        "ID", "STATUS", "UPDATED", "RUNS"
+        "{:<short_width$}  {:<id_width$}  {:<10}  {:<16}  {:>4}  PROMPT",
+        "SHORT", "ID", "STATUS", "UPDATED", "RUNS"
     );
     for info in &sessions {
         let runs = if info.runs_exact {
@@ -212,7 +219,8 @@ fn list(home: &Home, args: ListArgs) -> anyhow::Result<ExitCode> {
             prompt = format!("{prompt}  [{root}]");
         }
         println!(
-            "{:<id_width$}  {:<10}  {:<16}  {:>4}  {prompt}",
+            "{:<short_width$}  {:<id_width$}  {:<10}  {:<16}  {:>4}  {prompt}",
+            info.id.short(),
             info.id.as_str(),
             info.status.as_str(),
             local_time(info.updated_at),
@@ -225,6 +233,7 @@ fn list(home: &Home, args: ListArgs) -> anyhow::Result<ExitCode> {
 fn session_json(info: &SessionInfo) -> serde_json::Value {
     let mut value = serde_json::to_value(info).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
+        map.insert("shortId".into(), info.id.short().into());
         map.insert("updatedAtIso".into(), iso(info.updated_at).into());
         if let Some(started) = info.started_at {
             map.insert("startedAtIso".into(), iso(started).into());

@@ -224,13 +224,18 @@ fn warn_problems(path: &Path, problems: &ScanReport) {
 /// and the answer in full (or the error, or the interruption).
 fn format_conversation(id: &str, runs: &[ConversationRun]) -> String {
     let mut out = String::new();
+    // The short id first: it is what `--session`, `--resume` and `@@` are given.
+    let name = match braincode_protocol::short_form(id) {
+        short if short == id => id.to_string(),
+        short => format!("{short} ({id})"),
+    };
     if runs.is_empty() {
-        let _ = writeln!(out, "Session {id} has no runs yet.");
+        let _ = writeln!(out, "Session {name} has no runs yet.");
         return out;
     }
     let _ = writeln!(
         out,
-        "Session {id} · {} run{}",
+        "Session {name} · {} run{}",
         runs.len(),
         if runs.len() == 1 { "" } else { "s" }
     );
