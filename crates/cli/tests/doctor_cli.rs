@@ -14,12 +14,29 @@ fn doctor(home: &Path, project: &Path, json: bool) -> Output {
         .arg(project)
         .env("BRAINCODE_HOME", home)
         .env("HOME", home)
+        .env("BRAINCODE_MODEL_CACHE", model_cache(home))
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY");
     if json {
         command.arg("--json");
     }
     command.output().unwrap()
+}
+
+/// The machine model cache of a test home: beside it, so that reading it changes no home.
+fn model_cache(home: &Path) -> std::path::PathBuf {
+    home.parent().unwrap().join("model-cache")
+}
+
+/// Puts a file of the embedded model's size in the test's model cache, where a run would
+/// link it from (doctor only looks for it; nothing loads it).
+fn cache_the_model(home: &Path) {
+    let cache = model_cache(home);
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::File::create(cache.join(braincode_llm_local::DEFAULT_MODEL_FILE))
+        .unwrap()
+        .set_len(braincode_llm_local::DEFAULT_MODEL_SIZE)
+        .unwrap();
 }
 
 fn text(output: &Output) -> String {
@@ -42,6 +59,7 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
 #[test]
 fn fresh_home_has_no_errors() {
     let (_dir, home, project) = setup();
+    cache_the_model(&home);
     let out = doctor(&home, &project, false);
     let output = text(&out);
     assert_eq!(out.status.code(), Some(0), "{output}");
@@ -132,6 +150,7 @@ fn unknown_default_brain_and_insecure_auth_are_errors() {
 #[test]
 fn remote_brain_without_keys_warns_per_model_with_the_fix() {
     let (_dir, home, project) = setup();
+    cache_the_model(&home);
     std::fs::write(
         home.join("settings.json"),
         "{\"defaultBrainId\": \"openai\"}",
@@ -200,4 +219,58 @@ fn trust_and_sandbox_are_reported() {
     assert!(out.contains(".agents/hooks.json"), "{out}");
     assert!(out.contains("braincode trust"), "{out}");
     assert!(out.contains("sandbox"), "{out}");
+}
+
+/// A first run offline: no key, and the embedded model every role needs is not on this
+/// machine. Doctor used to say "usable"; no role can run, and it says why and what to do.
+#[test]
+fn without_the_embedded_model_no_role_can_run_and_doctor_says_so() {
+    let (_dir, home, project) = setup();
+    let out = doctor(&home, &project, false);
+    let output = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{output}");
+    assert!(!output.contains("usable, with"), "{output}");
+    let roles = output
+        .lines()
+        .skip_while(|l| !l.starts_with("✗ roles"))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(roles.contains("no role can run"), "{output}");
+    assert!(
+        roles.contains("local/smollm2: the embedded model is not pulled yet"),
+        "{output}"
+    );
+    assert!(
+        roles.contains("→ Get it with `braincode models pull`"),
+        "{output}"
+    );
+    assert!(roles.contains("braincode auth set openai"), "{output}");
+    assert!(output.contains("Result: 1 error(s)"), "{output}");
+
+    // A remote brain without its key and without the embedded fallback: the roles that
+    // cannot run are named, with each model's reason.
+    std::fs::write(
+        home.join("settings.json"),
+        "{\"defaultBrainId\": \"openai\"}",
+    )
+    .unwrap();
+    let out = doctor(&home, &project, true);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["status"], "error", "{report:#}");
+    let roles = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "roles")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    let message = roles["message"].as_str().unwrap();
+    assert!(message.contains("no API key"), "{message}");
+    assert!(message.contains("not pulled yet"), "{message}");
+
+    // Once the model is on this machine, every role can run again.
+    cache_the_model(&home);
+    let out = doctor(&home, &project, false);
+    let output = text(&out);
+    assert!(output.contains("✓ roles"), "{output}");
 }

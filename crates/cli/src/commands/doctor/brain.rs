@@ -58,6 +58,9 @@ pub(super) fn check_brain(
         }
     }
     let mut usable: BTreeMap<String, bool> = BTreeMap::new();
+    // Why each unusable model cannot answer, for the roles line.
+    let mut why: BTreeMap<String, &'static str> = BTreeMap::new();
+    let mut embedded_missing = false;
     for model_id in &order {
         let users = uses
             .get(model_id)
@@ -82,21 +85,33 @@ pub(super) fn check_brain(
                 ),
             );
             usable.insert(model_id.clone(), false);
+            why.insert(model_id.clone(), "not in the model catalogue");
             continue;
         };
         if definition.is_local() {
-            match braincode_llm_local::resolve_model_path(definition, &home.models_dir()) {
+            // A run fetches a missing default model first, but until it is on disk (or in the
+            // machine cache) no role on it can run: offline, a run fails for lack of it.
+            let found = braincode_llm_local::resolve_model_path(definition, &home.models_dir());
+            match &found {
                 Ok(path) => checks.ok(
                     id,
                     format!("{model_id} (local) found at {}", path.display()),
                 ),
-                Err(_) => checks.warn(
-                    id,
-                    format!("{model_id} (local, used by {users}) is not pulled yet"),
-                    "braincode models pull",
-                ),
+                Err(_) if definition.path.is_none() => {
+                    embedded_missing = true;
+                    checks.warn(
+                        id,
+                        format!("{model_id} (local, used by {users}) is not pulled yet"),
+                        "braincode models pull",
+                    );
+                    why.insert(model_id.clone(), "the embedded model is not pulled yet");
+                }
+                Err(err) => {
+                    checks.warn(id, err.to_string(), "fix its `path` in models.json");
+                    why.insert(model_id.clone(), "its model file is missing");
+                }
             }
-            usable.insert(model_id.clone(), true);
+            usable.insert(model_id.clone(), found.is_ok());
             continue;
         }
         match resolve_api_key_with_source(
@@ -142,38 +157,64 @@ pub(super) fn check_brain(
                     ),
                 );
                 usable.insert(model_id.clone(), false);
+                why.insert(model_id.clone(), "no API key");
             }
             Err(err) => {
                 checks.config_error(&id, &err);
                 usable.insert(model_id.clone(), false);
+                why.insert(model_id.clone(), "its credentials cannot be read");
             }
         }
     }
     // A role whose whole chain is unusable cannot run at all.
     let mut dead: Vec<String> = Vec::new();
-    let is_usable = |chain: Vec<String>| {
-        chain
+    let mut causes: Vec<String> = Vec::new();
+    let mut judge = |name: &str, chain: Vec<String>| {
+        if chain
             .iter()
             .any(|m| usable.get(m).copied().unwrap_or(false))
+        {
+            return true;
+        }
+        dead.push(name.to_string());
+        for model in chain {
+            let cause = format!(
+                "{model}: {}",
+                why.get(&model).copied().unwrap_or("unusable")
+            );
+            if !causes.contains(&cause) {
+                causes.push(cause);
+            }
+        }
+        false
     };
-    if !is_usable(brain.router_policy().chain()) {
-        dead.push("planner".into());
-    }
+    let mut alive = usize::from(judge("planner", brain.router_policy().chain()));
     for role in Role::ALL {
         if matches!(role, Role::ImageMaker | Role::Pet) {
             continue;
         }
-        if !is_usable(brain.policy(role).chain()) {
-            dead.push(role.as_str().to_string());
-        }
+        alive += usize::from(judge(role.as_str(), brain.policy(role).chain()));
     }
     if dead.is_empty() {
         checks.ok("roles", "every role has at least one usable model");
-    } else {
-        checks.error(
-            "roles",
-            format!("no usable model (missing keys or catalogue entries) for: {}", dead.join(", ")),
-            "add the missing API keys (braincode auth set <provider>) or pick another brain in settings.json",
-        );
+        return;
     }
+    let which = if alive == 0 {
+        "no role can run".to_string()
+    } else {
+        format!("these roles cannot run: {}", dead.join(", "))
+    };
+    let fix = if embedded_missing {
+        crate::commands::run::GET_A_MODEL.to_string()
+    } else {
+        "add the missing API keys (braincode auth set <provider>) or pick another brain in settings.json".to_string()
+    };
+    checks.error(
+        "roles",
+        format!(
+            "{which} — every model they use is unusable ({})",
+            causes.join("; ")
+        ),
+        fix,
+    );
 }
