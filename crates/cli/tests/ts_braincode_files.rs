@@ -247,7 +247,8 @@ async fn a_key_found_picks_its_providers_brain_and_says_so() {
     )
     .await;
     assert!(
-        out.stderr.contains("brain openai: OPENAI_API_KEY is set"),
+        out.stderr
+            .contains("using brain \"openai\": OPENAI_API_KEY is set"),
         "{}",
         out.stderr
     );
@@ -270,7 +271,7 @@ async fn a_key_found_picks_its_providers_brain_and_says_so() {
     .await;
     assert!(
         out.stderr.contains(
-            "brain anthropic: a key in auth.json (and OPENAI_API_KEY is set: `--brain openai`"
+            "using brain \"anthropic\": a key in auth.json (and OPENAI_API_KEY is set: `--brain openai`"
         ),
         "{}",
         out.stderr
