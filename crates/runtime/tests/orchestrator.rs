@@ -443,3 +443,52 @@ async fn parallel_workers_reading_the_same_file_each_get_it() {
         assert!(!output.contains("evidence cache"), "{output}");
     }
 }
+
+/// The plan's todos say what happened: a read-only run asked for a change is not ticked
+/// (it changed nothing), and the review's todo is ticked when the review decides.
+#[tokio::test]
+async fn todos_are_ticked_only_for_work_done() {
+    let status_of = |todos: &[braincode_protocol::Todo], role: Role| {
+        todos
+            .iter()
+            .find(|t| t.role == role)
+            .map(|t| (t.status, t.error.clone()))
+            .unwrap_or_else(|| panic!("no {role} todo in {todos:?}"))
+    };
+    let read_only = TestRun::new(PROMPT)
+        .git_repo()
+        .script(team_script(Script::new()))
+        .run()
+        .await;
+    let todos = &read_only.report.todos;
+    let (primary, why) = status_of(todos, Role::Backend);
+    assert_eq!(
+        primary,
+        braincode_protocol::TaskStatus::Blocked,
+        "{todos:?}"
+    );
+    assert!(why.is_some_and(|w| w.contains("read-only: nothing was changed")));
+    let (review, _) = status_of(todos, Role::Review);
+    assert_eq!(
+        review,
+        braincode_protocol::TaskStatus::Completed,
+        "{todos:?}"
+    );
+
+    let edits = TestRun::new(PROMPT)
+        .git_repo()
+        .permission(PermissionMode::AllowEdits)
+        .script(team_script(Script::new()))
+        .run()
+        .await;
+    let todos = &edits.report.todos;
+    assert_eq!(
+        status_of(todos, Role::Backend).0,
+        braincode_protocol::TaskStatus::Completed
+    );
+    assert_eq!(
+        status_of(todos, Role::Review).0,
+        braincode_protocol::TaskStatus::Completed
+    );
+    assert_fold_matches(&edits);
+}

@@ -56,7 +56,7 @@ pub(super) async fn pipeline(
         return Ok(clarify(&shared, &plan));
     }
     let results = support_stage(&shared, &plan).await?;
-    let (mut answer, primary_plan) = primary_stage(&shared, &plan, &results).await?;
+    let (mut answer, primary_plan) = primary_stage(&shared, &plan, &results, request).await?;
     verify::verify_stage(
         &shared,
         verify::Verify {
@@ -420,7 +420,7 @@ fn clarify(shared: &state::RunShared, plan: &RuntimePlan) -> Answer {
 }
 
 /// Journals a todo change with every todo after it (computed from the fold).
-fn todo_update(
+pub(super) fn todo_update(
     shared: &state::RunShared,
     phase: WorkerPhase,
     role: Role,
@@ -490,11 +490,15 @@ fn support_failure_warning(run: &workers::WorkerRun) -> Option<String> {
     ))
 }
 
+/// Why a read-only run's todo that asked for a change is not ticked.
+pub const READ_ONLY_UNDONE: &str = "read-only: nothing was changed; allow edits (Shift+Tab in the TUI, or --allow-edits) and ask again";
+
 /// Stage 4: the primary (candidate fallback, tools, dynamic dispatch).
 async fn primary_stage(
     shared: &Arc<state::RunShared>,
     plan: &RuntimePlan,
     results: &[ForwardedResult],
+    request: &RunRequest,
 ) -> Result<(primary::PrimaryAnswer, RuntimeWorkerPlan), RunError> {
     let Some(primary_plan) = primary::primary_worker(plan).cloned() else {
         return Err(RunError::NoPrimary);
@@ -513,14 +517,22 @@ async fn primary_stage(
     });
     match primary::run_primary(shared, plan, &primary_plan, results, dispatch).await {
         Ok(answer) => {
+            // A read-only run that was asked for a change made none: its todo is not done.
+            let unchanged = shared.permission == crate::approval::PermissionMode::ReadOnly
+                && braincode_brain::Signals::detect(&request.prompt).file_edit;
+            let (status, error) = if unchanged {
+                (TaskStatus::Blocked, Some(READ_ONLY_UNDONE))
+            } else {
+                (TaskStatus::Completed, None)
+            };
             todo_update(
                 shared,
                 WorkerPhase::Primary,
                 primary_plan.role,
                 &primary_plan.todo_ids,
-                TaskStatus::Completed,
+                status,
                 Some(&answer.text),
-                None,
+                error,
             );
             Ok((answer, primary_plan))
         }

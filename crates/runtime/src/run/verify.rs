@@ -173,6 +173,18 @@ async fn review_pass(
             shared.ids.derived(&format!("review after fix {iteration}")),
         );
     }
+    // The review's todos: its worker's, else the plan's review todo ("Review the result").
+    let todo_ids: Vec<String> = if worker.todo_ids.is_empty() {
+        verify
+            .plan
+            .todos
+            .iter()
+            .filter(|t| t.role == Role::Review)
+            .map(|t| t.id.clone())
+            .collect()
+    } else {
+        worker.todo_ids.clone()
+    };
     let run = run_review(
         shared,
         verify.plan,
@@ -188,6 +200,32 @@ async fn review_pass(
     )
     .await
     .map_err(RunError::from_agent)?;
+    if !todo_ids.is_empty() {
+        let (status, summary, error) = match &run.review {
+            Some(review) => (
+                braincode_protocol::TaskStatus::Completed,
+                Some(format!(
+                    "review: {}",
+                    review.decision.as_str().replace('_', " ")
+                )),
+                None,
+            ),
+            None => (
+                braincode_protocol::TaskStatus::Failed,
+                None,
+                Some(run.result.summary.clone()),
+            ),
+        };
+        super::pipeline::todo_update(
+            shared,
+            braincode_protocol::WorkerPhase::Review,
+            Role::Review,
+            &todo_ids,
+            status,
+            summary.as_deref(),
+            error.as_deref(),
+        );
+    }
     if run.review.is_none() {
         let reason = run
             .failure

@@ -77,6 +77,17 @@ fn only_the_primary_streams_and_the_report_replaces_the_stream() {
     app.on_event(&text(Role::Backend, Phase::Primary, "Hello "));
     app.on_event(&text(Role::Backend, Phase::Primary, "world"));
     assert_eq!(app.turns()[0].answer(), "Hello world");
+    // A tool call between two replies: the next reply is its own paragraph.
+    app.on_event(&RunEvent::ToolStarted {
+        agent: agent(Role::Backend, Phase::Primary, "c"),
+        call_id: "t9".into(),
+        tool_name: "run_script".into(),
+        summary: "test".into(),
+    });
+    app.on_event(&text(Role::Backend, Phase::Primary, "Running"));
+    assert_eq!(app.turns()[0].answer(), "Hello world\n\nRunning");
+    app.on_event(&text(Role::Backend, Phase::Primary, " the tests"));
+    assert_eq!(app.turns()[0].answer(), "Hello world\n\nRunning the tests");
     let mut report = app.turns()[0].state().report();
     report.model_summary = "Final words".into();
     app.on_event(&RunEvent::Final {

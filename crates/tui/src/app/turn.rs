@@ -161,6 +161,8 @@ pub struct Turn {
     state: RunState,
     tools: Vec<ToolCall>,
     streamed: String,
+    /// The primary called a tool since its last text: the next text starts a paragraph.
+    stream_break: bool,
     report: Option<Box<FinalReport>>,
     notices: Vec<String>,
     status: Option<String>,
@@ -178,6 +180,7 @@ impl Turn {
             state: RunState::new(session_id),
             tools: Vec::new(),
             streamed: String::new(),
+            stream_break: false,
             report: None,
             notices: Vec::new(),
             status: None,
@@ -335,6 +338,15 @@ impl Turn {
             }
             RunEvent::TextDelta { agent, text } => {
                 if agent.phase == Phase::Primary && self.report.is_none() {
+                    // Text after a tool call is a new reply: its own paragraph, not glued
+                    // to the last sentence ("green.Running").
+                    if std::mem::take(&mut self.stream_break)
+                        && !self.streamed.trim_end().is_empty()
+                    {
+                        let kept = self.streamed.trim_end().len();
+                        self.streamed.truncate(kept);
+                        self.streamed.push_str("\n\n");
+                    }
                     self.streamed.push_str(text);
                     self.revisions.answer += 1;
                 }
@@ -346,6 +358,9 @@ impl Turn {
                 tool_name,
                 summary,
             } => {
+                if agent.phase == Phase::Primary {
+                    self.stream_break = true;
+                }
                 let call = self.tool(call_id, tool_name);
                 call.summary = summary.clone();
                 if !agent.context_id.is_empty() {
