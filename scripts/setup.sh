@@ -28,6 +28,8 @@ if [ "$tests" -eq 1 ]; then
   # The control panel's browser test drives a real headless Chromium through chromedriver.
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+  # The TUI's Ctrl-C test drives a real terminal multiplexer, as a person's terminal.
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 fi
 
 as_root() {

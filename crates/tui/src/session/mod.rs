@@ -332,7 +332,7 @@ impl Session {
             return;
         }
         if let Some(running) = &self.running {
-            let _ = running.reason.set("interrupted by the user (Esc)".into());
+            let _ = running.reason.set("Esc pressed".into());
             running.cancel.cancel();
             self.panel.deny_all("interrupted by Esc");
         }
@@ -346,9 +346,7 @@ impl Session {
         }
         self.ctrl_c_at = Some(Instant::now());
         if let Some(running) = &self.running {
-            let _ = running
-                .reason
-                .set("interrupted by the user (Ctrl-C)".into());
+            let _ = running.reason.set("Ctrl-C pressed".into());
             running.cancel.cancel();
             self.panel.deny_all("interrupted by Ctrl-C");
             self.note("request interrupted; press Ctrl-C again to quit");

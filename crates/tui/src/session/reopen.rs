@@ -11,7 +11,8 @@ use crate::app::App;
 pub(super) fn show_session(app: &mut App, home: &Home, session_id: &SessionId) -> Vec<String> {
     let path = home.session_path(session_id);
     let mut lines = vec![format!(
-        "continuing session {session_id}: new requests see a summary of its earlier runs"
+        "continuing session {}: new requests see a summary of its earlier runs",
+        session_id.short()
     )];
     match braincode_config::journal::read_journal(&path) {
         Ok(read) => {

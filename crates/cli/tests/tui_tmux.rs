@@ -1,0 +1,278 @@
+//! `braincode tui` in tmux, as a person uses it: a request whose model never answers,
+//! Ctrl-C, and what the screen says afterwards — the worker stopped (not a spinner that runs
+//! forever), the session ended with a resume hint, and the same session reopened with
+//! `--continue` showing the worker stopped too. Screens are read with `capture-pane`, keys
+//! sent with `send-keys`, on a tmux server of the test's own (`-L`), killed at the end.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)]
+
+mod run_harness;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
+use run_harness::configure;
+use serde_json::json;
+
+/// A guard against a hung session, never a timing assertion.
+const WAIT: Duration = Duration::from_secs(90);
+/// The input box's placeholder: on screen from the first frame on.
+const PLACEHOLDER: &str = "Ask Braincode";
+/// The spinner's frames: a row showing one of them is still "running".
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/// One tmux server of this test, with one session running `braincode`.
+struct Tmux {
+    socket: String,
+    _dir: tempfile::TempDir,
+}
+
+fn tmux_available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `'…'` for sh.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+impl Tmux {
+    /// Starts `braincode args…` in `cwd` for `home`, in a 100×30 pane that stays on screen
+    /// after the program exits (to read what it printed).
+    fn start(home: &TempHome, cwd: &Path, args: &[&str]) -> Tmux {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("tmux.conf");
+        std::fs::write(
+            &conf,
+            "set -g remain-on-exit on\nset -g default-terminal xterm-256color\n",
+        )
+        .unwrap();
+        let socket = format!(
+            "bc-{}-{}",
+            std::process::id(),
+            dir.path().file_name().unwrap().to_string_lossy()
+        );
+        let tmux = Tmux { socket, _dir: dir };
+        tmux.new_session("bc", home, cwd, args, &conf);
+        tmux
+    }
+
+    fn tmux(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.args(["-L", &self.socket]);
+        command
+    }
+
+    fn new_session(&self, name: &str, home: &TempHome, cwd: &Path, args: &[&str], conf: &Path) {
+        let binary = PathBuf::from(env!("CARGO_BIN_EXE_braincode"));
+        let mut line = format!(
+            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u RUST_LOG -u NO_COLOR BRAINCODE_HOME={} BRAINCODE_MODEL_CACHE={} BRAINCODE_LOCAL_SERVERS=0 BRAINCODE_SANDBOX=off {}",
+            quoted(&home.path().display().to_string()),
+            quoted(&home.path().join("no-model-cache").display().to_string()),
+            quoted(&binary.display().to_string()),
+        );
+        for arg in args {
+            line.push(' ');
+            line.push_str(&quoted(arg));
+        }
+        let status = self
+            .tmux()
+            .arg("-f")
+            .arg(conf)
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                "100",
+                "-y",
+                "30",
+                "-c",
+            ])
+            .arg(cwd)
+            .arg(line)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+    }
+
+    fn capture(&self, name: &str) -> String {
+        let out = self
+            .tmux()
+            .args(["capture-pane", "-p", "-J", "-S", "-", "-t", name])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, name: &str, keys: &[&str]) {
+        let status = self
+            .tmux()
+            .args(["send-keys", "-t", name])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn text(&self, name: &str, text: &str) {
+        let status = self
+            .tmux()
+            .args(["send-keys", "-l", "-t", name, text])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn pane_dead(&self, name: &str) -> bool {
+        let out = self
+            .tmux()
+            .args(["display-message", "-p", "-t", name, "#{pane_dead}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim() == "1"
+    }
+
+    async fn wait_for(&self, name: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture(name);
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "waited {WAIT:?} for {what}; the screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux().arg("kill-server").status();
+    }
+}
+
+/// The worker rows of a screen (`⠋ backend    primary  test/backend …`).
+fn worker_rows(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .filter(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words.get(1) == Some(&"backend") && words.get(2) == Some(&"primary")
+        })
+        .collect()
+}
+
+fn spinning(row: &str) -> bool {
+    row.chars().any(|c| SPINNER.contains(&c))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_the_worker_on_screen_and_in_the_reopened_session() {
+    if !tmux_available() {
+        // CI installs it (`scripts/setup.sh --tests`): there a missing tmux is a failure.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is not installed: scripts/setup.sh --tests installs it"
+        );
+        eprintln!("tmux is not installed (scripts/setup.sh --tests installs it): skipped");
+        return;
+    }
+    let repo = TempRepo::new();
+    repo.write("src/main.rs", "fn main() {}\n");
+    repo.commit("main");
+    // The backend's model never answers: only Ctrl-C ends the request.
+    let script = Script::new()
+        .always(
+            Matcher::model("router"),
+            Reply::json(&json!({
+                "role": "backend",
+                "workers": [{"role": "backend", "goal": "Explain main", "reason": "code"}],
+                "todos": [{"id": "explain", "title": "Explain main", "role": "backend"}],
+                "dependencies": [],
+                "clarification": {"required": false, "reason": "", "question": "", "missing": [], "options": []},
+                "confidence": 0.9,
+                "reason": "one file"
+            })),
+        )
+        .always(Matcher::model("backend"), Reply::stall())
+        .always(Matcher::Any, Reply::text("ok"));
+    let server = ScriptedServer::start(script).await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+
+    let tmux = Tmux::start(&home, repo.path(), &["tui", "--read-only"]);
+    tmux.wait_for("bc", "the first frame", |s| s.contains(PLACEHOLDER))
+        .await;
+    tmux.text("bc", "Explain what src/main.rs does");
+    tmux.keys("bc", &["Enter"]);
+    let working = tmux
+        .wait_for("bc", "the backend at work", |s| {
+            worker_rows(s).iter().any(|row| spinning(row))
+        })
+        .await;
+    eprintln!("working:\n{working}");
+
+    tmux.keys("bc", &["C-c"]);
+    let stopped = tmux
+        .wait_for("bc", "the backend stopped", |s| {
+            let rows = worker_rows(s);
+            !rows.is_empty() && rows.iter().all(|row| row.contains("interrupted"))
+        })
+        .await;
+    assert!(stopped.contains("press Ctrl-C again to quit"), "{stopped}");
+    // Still stopped a while later: no spinner comes back.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let later = tmux.capture("bc");
+    let rows = worker_rows(&later);
+    assert!(
+        !rows.is_empty() && rows.iter().all(|row| !spinning(row)),
+        "a worker still spins after Ctrl-C:\n{later}"
+    );
+
+    // Quitting says how to come back.
+    tmux.text("bc", "/quit");
+    tmux.keys("bc", &["Enter"]);
+    let left = tmux
+        .wait_for("bc", "the session to end", |_| tmux.pane_dead("bc"))
+        .await;
+    eprintln!("after quitting:\n{}", left.trim());
+    assert!(left.contains("braincode --continue"), "{left}");
+
+    // Reopened: the interrupted run's worker is shown stopped, not running.
+    let conf = tmux._dir.path().join("tmux.conf");
+    tmux.new_session(
+        "again",
+        &home,
+        repo.path(),
+        &["tui", "--continue", "--read-only"],
+        &conf,
+    );
+    let reopened = tmux
+        .wait_for("again", "the reopened session", |s| {
+            s.contains("Explain what src/main.rs does") && !worker_rows(s).is_empty()
+        })
+        .await;
+    eprintln!("reopened:\n{reopened}");
+    let rows = worker_rows(&reopened);
+    assert!(
+        rows.iter()
+            .all(|row| !spinning(row) && row.contains("interrupted")),
+        "the reopened session shows a running worker:\n{reopened}"
+    );
+    tmux.keys("again", &["C-c"]);
+    tmux.keys("again", &["C-c"]);
+}
