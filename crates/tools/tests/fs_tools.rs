@@ -156,16 +156,29 @@ async fn edit_file_writes_replaces_and_stays_inside() {
     let out = repo
         .call(&tool, json!({"path": "new/dir/b.txt", "content": "hé"}))
         .await;
-    assert_eq!(out.content, "write new/dir/b.txt (2 chars)");
+    assert_eq!(out.content, "create new/dir/b.txt (2 chars)");
     assert_eq!(repo.read("new/dir/b.txt"), "hé");
+    let out = repo
+        .call(&tool, json!({"path": "new/dir/b.txt", "content": "hé\nho"}))
+        .await;
+    assert_eq!(out.content, "write new/dir/b.txt (5 chars)");
     let out = repo
         .call(
             &tool,
             json!({"path": "src/a.txt", "oldString": "one", "newString": "1"}),
         )
         .await;
-    assert_eq!(out.content, "replace src/a.txt (9 chars)");
+    assert_eq!(out.content, "replace src/a.txt at line 1 (9 chars)");
     assert_eq!(repo.read("src/a.txt"), "1 two one");
+    // Where the replacement starts, for the transcript's line numbers.
+    let lines = Repo::new(&[("m.rs", "a\nb\nc\nneedle\n")]);
+    let out = lines
+        .call(
+            &tool,
+            json!({"path": "m.rs", "oldString": "needle", "newString": "pin"}),
+        )
+        .await;
+    assert_eq!(out.content, "replace m.rs at line 4 (10 chars)");
     let out = repo.call(&tool, json!({"file_path": "src/a.txt", "old_string": "o", "new_string": "0", "replace_all": true})).await;
     assert!(!out.is_error);
     assert_eq!(repo.read("src/a.txt"), "1 tw0 0ne");
