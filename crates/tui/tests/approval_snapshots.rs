@@ -183,3 +183,26 @@ fn a_protected_call_says_a_approves_it_once() {
     assert!(!screen.contains("askask") && !screen.contains("askno rule"));
     assert_eq!(screen.matches("(protected)").count(), 1, "{screen}");
 }
+
+#[test]
+fn the_dependency_question_names_the_commands_and_the_hosts() {
+    let (panel, _receivers) = panel(vec![(
+        "dependency_setup",
+        json!({
+            "command": "npm ci && python3 -m venv .venv && .venv/bin/pip install -e .[tests]",
+            "network": "the package registries only",
+            "hosts": ["registry.npmjs.org", "pypi.org", "files.pythonhosted.org"],
+        }),
+        "Set the project's dependencies up before its checks, once, in the sandbox, the network limited to the package registries? Your answer is kept for this project (checks.fetchDependencies in tools.json changes it).",
+        ToolCallOrigin::default(),
+    )]);
+    let terminal = render(&panel);
+    insta::assert_snapshot!(terminal.backend());
+    let screen = format!("{:?}", terminal.backend());
+    assert!(
+        screen.contains("Set the project's dependencies up"),
+        "{screen}"
+    );
+    assert!(screen.contains("registry.npmjs.org"), "{screen}");
+    assert!(screen.contains("$ npm ci"), "{screen}");
+}

@@ -74,6 +74,7 @@ pub(crate) fn title(request: &ApprovalRequest) -> String {
         tool if is_command_tool(tool) => format!("Allow {tool} to run a command?"),
         "write_stdin" => "Allow typing into a running command?".into(),
         braincode_runtime::run::CHECK_TOOL => "Run the project's checks on this change?".into(),
+        "dependency_setup" => "Set the project's dependencies up before its checks?".into(),
         tool => format!("Allow {tool}?"),
     }
 }
@@ -220,6 +221,20 @@ pub(crate) fn facts(request: &ApprovalRequest) -> Vec<Fact> {
             }
             Err(err) => facts.push(parse_error(err.to_string())),
         },
+        "dependency_setup" => {
+            facts.push(command(args["command"].as_str().unwrap_or_default()));
+            let hosts: Vec<&str> = args["hosts"]
+                .as_array()
+                .map(|list| list.iter().filter_map(|h| h.as_str()).collect())
+                .unwrap_or_default();
+            let network = args["network"].as_str().unwrap_or("none");
+            let reach = if hosts.is_empty() {
+                network.to_string()
+            } else {
+                format!("{network}: {}", hosts.join(", "))
+            };
+            facts.push(fact("network", clean(&reach)));
+        }
         braincode_runtime::run::CHECK_TOOL => {
             let scripts: Vec<&str> = args["scripts"]
                 .as_array()
@@ -322,6 +337,8 @@ pub(crate) fn body_lines(request: &ApprovalRequest) -> Vec<Line<'static>> {
             .ok()
             .map(|exec| command_body(&exec.cmd)),
         "write_stdin" => WriteStdinArgs::parse(args).ok().map(|_| Vec::new()),
+        // The facts name the commands and the hosts: nothing more to show.
+        "dependency_setup" => Some(Vec::new()),
         _ => None,
     };
     let mut lines = lines.unwrap_or_else(|| json_body(args));
