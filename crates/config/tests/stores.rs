@@ -404,6 +404,27 @@ fn call_limits_of_zero_are_located_errors() {
     let settings = load_settings(&home).unwrap();
     assert_eq!(settings.models.timeouts.idle_ms, Some(90_000));
     assert_eq!(settings.models.max_retries, Some(4));
+    assert_eq!(settings.models.prompt_cache, None);
+
+    // Prompt caching: "off", "5m" or "1h"; anything else says where and what is allowed.
+    fs::write(
+        home.settings_path(),
+        "{\"models\": {\"promptCache\": \"1h\"}}",
+    )
+    .unwrap();
+    let settings = load_settings(&home).unwrap();
+    assert_eq!(
+        settings.models.prompt_cache,
+        Some(braincode_protocol::PromptCache::OneHour)
+    );
+    fs::write(
+        home.settings_path(),
+        "{\"models\": {\"promptCache\": \"2h\"}}",
+    )
+    .unwrap();
+    let err = load_settings(&home).unwrap_err().to_string();
+    assert!(err.contains("models.promptCache"), "{err}");
+    assert!(err.contains("5m") && err.contains("1h"), "{err}");
 
     fs::write(
         home.models_path(),

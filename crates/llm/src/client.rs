@@ -167,6 +167,11 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     /// Structured output, if wanted.
     pub response_schema: Option<ResponseSchema>,
+    /// The provider prompt-cache key of the requests that share this one's stable start
+    /// (one per role and project, so every worker of a role hits the same cache): sent as
+    /// OpenAI's `prompt_cache_key`; Anthropic caches by content at `cache_control` marks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_key: Option<String>,
 }
 
 /// Why the model stopped.

@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use braincode_protocol::{ModelCallSettings, ModelDefinition};
+use braincode_protocol::{ModelCallSettings, ModelDefinition, PromptCache};
 
 use crate::ErrorKind;
 
@@ -80,6 +80,8 @@ pub struct ClientOptions {
     /// `max_tokens × reply_bytes_per_token` bytes (never above `max_reply_bytes`), which stops
     /// a server that ignores the limit. Default 16.
     pub reply_bytes_per_token: u32,
+    /// Provider prompt caching. Default `5m`. Settings: `promptCache`.
+    pub prompt_cache: PromptCache,
 }
 
 impl Default for ClientOptions {
@@ -97,6 +99,7 @@ impl Default for ClientOptions {
             on_retry: None,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             reply_bytes_per_token: DEFAULT_REPLY_BYTES_PER_TOKEN,
+            prompt_cache: PromptCache::default(),
         }
     }
 }
@@ -136,6 +139,9 @@ impl ClientOptions {
         }
         if let Some(value) = settings.max_reply_bytes.filter(|v| *v > 0) {
             self.max_reply_bytes = usize::try_from(value).unwrap_or(usize::MAX);
+        }
+        if let Some(value) = settings.prompt_cache {
+            self.prompt_cache = value;
         }
         self
     }
@@ -280,6 +286,7 @@ mod tests {
             },
             max_retries: Some(4),
             max_reply_bytes: Some(0),
+            prompt_cache: None,
         };
         let definition: ModelDefinition = serde_json::from_value(serde_json::json!({
             "id": "p/m", "provider": "p", "modelId": "m",

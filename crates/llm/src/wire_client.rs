@@ -124,6 +124,7 @@ impl WireClient {
             // Azure serves OpenAI's own models, with their full set of options.
             official: is_official_openai(&base) || definition.api == ModelApi::AzureOpenaiResponses,
             default_max_tokens: definition.max_tokens,
+            prompt_cache: options.prompt_cache,
         };
         Ok(Self {
             transport: Arc::new(Transport {
@@ -171,7 +172,7 @@ impl WireClient {
     pub fn request_body(&self, request: &ChatRequest) -> Value {
         match self.api {
             ModelApi::AnthropicMessages => {
-                anthropic::request_body(request, &self.model, self.body_options.default_max_tokens)
+                anthropic::request_body(request, &self.model, self.body_options)
             }
             ModelApi::OpenaiResponses | ModelApi::AzureOpenaiResponses => {
                 responses::request_body(request, &self.model, self.body_options)

@@ -14,6 +14,7 @@ mod record;
 mod report;
 mod role;
 pub mod secrets;
+mod text;
 mod usage;
 
 pub use event::{AgentRef, RunEvent};
@@ -22,7 +23,8 @@ pub use message::{
     AgentMessage, ContextRef, ContextRefKind, MessageKind, TaskProgress, TaskStatus,
 };
 pub use model::{
-    ModelApi, ModelCallSettings, ModelDefinition, ModelPricing, ModelTimeouts, ThinkingLevel,
+    ModelApi, ModelCallSettings, ModelDefinition, ModelPricing, ModelTimeouts, PromptCache,
+    ThinkingLevel,
 };
 pub use packets::{
     AgentLayer, AgentTaskContext, BrainLayer, BrainTaskContext, ContextLayer, HandoffPacket,
@@ -32,4 +34,5 @@ pub use policy::{CommandReport, PolicyDecision, PolicyEvaluation, RuleMatch, Tar
 pub use record::*;
 pub use report::*;
 pub use role::{Mode, Phase, Role, RoleParseError, WorkerPhase};
+pub use text::{ELLIPSIS, clip_chars, clip_chars_noting_rest, clip_chars_then_ellipsis, lower_hex};
 pub use usage::Usage;

@@ -194,6 +194,10 @@ pub struct ModelDefinition {
     /// `settings.json → models.maxReplyBytes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_reply_bytes: Option<u64>,
+    /// Provider prompt caching of this model's requests (overrides `settings.json →
+    /// models.promptCache`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
     /// Prices in US dollars per million tokens (`braincode usage`, the report's cost).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pricing: Option<ModelPricing>,
@@ -299,6 +303,34 @@ pub struct ModelCallSettings {
     /// Largest reply kept, in bytes (built-in default 4 MiB).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_reply_bytes: Option<u64>,
+    /// Provider prompt caching (built-in default `5m`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
+}
+
+/// Provider prompt caching: `"5m"` (the default) or `"1h"` keeps the stable start of each
+/// request (the role's system prompt and tool schemas, then the conversation so far) cached
+/// for that long where the wire has explicit caching (Anthropic `cache_control`); OpenAI
+/// requests carry a `prompt_cache_key` per role and project instead. `"off"` sends neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum PromptCache {
+    /// No cache markers, no cache key.
+    #[serde(rename = "off")]
+    Off,
+    /// Cached for about five minutes (Anthropic's `ephemeral` default).
+    #[default]
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    /// Cached for about an hour (Anthropic `ttl: "1h"`; writes cost more).
+    #[serde(rename = "1h")]
+    OneHour,
+}
+
+impl PromptCache {
+    /// Whether requests carry cache markers or a cache key.
+    pub const fn is_on(self) -> bool {
+        !matches!(self, PromptCache::Off)
+    }
 }
 
 impl ModelCallSettings {
@@ -308,6 +340,7 @@ impl ModelCallSettings {
             timeouts: self.timeouts.or(fallback.timeouts),
             max_retries: self.max_retries.or(fallback.max_retries),
             max_reply_bytes: self.max_reply_bytes.or(fallback.max_reply_bytes),
+            prompt_cache: self.prompt_cache.or(fallback.prompt_cache),
         }
     }
 
@@ -359,6 +392,7 @@ impl Default for ModelDefinition {
             timeouts: ModelTimeouts::default(),
             max_retries: None,
             max_reply_bytes: None,
+            prompt_cache: None,
             pricing: None,
         }
     }
@@ -376,6 +410,7 @@ impl ModelDefinition {
             timeouts: self.timeouts,
             max_retries: self.max_retries,
             max_reply_bytes: self.max_reply_bytes,
+            prompt_cache: self.prompt_cache,
         }
     }
 }

@@ -12,11 +12,15 @@ use std::time::Duration;
 
 use braincode_config::journal::{HANDOFF_MAX_CHARS, HandoffDraft};
 use braincode_config::{HandoffSummarizer, Home};
-use braincode_llm::{ChatMessage, ChatRequest, ClientOptions, collect_stream};
+use braincode_llm::{
+    ChatMessage, ChatRequest, ClientOptions, ErrorKind, ModelError, collect_stream,
+};
 use braincode_protocol::{Role, SessionId, ThinkingLevel};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::AgentError;
 use crate::models::ModelFactory;
+use crate::run::fallback::{Fallback, StopRule, each_candidate};
 
 /// Longest line of a model-written summary, in characters (the heuristic's turn bound).
 const LINE_MAX_CHARS: usize = 240;
@@ -165,30 +169,42 @@ async fn model_summary(
         max_tokens: Some(1_500),
         temperature: Some(0.2),
         response_schema: None,
+        cache_key: None,
     };
     let cancel = CancellationToken::new();
     let attempts = async {
         let mut failures = Vec::new();
-        for candidate in &selection.usable {
-            let id = candidate.definition.id.clone();
-            let reply = async {
-                let client = factory.client(candidate).await?;
-                let stream = client.stream(request.clone(), cancel.clone()).await?;
-                collect_stream(stream, |_| {}).await
-            }
-            .await;
-            match reply {
-                Ok(done) if !done.text.trim().is_empty() => {
-                    return Ok((bound_model_summary(&done.text), id));
+        let outcome = each_candidate(
+            &selection.usable,
+            StopRule::SideCall,
+            |candidate, _| {
+                let (factory, request, cancel) = (&factory, request.clone(), cancel.clone());
+                async move {
+                    let reply = async {
+                        let client = factory.client(&candidate).await?;
+                        let stream = client.stream(request, cancel).await?;
+                        collect_stream(stream, |_| {}).await
+                    }
+                    .await
+                    .map_err(AgentError::Model)?;
+                    if reply.text.trim().is_empty() {
+                        let empty = ModelError::new(ErrorKind::EmptyReply, "an empty reply");
+                        return Err(AgentError::Model(empty));
+                    }
+                    Ok((bound_model_summary(&reply.text), candidate.definition.id))
                 }
-                Ok(_) => failures.push(format!("{id}: an empty reply")),
-                Err(err) => failures.push(format!("{id}: {}", err.message)),
-            }
+            },
+            |failure| failures.push(failure.brief()),
+        )
+        .await;
+        match outcome {
+            Fallback::Done(done) => Ok(done),
+            // Nothing here cancels before the deadline below, which drops this future.
+            Fallback::Cancelled | Fallback::Exhausted(_) => Err(format!(
+                "the summarize role failed ({})",
+                failures.join("; ")
+            )),
         }
-        Err(format!(
-            "the summarize role failed ({})",
-            failures.join("; ")
-        ))
     };
     match tokio::time::timeout(timeout, attempts).await {
         Ok(result) => result,

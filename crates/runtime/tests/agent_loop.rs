@@ -143,6 +143,7 @@ fn harness(
         vision: false,
         resolver: None,
         compaction: None,
+        cache_key: None,
     };
     let services = AgentServices {
         client: model.client(),

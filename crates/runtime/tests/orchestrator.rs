@@ -492,3 +492,49 @@ async fn todos_are_ticked_only_for_work_done() {
     );
     assert_fold_matches(&edits);
 }
+
+/// Provider prompt caching needs every request of a role to start with the same bytes —
+/// the role's system prompt, then its tool schemas — run after run, and a cache key per role
+/// and project; nothing that changes per call (ids, times, the task) may sit in that prefix.
+#[tokio::test]
+async fn every_request_of_a_role_starts_with_the_same_bytes_and_key() {
+    let prefixes = |outcome: &support::TestOutcome| {
+        let mut by_role: std::collections::BTreeMap<String, (String, Option<String>)> =
+            std::collections::BTreeMap::new();
+        for call in outcome.requests.calls() {
+            let Some(role) = call.role() else { continue };
+            let tools = serde_json::to_string(&call.request.tools).unwrap();
+            let prefix = format!("{}\n{tools}", call.system());
+            let key = call.request.cache_key.clone();
+            let entry = by_role
+                .entry(role.as_str().to_string())
+                .or_insert_with(|| (prefix.clone(), key.clone()));
+            // Within a run: every request of the role (each agent turn, each worker).
+            assert_eq!(entry.0, prefix, "{role}: the prefix changed within the run");
+            assert_eq!(entry.1, key, "{role}: the cache key changed within the run");
+        }
+        by_role
+    };
+    let run = || {
+        TestRun::new(PROMPT)
+            .git_repo()
+            .permission(PermissionMode::AllowEdits)
+            .script(team_script(Script::new()))
+            .run()
+    };
+    let first = prefixes(&run().await);
+    let second = prefixes(&run().await);
+    assert!(first.len() >= 3, "{:?}", first.keys());
+    for (role, (prefix, key)) in &first {
+        let (again, other_key) = &second[role];
+        assert_eq!(prefix, again, "{role}: a second run starts differently");
+        let key = key
+            .as_deref()
+            .unwrap_or_else(|| panic!("{role}: no cache key"));
+        assert!(key.starts_with(&format!("braincode-{role}-")), "{key}");
+        // Another project (each test run has its own), another key.
+        assert_ne!(Some(key), other_key.as_deref());
+    }
+    let keys: std::collections::BTreeSet<_> = first.values().map(|(_, k)| k.clone()).collect();
+    assert_eq!(keys.len(), first.len(), "one key per role");
+}

@@ -7,11 +7,11 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use braincode_protocol::Usage;
+use braincode_protocol::{PromptCache, Usage};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::chat::arguments_object;
+use super::chat::{BodyOptions, arguments_object};
 use super::{
     PartialCall, StreamDecoder, complete_object, malformed, pending_argument_bytes,
     schema_instruction, take_string, truncated,
@@ -34,11 +34,17 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8_192;
 /// user text) are merged into one user turn as the API expects; empty text blocks are left
 /// out (the API rejects them). With thinking on, `temperature` is omitted (the API only
 /// accepts the default then).
-pub fn request_body(request: &ChatRequest, model: &str, default_max_tokens: Option<u32>) -> Value {
+///
+/// With prompt caching on, three `cache_control` marks end the stable parts, in the order
+/// the API caches them: the last tool (the tool schemas), the system prompt, and the last
+/// block of the conversation (so an agent's next turn reads everything before it from the
+/// cache). A prefix shorter than the model's minimum is simply not cached.
+pub fn request_body(request: &ChatRequest, model: &str, options: BodyOptions) -> Value {
     let max_tokens = request
         .max_tokens
-        .or(default_max_tokens)
+        .or(options.default_max_tokens)
         .unwrap_or(DEFAULT_MAX_TOKENS);
+    let mark = cache_control(options.prompt_cache);
     let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
     for message in &request.messages {
         let (role, blocks) = blocks_for(message);
@@ -64,17 +70,32 @@ pub fn request_body(request: &ChatRequest, model: &str, default_max_tokens: Opti
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     body.insert("max_tokens".into(), json!(max_tokens));
+    if let Some(mark) = &mark
+        && let Some(Value::Array(blocks)) = messages.last_mut().and_then(|m| m.get_mut("content"))
+        && let Some(Value::Object(block)) = blocks.last_mut()
+    {
+        block.insert("cache_control".into(), mark.clone());
+    }
     if !system.is_empty() {
-        body.insert("system".into(), json!(system));
+        match &mark {
+            Some(mark) => body.insert(
+                "system".into(),
+                json!([{"type": "text", "text": system, "cache_control": mark}]),
+            ),
+            None => body.insert("system".into(), json!(system)),
+        };
     }
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), json!(true));
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
+        if let (Some(mark), Some(Value::Object(last))) = (&mark, tools.last_mut()) {
+            last.insert("cache_control".into(), mark.clone());
+        }
         body.insert("tools".into(), Value::Array(tools));
     }
     let budget = anthropic_thinking_budget(request.thinking, max_tokens);
@@ -90,6 +111,15 @@ pub fn request_body(request: &ChatRequest, model: &str, default_max_tokens: Opti
         );
     }
     Value::Object(body)
+}
+
+/// The `cache_control` mark of a prompt-cache setting (`None`: caching off).
+fn cache_control(cache: PromptCache) -> Option<Value> {
+    match cache {
+        PromptCache::Off => None,
+        PromptCache::FiveMinutes => Some(json!({"type": "ephemeral"})),
+        PromptCache::OneHour => Some(json!({"type": "ephemeral", "ttl": "1h"})),
+    }
 }
 
 fn blocks_for(message: &ChatMessage) -> (&'static str, Vec<Value>) {
@@ -462,8 +492,9 @@ mod tests {
                 name: "result".into(),
                 schema: json!({"type": "object"}),
             }),
+            cache_key: None,
         };
-        let body = request_body(&request, "claude-x", None);
+        let body = request_body(&request, "claude-x", uncached());
         assert_eq!(body["max_tokens"], 4_096);
         assert!(
             body["system"]
@@ -502,16 +533,80 @@ mod tests {
             temperature: Some(0.0),
             ..ChatRequest::default()
         };
-        let body = request_body(&small, "claude-x", None);
+        let body = request_body(&small, "claude-x", uncached());
         assert!(
             body.get("thinking").is_none(),
             "no room for a 1024-token budget"
         );
         assert_eq!(body["temperature"], 0.0);
         assert_eq!(
-            request_body(&ChatRequest::default(), "c", None)["max_tokens"],
+            request_body(&ChatRequest::default(), "c", uncached())["max_tokens"],
             DEFAULT_MAX_TOKENS
         );
+    }
+
+    fn uncached() -> BodyOptions {
+        BodyOptions {
+            prompt_cache: PromptCache::Off,
+            ..BodyOptions::default()
+        }
+    }
+
+    fn worker_request(task: &str) -> ChatRequest {
+        ChatRequest {
+            system: Some("You are the backend engineer.".into()),
+            messages: vec![ChatMessage::user_text(task)],
+            tools: vec![
+                ToolSpec {
+                    name: "read_file".into(),
+                    description: "Read".into(),
+                    parameters: json!({"type": "object"}),
+                },
+                ToolSpec {
+                    name: "edit_file".into(),
+                    description: "Edit".into(),
+                    parameters: json!({"type": "object"}),
+                },
+            ],
+            cache_key: Some("braincode-backend-1a2b".into()),
+            ..ChatRequest::default()
+        }
+    }
+
+    #[test]
+    fn cache_marks_end_the_tools_the_system_prompt_and_the_conversation() {
+        let body = request_body(&worker_request("fix a"), "claude-x", BodyOptions::default());
+        let mark = json!({"type": "ephemeral"});
+        assert_eq!(body["tools"][1]["cache_control"], mark);
+        assert!(body["tools"][0].get("cache_control").is_none());
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "You are the backend engineer.", "cache_control": mark}])
+        );
+        assert_eq!(body["messages"][0]["content"][0]["cache_control"], mark);
+        // Anthropic has no cache key field: it caches by content.
+        assert!(body.get("prompt_cache_key").is_none());
+
+        let hour = BodyOptions {
+            prompt_cache: PromptCache::OneHour,
+            ..BodyOptions::default()
+        };
+        let body = request_body(&worker_request("fix a"), "claude-x", hour);
+        assert_eq!(body["system"][0]["cache_control"]["ttl"], "1h");
+
+        let off = request_body(&worker_request("fix a"), "claude-x", uncached());
+        assert!(!off.to_string().contains("cache_control"), "{off}");
+        assert_eq!(off["system"], "You are the backend engineer.");
+    }
+
+    #[test]
+    fn two_workers_of_a_role_share_a_byte_identical_prefix() {
+        let one = request_body(&worker_request("fix a"), "claude-x", BodyOptions::default());
+        let two = request_body(&worker_request("fix b"), "claude-x", BodyOptions::default());
+        // The cached parts, tools then system, are the same bytes; the task differs.
+        assert_eq!(one["tools"].to_string(), two["tools"].to_string());
+        assert_eq!(one["system"].to_string(), two["system"].to_string());
+        assert_ne!(one["messages"], two["messages"]);
     }
 
     #[test]

@@ -86,6 +86,9 @@ pub fn request_body(request: &ChatRequest, model: &str, options: BodyOptions) ->
             json!({"effort": effort, "summary": "auto"}),
         );
     }
+    if let Some(key) = options.cache_key(request) {
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
     if let Some(schema) = &request.response_schema {
         body.insert(
             "text".into(),
@@ -448,6 +451,7 @@ mod tests {
                 name: "r".into(),
                 schema: json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false}),
             }),
+            cache_key: None,
         };
         let body = request_body(&request, "gpt-5", BodyOptions::default());
         assert_eq!(body["instructions"], "sys");

@@ -95,12 +95,49 @@ async fn text_with_cache_usage_and_headers() {
     assert_eq!(request.headers["x-api-key"], "sk-ant-test");
     assert_eq!(request.headers["anthropic-version"], "2023-06-01");
     assert!(!request.headers.contains_key("authorization"));
-    assert_eq!(request.body["system"], "You are terse.");
+    // Prompt caching is on by default: the system prompt and the conversation end on a mark.
+    let mark = json!({"type": "ephemeral"});
+    assert_eq!(
+        request.body["system"],
+        json!([{"type": "text", "text": "You are terse.", "cache_control": mark}])
+    );
     assert_eq!(request.body["max_tokens"], 8192);
     assert_eq!(
         request.body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "Say hello"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "Say hello", "cache_control": mark}]}])
     );
+}
+
+#[tokio::test]
+async fn prompt_cache_follows_the_model_entry() {
+    let server =
+        ReplayServer::start(vec![Canned::sse(TEXT_STREAM), Canned::sse(TEXT_STREAM)]).await;
+    for (setting, system) in [
+        ("off", json!("You are terse.")),
+        (
+            "1h",
+            json!([{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]),
+        ),
+    ] {
+        let mut definition =
+            crate::common::definition("anthropic-messages", &format!("{}/v1", server.url()));
+        definition.prompt_cache = serde_json::from_value(json!(setting)).unwrap();
+        let client = braincode_llm::WireClient::new(
+            &definition,
+            Some("k".into()),
+            crate::common::fast_options(),
+        )
+        .unwrap();
+        let stream = client
+            .stream(hello(), CancellationToken::new())
+            .await
+            .unwrap();
+        collect_stream(stream, |_| {}).await.unwrap();
+        let sent = server.requests().last().unwrap().body.clone();
+        assert_eq!(sent["system"], system, "{setting}");
+    }
+    let off = &server.requests()[0].body;
+    assert!(!off.to_string().contains("cache_control"), "{off}");
 }
 
 #[tokio::test]

@@ -37,6 +37,7 @@ async fn text_reply_on_the_v1_path_with_the_api_key_header() {
         );
         let mut request = hello();
         request.thinking = ThinkingLevel::Minimal;
+        request.cache_key = Some("braincode-backend-7c1d".into());
         let stream = client
             .stream(request, CancellationToken::new())
             .await
@@ -61,6 +62,8 @@ async fn text_reply_on_the_v1_path_with_the_api_key_header() {
         assert_eq!(request.body["stream"], true);
         assert_eq!(request.body["reasoning"]["effort"], "minimal");
         assert_eq!(request.body["instructions"], "You are terse.");
+        // OpenAI's own service caches by prefix and routes by this key.
+        assert_eq!(request.body["prompt_cache_key"], "braincode-backend-7c1d");
     }
 }
 

@@ -75,6 +75,20 @@ pub struct AgentSetup {
     pub resolver: Option<Arc<dyn ToolResolver>>,
     /// When to compact the conversation (`None`: never, the byte guard still applies).
     pub compaction: Option<compact::CompactionPolicy>,
+    /// The provider prompt-cache key of this agent's requests (one per role and project:
+    /// every worker of a role starts with the same bytes, see [`prompt_cache_key`]).
+    pub cache_key: Option<String>,
+}
+
+/// The prompt-cache key of `role`'s requests in the project at `project_root`:
+/// `braincode-<role>-<16 hex digits of the root's SHA-256>`. Stable across runs and
+/// processes, so a second run of the same role hits the provider's cache; nothing in it
+/// changes per call.
+pub fn prompt_cache_key(project_root: &std::path::Path, role: braincode_protocol::Role) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(project_root.as_os_str().as_encoded_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("braincode-{}-{hex}", role.as_str())
 }
 
 /// The tool that calls another tool by name: `{"name": …, "arguments": {…}}`. The loop
@@ -259,6 +273,7 @@ pub async fn run_agent(
             } else {
                 setup.response_schema.clone()
             },
+            cache_key: setup.cache_key.clone(),
         };
         guard_request_size(&request)?;
 

@@ -183,7 +183,7 @@ impl ContextIds {
         let mut hasher = Sha256::new();
         hasher.update(purpose.as_bytes());
         let digest = hasher.finalize();
-        let short: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        let short = braincode_protocol::lower_hex(&digest[..4]);
         let mut seen = match self.derived.lock() {
             Ok(seen) => seen,
             Err(poisoned) => poisoned.into_inner(),
@@ -310,6 +310,7 @@ impl RunBase {
             vision: candidate.definition.supports_vision,
             resolver: None,
             compaction: self.compaction_policy(u64::from(candidate.definition.context_window)),
+            cache_key: Some(crate::agent::prompt_cache_key(&self.project_root, who.role)),
         }
     }
 

@@ -1,6 +1,7 @@
 //! The JSON body of a streaming Chat Completions request, and the helpers that put earlier
 //! tool calls and their outputs back on the wire (shared with the other protocols).
 
+use braincode_protocol::PromptCache;
 use serde_json::{Map, Value, json};
 
 use crate::thinking::openai_reasoning_effort;
@@ -14,6 +15,19 @@ pub struct BodyOptions {
     pub official: bool,
     /// Output cap when the request has none (the catalogue's `maxTokens`).
     pub default_max_tokens: Option<u32>,
+    /// Provider prompt caching (cache marks on Anthropic, a cache key on OpenAI).
+    pub prompt_cache: PromptCache,
+}
+
+impl BodyOptions {
+    /// The `prompt_cache_key` to send: the request's key, when caching is on and the
+    /// endpoint is OpenAI's own (a compatible server may refuse a field it does not know).
+    pub(crate) fn cache_key<'a>(&self, request: &'a ChatRequest) -> Option<&'a str> {
+        request
+            .cache_key
+            .as_deref()
+            .filter(|_| self.official && self.prompt_cache.is_on())
+    }
 }
 
 /// The JSON body of a streaming Chat Completions request.
@@ -60,6 +74,9 @@ pub fn request_body(request: &ChatRequest, model: &str, options: BodyOptions) ->
     }
     if let Some(effort) = openai_reasoning_effort(request.thinking, options.official) {
         body.insert("reasoning_effort".into(), json!(effort));
+    }
+    if let Some(key) = options.cache_key(request) {
+        body.insert("prompt_cache_key".into(), json!(key));
     }
     if let Some(schema) = &request.response_schema {
         body.insert(
@@ -212,6 +229,7 @@ mod tests {
                 name: "answer".into(),
                 schema: json!({"type": "object"}),
             }),
+            cache_key: None,
         };
         let body = request_body(&request, "gpt-x", BodyOptions::default());
         assert_eq!(body["model"], "gpt-x");
@@ -251,6 +269,7 @@ mod tests {
             BodyOptions {
                 official: true,
                 default_max_tokens: None,
+                prompt_cache: PromptCache::default(),
             },
         );
         assert_eq!(official["max_completion_tokens"], 100);
@@ -259,6 +278,39 @@ mod tests {
 
         let plain = request_body(&ChatRequest::default(), "m", BodyOptions::default());
         assert!(plain.get("reasoning_effort").is_none(), "off → omitted");
+
+        // The cache key goes to OpenAI itself, not to a compatible server (which may refuse
+        // a field it does not know), and not when caching is off.
+        let keyed = ChatRequest {
+            cache_key: Some("braincode-qa-9f".into()),
+            ..ChatRequest::default()
+        };
+        let openai = BodyOptions {
+            official: true,
+            ..BodyOptions::default()
+        };
+        assert_eq!(
+            request_body(&keyed, "gpt-x", openai)["prompt_cache_key"],
+            "braincode-qa-9f"
+        );
+        assert_eq!(
+            crate::wire::responses::request_body(&keyed, "gpt-x", openai)["prompt_cache_key"],
+            "braincode-qa-9f"
+        );
+        assert!(
+            request_body(&keyed, "m", BodyOptions::default())
+                .get("prompt_cache_key")
+                .is_none()
+        );
+        let off = BodyOptions {
+            prompt_cache: PromptCache::Off,
+            ..openai
+        };
+        assert!(
+            request_body(&keyed, "gpt-x", off)
+                .get("prompt_cache_key")
+                .is_none()
+        );
         assert!(plain.get("tools").is_none());
     }
 }

@@ -282,6 +282,7 @@ mod tests {
                 name: "result".into(),
                 schema: json!({"type": "object"}),
             }),
+            cache_key: None,
         };
         let body = request_body(&request, "gemini-2.5-pro", BodyOptions::default());
         assert_eq!(

@@ -1,0 +1,127 @@
+//! The product's text clippers and its hex encoder: one implementation each, for every crate.
+//!
+//! Clippers count Unicode scalar values (`char`s), never bytes, so a clipped text is always
+//! valid UTF-8. They differ only in how a cut is marked; the name says which.
+
+/// The marker appended when text is clipped.
+pub const ELLIPSIS: char = '…';
+
+/// Clips `text` to at most `max_chars` characters, ending with `…` when anything was cut.
+///
+/// The ellipsis is counted: the result is never longer than `max_chars` characters, so it fits
+/// a budget. `max_chars == 0` yields an empty string.
+pub fn clip_chars(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => text.to_string(),
+        Some(_) if max_chars == 0 => String::new(),
+        Some(_) => {
+            // Keep max_chars - 1 characters and spend the last one on the ellipsis.
+            let keep_end = text
+                .char_indices()
+                .nth(max_chars - 1)
+                .map_or(text.len(), |(index, _)| index);
+            let mut clipped = String::with_capacity(keep_end + ELLIPSIS.len_utf8());
+            clipped.push_str(&text[..keep_end]);
+            clipped.push(ELLIPSIS);
+            clipped
+        }
+    }
+}
+
+/// Keeps the first `max_chars` characters of `text` and appends `…` when anything was cut.
+///
+/// The ellipsis is not counted (a clipped result has `max_chars + 1` characters): for previews
+/// where the kept text matters more than the budget.
+pub fn clip_chars_then_ellipsis(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((index, _)) => format!("{}{ELLIPSIS}", &text[..index]),
+        None => text.to_string(),
+    }
+}
+
+/// Keeps the first `max_chars` characters of `text` and, when anything was cut, says how many
+/// characters were left out: `hé… [3 more chars]`.
+pub fn clip_chars_noting_rest(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => text.to_string(),
+        Some((cut, _)) => {
+            let omitted = text[cut..].chars().count();
+            format!("{}{ELLIPSIS} [{omitted} more chars]", &text[..cut])
+        }
+    }
+}
+
+/// Lower-case hex of `bytes` (two digits a byte), as digests are written.
+pub fn lower_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn clip_chars_keeps_short_text_unchanged() {
+        assert_eq!(clip_chars("hello", 5), "hello");
+        assert_eq!(clip_chars("hello", 50), "hello");
+        assert_eq!(clip_chars("", 0), "");
+    }
+
+    #[test]
+    fn clip_chars_counts_chars_and_adds_an_ellipsis() {
+        assert_eq!(clip_chars("hello world", 6), "hello…");
+        assert_eq!(clip_chars("héllo wörld", 4), "hél…");
+        assert_eq!(clip_chars("改一下这个页面", 3), "改一…");
+        assert_eq!(clip_chars("abc", 1), "…");
+        assert_eq!(clip_chars("abc", 0), "");
+    }
+
+    #[test]
+    fn clip_chars_then_ellipsis_keeps_the_whole_budget() {
+        assert_eq!(clip_chars_then_ellipsis("héllo", 2), "hé…");
+        assert_eq!(clip_chars_then_ellipsis("hé", 2), "hé");
+        assert_eq!(clip_chars_then_ellipsis("abc", 0), "…");
+    }
+
+    #[test]
+    fn clip_chars_noting_rest_counts_what_was_cut() {
+        assert_eq!(clip_chars_noting_rest("héllo", 2), "hé… [3 more chars]");
+        assert_eq!(clip_chars_noting_rest("abc", 3), "abc");
+    }
+
+    #[test]
+    fn lower_hex_is_lower_case_two_digits_a_byte() {
+        assert_eq!(lower_hex(&[]), "");
+        assert_eq!(lower_hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn clip_chars_respects_the_budget(text in "\\PC{0,64}", max in 0usize..70) {
+            let clipped = clip_chars(&text, max);
+            prop_assert!(clipped.chars().count() <= max);
+            if text.chars().count() <= max {
+                prop_assert_eq!(&clipped, &text);
+            } else if max > 0 {
+                prop_assert!(clipped.ends_with(ELLIPSIS));
+                let kept = clipped.trim_end_matches(ELLIPSIS);
+                prop_assert!(text.starts_with(kept));
+            }
+        }
+
+        #[test]
+        fn lower_hex_matches_the_format_macro(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let formatted: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            prop_assert_eq!(lower_hex(&bytes), formatted);
+        }
+    }
+}
