@@ -386,6 +386,8 @@ impl PolicyGate {
             }
             if self.permission == PermissionMode::AllowEdits
                 && Self::runs_commands(request)
+                // The checks have their own rule above: a CI change's need `--yes` or a person.
+                && request.tool.name != crate::run::CHECK_TOOL
                 && !evaluation.is_unanalysable()
                 && evaluation.decision != Some(PolicyDecision::Ask)
             {

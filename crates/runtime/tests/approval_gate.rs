@@ -998,6 +998,22 @@ async fn an_untrusted_projects_checks_need_a_person_whatever_the_mode() {
     } = gate(Mode::Auto, PermissionMode::AllowEdits, None);
     let trusted = trusted.with_project_trust(true);
     assert_eq!(check(&trusted, &checks, args).await, GateOutcome::Allow);
+    // A CI change's checks (what it changes decides what runs) need more than edits mode,
+    // even though edits mode runs other sandboxed commands.
+    let ci = json!({"command": "make ci", "scripts": ["make ci"], "approvalRequired": true});
+    for permission in [PermissionMode::AllowEdits, PermissionMode::Ask] {
+        let g = gate(Mode::Auto, permission, None);
+        let g = Gate {
+            gate: g.gate.with_project_trust(true),
+            ..g
+        };
+        let outcome = check(&g.gate, &checks, ci.clone()).await;
+        assert!(
+            matches!(outcome, GateOutcome::Refuse(_)),
+            "{permission:?} ran a CI change's checks: {:?}",
+            decisions(&g.journal)
+        );
+    }
     assert!(
         decisions(&journal)
             .iter()
