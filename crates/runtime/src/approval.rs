@@ -404,7 +404,6 @@ impl PolicyGate {
             }
             if self.permission == PermissionMode::AllowEdits
                 && request.tool.permission == ToolPermission::Write
-                && evaluation.decision != Some(PolicyDecision::Ask)
             {
                 self.record(
                     request,
