@@ -3,30 +3,8 @@
 //! All of them count Unicode scalar values (`char`s) or bytes explicitly and never split a
 //! UTF-8 character.
 
-/// The marker appended when text is clipped.
-pub const ELLIPSIS: char = '…';
-
-/// Clips `text` to at most `max_chars` characters, ending with `…` when anything was cut.
-///
-/// Counts `char`s, not bytes, so the result is always valid UTF-8 and never longer than
-/// `max_chars` characters (the ellipsis included). `max_chars == 0` yields an empty string.
-pub fn clip_chars(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        None => text.to_string(),
-        Some(_) if max_chars == 0 => String::new(),
-        Some(_) => {
-            // Keep max_chars - 1 characters and spend the last one on the ellipsis.
-            let keep_end = text
-                .char_indices()
-                .nth(max_chars - 1)
-                .map_or(text.len(), |(index, _)| index);
-            let mut clipped = String::with_capacity(keep_end + ELLIPSIS.len_utf8());
-            clipped.push_str(&text[..keep_end]);
-            clipped.push(ELLIPSIS);
-            clipped
-        }
-    }
-}
+/// The clippers live in the protocol crate so that crates below this one use the same ones.
+pub use braincode_protocol::{ELLIPSIS, clip_chars};
 
 /// The longest prefix of `text` that is at most `max_bytes` bytes long and ends on a
 /// character boundary. No marker is added: callers say what was cut in their own words.
@@ -65,22 +43,6 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn clip_chars_keeps_short_text_unchanged() {
-        assert_eq!(clip_chars("hello", 5), "hello");
-        assert_eq!(clip_chars("hello", 50), "hello");
-        assert_eq!(clip_chars("", 0), "");
-    }
-
-    #[test]
-    fn clip_chars_counts_chars_and_adds_an_ellipsis() {
-        assert_eq!(clip_chars("hello world", 6), "hello…");
-        assert_eq!(clip_chars("héllo wörld", 4), "hél…");
-        assert_eq!(clip_chars("改一下这个页面", 3), "改一…");
-        assert_eq!(clip_chars("abc", 1), "…");
-        assert_eq!(clip_chars("abc", 0), "");
-    }
-
-    #[test]
     fn clip_bytes_never_splits_a_character() {
         assert_eq!(clip_bytes("abc", 10), "abc");
         assert_eq!(clip_bytes("abc", 2), "ab");
@@ -98,19 +60,6 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
-
-        #[test]
-        fn clip_chars_respects_the_budget(text in "\\PC{0,64}", max in 0usize..70) {
-            let clipped = clip_chars(&text, max);
-            prop_assert!(char_len(&clipped) <= max);
-            if char_len(&text) <= max {
-                prop_assert_eq!(&clipped, &text);
-            } else if max > 0 {
-                prop_assert!(clipped.ends_with(ELLIPSIS));
-                let kept = clipped.trim_end_matches(ELLIPSIS);
-                prop_assert!(text.starts_with(kept));
-            }
-        }
 
         #[test]
         fn clip_bytes_returns_a_prefix_within_budget(text in "\\PC{0,64}", max in 0usize..200) {

@@ -51,14 +51,6 @@ pub fn head(text: &str, max_bytes: usize) -> String {
     )
 }
 
-/// Clips `text` to `max_chars` characters, appending `…` when clipped.
-pub fn clip_chars(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((index, _)) => format!("{}…", &text[..index]),
-        None => text.to_string(),
-    }
-}
-
 /// A byte buffer that keeps only the last `capacity` bytes written, counting what it dropped.
 #[derive(Debug, Clone)]
 pub struct TailBuffer {
@@ -149,8 +141,6 @@ mod tests {
         assert!(kept.starts_with("[… 8 earlier bytes omitted …]"));
         let kept = head(text, 3);
         assert!(kept.starts_with("é\n"));
-        assert_eq!(clip_chars("héllo", 2), "hé…");
-        assert_eq!(clip_chars("hé", 2), "hé");
     }
 
     #[test]

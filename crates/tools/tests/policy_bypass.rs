@@ -1206,7 +1206,7 @@ fn deep_nesting_is_denied_without_overflowing_a_small_stack() {
         assert!(
             denied,
             "{}",
-            braincode_tools::text::clip_chars(&summary, 300)
+            braincode_protocol::clip_chars_then_ellipsis(&summary, 300)
         );
     }
 }

@@ -308,7 +308,7 @@ impl Tool for ListBackground {
                     },
                     state,
                     s.elapsed.as_secs(),
-                    crate::text::clip_chars(&s.command, 200)
+                    braincode_protocol::clip_chars_then_ellipsis(&s.command, 200)
                 )
             })
             .collect();

@@ -251,8 +251,10 @@ fn search_contents(
                     truncated = true;
                     return Ok(false);
                 }
-                let text =
-                    crate::text::clip_chars(line.trim_end_matches(['\n', '\r']), MAX_LINE_CHARS);
+                let text = braincode_protocol::clip_chars_then_ellipsis(
+                    line.trim_end_matches(['\n', '\r']),
+                    MAX_LINE_CHARS,
+                );
                 lines.push(format!("{rel}:{line_number}:{text}"));
                 Ok(true)
             }),

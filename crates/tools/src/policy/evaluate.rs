@@ -313,7 +313,7 @@ impl PermissionPolicy {
         for reason in &analysis.too_deep {
             evaluation.push(RuleMatch {
                 kind: TargetKind::Command,
-                target: crate::text::clip_chars(&command.text, 200),
+                target: braincode_protocol::clip_chars_then_ellipsis(&command.text, 200),
                 pattern: "(nesting limit)".to_string(),
                 action: PolicyDecision::Deny,
                 reason: format!("{reason}: too deep to analyse"),
@@ -414,7 +414,7 @@ impl PermissionPolicy {
         if !unanalysable.is_empty() {
             evaluation.push(RuleMatch {
                 kind: TargetKind::Command,
-                target: crate::text::clip_chars(&command.text, 200),
+                target: braincode_protocol::clip_chars_then_ellipsis(&command.text, 200),
                 pattern: "(command not fully analysable)".to_string(),
                 action: PolicyDecision::Ask,
                 reason: format!("unanalysable: {}", unanalysable.join("; ")),
@@ -447,7 +447,7 @@ impl PermissionPolicy {
                 {
                     evaluation.push(RuleMatch {
                         kind: TargetKind::Command,
-                        target: crate::text::clip_chars(source, 200),
+                        target: braincode_protocol::clip_chars_then_ellipsis(source, 200),
                         pattern: rule.pattern.clone(),
                         action: PolicyDecision::Deny,
                         reason: format!(

@@ -116,7 +116,7 @@ pub(super) fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
 }
 
 pub(super) fn clip(text: &str) -> String {
-    crate::text::clip_chars(text.trim(), 80)
+    braincode_protocol::clip_chars_then_ellipsis(text.trim(), 80)
 }
 
 impl Walker {
