@@ -217,7 +217,7 @@ fn hash_trust_file(root: &Path, relative: &str) -> Option<TrustFile> {
         }
     }
     let digest = hasher.finalize();
-    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+    let hex = braincode_protocol::lower_hex(&digest);
     Some(TrustFile {
         path: relative.to_string(),
         sha256: Some(hex),

@@ -76,10 +76,6 @@ pub(crate) fn key(
     hash.finalize().into()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn prefix_of(model_path: &Path) -> Option<(PathBuf, String)> {
     let dir = model_path.parent()?.to_path_buf();
     let name = model_path.file_name()?.to_str()?;
@@ -89,7 +85,10 @@ fn prefix_of(model_path: &Path) -> Option<(PathBuf, String)> {
 /// Where the state file of `key` lives for the model at `model_path`.
 pub(crate) fn path_for(model_path: &Path, key: &[u8; 32]) -> PathBuf {
     let mut name = model_path.as_os_str().to_os_string();
-    name.push(format!(".prefix-{}{SUFFIX}", hex(&key[..8])));
+    name.push(format!(
+        ".prefix-{}{SUFFIX}",
+        braincode_protocol::lower_hex(&key[..8])
+    ));
     PathBuf::from(name)
 }
 

@@ -54,17 +54,7 @@ pub(crate) fn sha256_of(
         total += n as u64;
         on_bytes(total);
     }
-    Ok(hex(&hasher.finalize()))
-}
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
+    Ok(braincode_protocol::lower_hex(&hasher.finalize()))
 }
 
 /// Records that `path`, in its current version, has the default model's checksum (called after

@@ -14,7 +14,7 @@ use crate::AppState;
 pub(crate) fn random_token() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    braincode_protocol::lower_hex(&bytes)
 }
 
 /// The cookie carries the port: two panels on one machine keep their own.

@@ -15,7 +15,7 @@ pub(crate) fn version_of(path: &Path) -> Result<String, ApiError> {
     match std::fs::read(path) {
         Ok(bytes) => {
             let digest = Sha256::digest(&bytes);
-            Ok(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
+            Ok(braincode_protocol::lower_hex(&digest[..8]))
         }
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok("absent".to_string()),
         Err(err) => Err(ApiError::Internal(format!(

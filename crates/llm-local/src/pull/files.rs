@@ -30,7 +30,7 @@ pub(super) fn import(
             magic: if other.is_empty() {
                 "nothing (the file is empty)".into()
             } else {
-                hex(other)
+                braincode_protocol::lower_hex(other)
             },
         }),
     }
@@ -157,7 +157,7 @@ pub(super) fn write_verified(
         done += n as u64;
         progress(PullProgress::Writing { done, total });
     }
-    let actual = hex(&hasher.finalize());
+    let actual = braincode_protocol::lower_hex(&hasher.finalize());
     if actual != DEFAULT_MODEL_SHA256 {
         return Err(PullError::ChecksumMismatch {
             origin: origin.to_string(),

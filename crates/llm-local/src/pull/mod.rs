@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
-use crate::verify::{self, hex};
+use crate::verify;
 
 mod files;
 

@@ -12,11 +12,7 @@ pub const MAX_SNAPSHOT_BYTES: u64 = 8 * 1024 * 1024;
 
 /// SHA-256 of `bytes`, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    braincode_protocol::lower_hex(&Sha256::digest(bytes))
 }
 
 /// A path's state at one moment.
@@ -96,7 +92,7 @@ pub fn hash_file(root: &Path, relative: &Path) -> Option<String> {
         }
         hasher.update(&buffer[..read]);
     }
-    Some(hex(&hasher.finalize()))
+    Some(braincode_protocol::lower_hex(&hasher.finalize()))
 }
 
 /// The before contents of one session's changes, named by their SHA-256.

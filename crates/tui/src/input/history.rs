@@ -70,7 +70,7 @@ pub struct History {
 pub fn history_path(home: &Home, project_root: &Path) -> PathBuf {
     let canonical = std::fs::canonicalize(project_root).unwrap_or_else(|_| project_root.into());
     let digest = Sha256::digest(canonical.to_string_lossy().as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let hex = braincode_protocol::lower_hex(&digest[..8]);
     let name: String = canonical
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
