@@ -12,8 +12,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use braincode_config::journal::now_ms;
 use braincode_protocol::{AgentRef, FinalReport, JournalEntry, Record, RunEvent};
 use tokio::sync::mpsc;
 
@@ -44,14 +44,6 @@ impl EventSubscriber for ChannelSubscriber {
         // A closed receiver means nobody is watching any more; the run goes on.
         let _ = self.0.send(event.clone());
     }
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// What the ordering lock protects.

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use braincode_config::journal::now_ms;
 use braincode_config::journal::{MAX_RECORD_BYTES, clip_text, extend_handoff, report_turns};
 use braincode_protocol::{
     CheckStatus, ExecutionPlanReview, FinalReport, FinalReportRecord, FinalStatus, Handoff,
@@ -14,7 +15,7 @@ use braincode_protocol::{
 use crate::agent::{AgentError, ToolStats};
 use crate::fold::{CANCELLED_SUMMARY, LiveState};
 use crate::report::{StatusInputs, final_status};
-use crate::sink::{RunSink, now_ms};
+use crate::sink::RunSink;
 
 /// The most of the user's prompt a record carries (`run_start`, the report's task): a
 /// quarter of a journal line. The whole prompt still reaches the models and `--json`.

@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use braincode_config::Home;
+use braincode_config::journal::now_ms;
 use braincode_protocol::{Mode, RunEvent, SessionId};
 use braincode_runtime::{
     ChannelSubscriber, PermissionMode, RoutingChoice, RunRequest, RunServices, new_session_id, run,
@@ -449,8 +450,4 @@ impl Session {
             let _ = tokio::time::timeout(QUIT_GRACE, running.handle).await;
         }
     }
-}
-
-fn now_ms() -> i64 {
-    braincode_runtime::sink::now_ms()
 }
