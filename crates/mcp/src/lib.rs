@@ -12,7 +12,6 @@ mod error;
 mod http;
 mod hub;
 mod process;
-mod sys;
 mod types;
 
 pub use connection::Connection;

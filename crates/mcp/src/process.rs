@@ -13,7 +13,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
 use crate::McpError;
-use crate::sys::signal_group;
+use braincode_sandbox::{GroupSignal, signal_group};
 
 /// Bytes of stderr kept per server.
 const STDERR_KEEP: usize = 4_000;
@@ -204,6 +204,12 @@ impl ChildProcess {
         self.pid
     }
 
+    /// Its process group (it leads its own). A pid beyond `pid_t` becomes 0, which is never
+    /// signalled.
+    fn pgid(&self) -> i32 {
+        i32::try_from(self.pid).unwrap_or(0)
+    }
+
     /// Its exit and stderr.
     pub(crate) fn watch(&self) -> &ExitWatch {
         &self.watch
@@ -213,7 +219,7 @@ impl ChildProcess {
     /// group (whatever it left behind), and a short wait for the leader to be reaped.
     pub(crate) async fn terminate(&self) {
         if self.watch.status().is_none() {
-            signal_group(self.pid, libc::SIGTERM);
+            signal_group(self.pgid(), GroupSignal::Terminate);
             let _ = self.watch.exited_within(TERM_GRACE).await;
         }
         self.kill_group();
@@ -223,7 +229,7 @@ impl ChildProcess {
     /// SIGKILL to the whole group, once.
     pub(crate) fn kill_group(&self) {
         if !self.reaped_group.swap(true, Ordering::AcqRel) {
-            signal_group(self.pid, libc::SIGKILL);
+            signal_group(self.pgid(), GroupSignal::Kill);
         }
     }
 }

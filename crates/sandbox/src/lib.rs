@@ -24,6 +24,7 @@
 
 pub mod beneath;
 mod env;
+mod group;
 mod guard;
 mod helper;
 mod lists;
@@ -51,6 +52,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 pub use env::{is_secret_env_name, scrub_secret_env};
+pub use group::{GroupSignal, group_exists, signal_group};
 pub use guard::{ChangeKind, ProtectedChange, ProtectedViolation};
 pub use helper::helper_sandbox;
 pub use lists::{

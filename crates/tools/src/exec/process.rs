@@ -16,6 +16,7 @@ use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use braincode_sandbox::{GroupSignal, group_exists, signal_group};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
@@ -29,17 +30,6 @@ pub const KILL_GRACE: Duration = Duration::from_millis(1_000);
 /// holds them (a process left in the background) is stopped.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(1_000);
 
-/// Sends `signal` to every process of group `pgid`. Returns whether the group existed.
-#[allow(unsafe_code)]
-pub fn signal_group(pgid: i32, signal: i32) -> bool {
-    if pgid <= 1 {
-        return false;
-    }
-    // SAFETY: killpg only reads its two integer arguments and has no memory-safety
-    // preconditions; pgid > 1 rules out signalling our own group (0) or every process (-1).
-    unsafe { libc::killpg(pgid, signal) == 0 }
-}
-
 /// Whether any process of group `pgid` is still running (zombies waiting to be reaped by
 /// another parent do not count).
 pub fn group_alive(pgid: i32) -> bool {
@@ -48,7 +38,7 @@ pub fn group_alive(pgid: i32) -> bool {
     }
     match live_group_members(pgid) {
         Some(count) => count > 0,
-        None => signal_group(pgid, 0),
+        None => group_exists(pgid),
     }
 }
 
@@ -80,7 +70,7 @@ pub fn live_group_members(pgid: i32) -> Option<usize> {
 
 /// SIGTERM to the group, then SIGKILL after [`KILL_GRACE`] if anything survived.
 pub async fn terminate_group(pgid: i32) {
-    if !signal_group(pgid, libc::SIGTERM) {
+    if !signal_group(pgid, GroupSignal::Terminate) {
         return;
     }
     let deadline = tokio::time::Instant::now() + KILL_GRACE;
@@ -90,7 +80,7 @@ pub async fn terminate_group(pgid: i32) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    signal_group(pgid, libc::SIGKILL);
+    signal_group(pgid, GroupSignal::Kill);
 }
 
 /// SIGTERM now and SIGKILL after [`KILL_GRACE`] from a helper thread, for `Drop` paths that
@@ -99,7 +89,7 @@ pub async fn terminate_group(pgid: i32) {
 pub fn terminate_group_detached(pgids: Vec<i32>) {
     let pgids: Vec<i32> = pgids
         .into_iter()
-        .filter(|pgid| signal_group(*pgid, libc::SIGTERM))
+        .filter(|pgid| signal_group(*pgid, GroupSignal::Terminate))
         .collect();
     if pgids.is_empty() {
         return;
@@ -119,7 +109,7 @@ pub fn terminate_group_detached(pgids: Vec<i32>) {
             }
             for pgid in escalation {
                 if group_alive(pgid) {
-                    signal_group(pgid, libc::SIGKILL);
+                    signal_group(pgid, GroupSignal::Kill);
                 }
                 registry::remove(pgid);
             }
@@ -178,7 +168,7 @@ pub fn registered_groups() -> Vec<i32> {
 /// exit at once (a second Ctrl-C).
 pub fn kill_all_groups() {
     for pgid in registry::all() {
-        signal_group(pgid, libc::SIGKILL);
+        signal_group(pgid, GroupSignal::Kill);
     }
 }
 
@@ -193,7 +183,7 @@ pub fn settle_all_groups() {
     }
     let alive: Vec<i32> = groups
         .into_iter()
-        .filter(|pgid| group_alive(*pgid) && signal_group(*pgid, libc::SIGTERM))
+        .filter(|pgid| group_alive(*pgid) && signal_group(*pgid, GroupSignal::Terminate))
         .collect();
     let deadline = std::time::Instant::now() + KILL_GRACE;
     while std::time::Instant::now() < deadline && alive.iter().any(|pgid| group_alive(*pgid)) {
@@ -201,7 +191,7 @@ pub fn settle_all_groups() {
     }
     for pgid in alive {
         if group_alive(pgid) {
-            signal_group(pgid, libc::SIGKILL);
+            signal_group(pgid, GroupSignal::Kill);
         }
     }
 }
@@ -561,6 +551,9 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         };
         use std::os::unix::process::ExitStatusExt;
-        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        assert_eq!(
+            status.signal(),
+            Some(rustix::process::Signal::KILL.as_raw())
+        );
     }
 }
