@@ -18,8 +18,10 @@ use braincode_llm::{
 use braincode_protocol::{Phase, Record, Role, SessionId, ThinkingLevel, TokenUsage, Usage};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::AgentError;
 use crate::config::{load_brain_presets, load_models, load_settings, select_brain};
 use crate::models::{ClientOverride, ModelFactory};
+use crate::run::fallback::{Fallback, StopRule, each_candidate};
 
 /// How often a watcher asks the pet model while a run is going.
 pub const PET_POLL: Duration = Duration::from_secs(8);
@@ -279,20 +281,33 @@ impl PetModel {
             ..ChatRequest::default()
         };
         let mut reasons = Vec::new();
-        for (index, candidate) in self.candidates.iter().enumerate() {
-            let id = &candidate.definition.id;
-            match self.call(candidate, request.clone(), cancel).await {
-                Ok((text, usage)) => {
+        let outcome = each_candidate(
+            &self.candidates,
+            StopRule::SideCall,
+            |candidate, attempt| {
+                let request = request.clone();
+                async move {
+                    let (text, usage) = match self.call(&candidate, request, cancel).await {
+                        Ok(reply) => reply,
+                        Err(err) if err.kind == ErrorKind::Cancelled => {
+                            return Err(AgentError::Cancelled);
+                        }
+                        Err(err) => return Err(AgentError::Model(err)),
+                    };
                     if let Some(usage) = usage {
-                        self.record_usage(session, candidate, usage, index);
+                        self.record_usage(session, &candidate, usage, attempt as usize - 1);
                     }
-                    return parse_pet_reply(&text).map_err(|e| format!("{id}: {e}"));
+                    Ok((candidate.definition.id, text))
                 }
-                Err(err) if err.kind == ErrorKind::Cancelled => return Err(err.message),
-                Err(err) => reasons.push(format!("{id}: {}", err.message)),
-            }
+            },
+            |failure| reasons.push(failure.brief()),
+        )
+        .await;
+        match outcome {
+            Fallback::Done((id, text)) => parse_pet_reply(&text).map_err(|e| format!("{id}: {e}")),
+            Fallback::Cancelled => Err(ModelError::cancelled().message),
+            Fallback::Exhausted(_) => Err(reasons.join("; ")),
         }
-        Err(reasons.join("; "))
     }
 
     async fn call(

@@ -1,6 +1,7 @@
-//! The one candidate-fallback loop of a run: the router, every worker and the primary try
-//! the usable models of their chain in order until one answers. A failure moves on to the
-//! next model when its kind allows it (never after a cancellation or an oversized context).
+//! The one candidate-fallback loop: the router, every worker, the primary, the pet and the
+//! handoff summarizer try the usable models of their chain in order until one answers. A
+//! failure moves on to the next model when the caller's [`StopRule`] allows it; a cancellation
+//! always stops.
 
 use braincode_llm::Candidate;
 
@@ -18,6 +19,17 @@ pub(crate) struct Failure {
     pub will_fallback: bool,
 }
 
+impl Failure {
+    /// `model: what failed`, with a model error's own message (no kind, no hint): one item of
+    /// a side call's list of reasons.
+    pub fn brief(&self) -> String {
+        match &self.error {
+            AgentError::Model(err) => format!("{}: {}", self.model, err.message),
+            other => format!("{}: {other}", self.model),
+        }
+    }
+}
+
 /// How trying the candidates ended.
 pub(crate) enum Fallback<T> {
     /// A candidate answered.
@@ -28,10 +40,36 @@ pub(crate) enum Fallback<T> {
     Exhausted(Vec<Failure>),
 }
 
+/// Which failures end the chain before its last model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopRule {
+    /// A run's agents: an oversized context stops too (a conversation too long for one model
+    /// needs a handoff, not the next model).
+    Run,
+    /// A one-shot side call with its own prompt (the pet, the handoff summarizer): every
+    /// failure but a cancellation tries the next model.
+    SideCall,
+}
+
+impl StopRule {
+    /// Whether the next candidate is worth trying after `error`.
+    fn falls_back(self, error: &AgentError) -> bool {
+        match self {
+            StopRule::Run => error.allows_fallback(),
+            StopRule::SideCall => match error {
+                AgentError::Model(err) => err.kind != braincode_llm::ErrorKind::Cancelled,
+                AgentError::ContextTooLarge { .. } => true,
+                AgentError::Cancelled => false,
+            },
+        }
+    }
+}
+
 /// Tries `attempt` on each candidate in turn (with its 1-based attempt number) until one
 /// succeeds; `on_failure` sees each failure as it happens (to journal it, to warn).
 pub(crate) async fn each_candidate<T, F, Fut>(
     candidates: &[Candidate],
+    rule: StopRule,
     mut attempt: F,
     mut on_failure: impl FnMut(&Failure),
 ) -> Fallback<T>
@@ -51,7 +89,7 @@ where
                 let failure = Failure {
                     model: candidate.definition.id.clone(),
                     attempt: number,
-                    will_fallback: error.allows_fallback() && index + 1 < candidates.len(),
+                    will_fallback: rule.falls_back(&error) && index + 1 < candidates.len(),
                     error,
                 };
                 on_failure(&failure);
@@ -94,6 +132,7 @@ mod tests {
         let mut seen = Vec::new();
         let outcome = each_candidate(
             &list,
+            StopRule::Run,
             |candidate, attempt| async move {
                 if candidate.definition.id == "c" {
                     Ok(attempt)
@@ -113,6 +152,7 @@ mod tests {
         let list = candidates(&["a", "b"]);
         let outcome: Fallback<()> = each_candidate(
             &list,
+            StopRule::Run,
             |_, _| async { Err(error(ErrorKind::ContextTooLong)) },
             |_| {},
         )
@@ -124,8 +164,13 @@ mod tests {
             }
             _ => panic!("expected exhaustion"),
         }
-        let outcome: Fallback<()> =
-            each_candidate(&list, |_, _| async { Err(error(ErrorKind::Auth)) }, |_| {}).await;
+        let outcome: Fallback<()> = each_candidate(
+            &list,
+            StopRule::Run,
+            |_, _| async { Err(error(ErrorKind::Auth)) },
+            |_| {},
+        )
+        .await;
         match outcome {
             Fallback::Exhausted(failures) => {
                 assert_eq!(failures.len(), 2);
@@ -141,11 +186,41 @@ mod tests {
         let mut failures = 0;
         let outcome: Fallback<()> = each_candidate(
             &list,
+            StopRule::SideCall,
             |_, _| async { Err(AgentError::Cancelled) },
             |_| failures += 1,
         )
         .await;
         assert!(matches!(outcome, Fallback::Cancelled));
         assert_eq!(failures, 0);
+    }
+
+    #[tokio::test]
+    async fn a_side_call_tries_the_next_model_after_an_oversized_context() {
+        let list = candidates(&["a", "b"]);
+        let outcome = each_candidate(
+            &list,
+            StopRule::SideCall,
+            |candidate, _| async move {
+                match candidate.definition.id.as_str() {
+                    "a" => Err(error(ErrorKind::ContextTooLong)),
+                    _ => Ok(()),
+                }
+            },
+            |_| {},
+        )
+        .await;
+        assert!(matches!(outcome, Fallback::Done(())));
+        let outcome: Fallback<()> = each_candidate(
+            &list,
+            StopRule::SideCall,
+            |_, _| async { Err(error(ErrorKind::Cancelled)) },
+            |_| {},
+        )
+        .await;
+        match outcome {
+            Fallback::Exhausted(failures) => assert_eq!(failures.len(), 1),
+            _ => panic!("expected a stop at the cancellation"),
+        }
     }
 }

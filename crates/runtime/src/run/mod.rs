@@ -20,7 +20,7 @@ pub use budget::{BUDGET_REACHED, BUDGET_STOP_SUFFIX, RunBudget};
 pub use checks::CHECK_TOOL;
 pub use setup::{fetch_sandbox, project_sandbox};
 mod dispatch;
-mod fallback;
+pub(crate) mod fallback;
 mod finish;
 mod opening;
 mod pipeline;

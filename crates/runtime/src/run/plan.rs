@@ -11,7 +11,7 @@ use braincode_llm::{Candidate, ChatMessage, ContentPart, ErrorKind, ModelError, 
 use braincode_protocol::{Phase, Role, RoutingSource};
 
 use crate::agent::{AgentError, AgentSetup, run_agent};
-use crate::run::fallback::{Fallback, each_candidate};
+use crate::run::fallback::{Fallback, StopRule, each_candidate};
 use crate::run::state::{AgentIdentity, RunShared};
 
 /// How the plan should be made.
@@ -182,6 +182,7 @@ async fn route_with_brain(
     };
     let outcome = each_candidate(
         &selection.usable,
+        StopRule::Run,
         |candidate, attempt| input.attempt(candidate, attempt),
         |failure| {
             let reason = match &failure.error {

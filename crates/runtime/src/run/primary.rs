@@ -14,7 +14,7 @@ use braincode_tools::{SharedTool, Tool, ToolContext, ToolMode, builtin_tools};
 use crate::agent::{AgentError, AgentSetup, run_agent};
 use crate::approval::PermissionMode;
 use crate::run::dispatch::DispatchTool;
-use crate::run::fallback::{Fallback, each_candidate};
+use crate::run::fallback::{Fallback, StopRule, each_candidate};
 use crate::run::prompts::{ForwardedResult, primary_prompt};
 use crate::run::state::{AgentIdentity, RunShared};
 
@@ -134,6 +134,7 @@ pub(crate) async fn run_primary(
     let mut errors = Vec::new();
     let outcome = each_candidate(
         &selection.usable,
+        StopRule::Run,
         |candidate, attempt| {
             attempt_primary(
                 shared,

@@ -21,7 +21,7 @@ use tokio::task::JoinSet;
 
 use crate::agent::{AgentError, AgentSetup, run_agent};
 use crate::hooks::HookEvent;
-use crate::run::fallback::{Fallback, each_candidate};
+use crate::run::fallback::{Fallback, StopRule, each_candidate};
 use crate::run::prompts::{ForwardedResult, worker_prompt};
 use crate::run::state::{AgentIdentity, RunShared};
 
@@ -216,6 +216,7 @@ pub(crate) async fn run_worker(
     let context = &start.additional_context;
     let outcome = each_candidate(
         &selection.usable,
+        StopRule::Run,
         |candidate, attempt| attempt_worker(shared, job, handoff_ref, context, candidate, attempt),
         |failure| {
             shared.sink.record(Record::WorkerError(WorkerError {
