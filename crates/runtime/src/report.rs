@@ -76,13 +76,19 @@ pub fn cost_usd(tokens: &TokenMetrics) -> Option<f64> {
         .then(|| tokens.cost_micro_usd as f64 / 1_000_000.0)
 }
 
-/// A cost for people: cents when it is at least one, else four decimals.
+/// A cost for people: cents when it is at least one, else four decimals (`$1.23`, `$0.0012`).
 pub fn fmt_cost(usd: f64) -> String {
     if usd >= 0.01 {
         format!("${usd:.2}")
     } else {
-        format!("${usd:.4}")
+        fmt_cost_fixed(usd)
     }
+}
+
+/// A cost with four decimals whatever its size (`$1.2300`), for table columns and limits that
+/// are read digit by digit.
+pub fn fmt_cost_fixed(usd: f64) -> String {
+    format!("${usd:.4}")
 }
 
 /// Token totals of a run, added up one `token_usage` record at a time.
@@ -160,6 +166,14 @@ pub fn metrics(entries: &[JournalEntry], tool_calls: ToolCallCounts, duration_ms
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn costs_show_cents_or_four_decimals() {
+        assert_eq!(fmt_cost(1.234), "$1.23");
+        assert_eq!(fmt_cost(0.0012), "$0.0012");
+        assert_eq!(fmt_cost_fixed(1.23), "$1.2300");
+        assert_eq!(fmt_cost_fixed(0.0), "$0.0000");
+    }
 
     fn review(decision: ReviewVerdict) -> ReviewDecision {
         ReviewDecision {

@@ -172,8 +172,9 @@ impl EventSubscriber for BudgetWatch {
                 spent.tokens
             )),
             (_, Some(max)) if spent.cost_usd >= max => Some(format!(
-                "{BUDGET_REACHED}: ${:.4} spent, the limit is ${max:.4}",
-                spent.cost_usd
+                "{BUDGET_REACHED}: {} spent, the limit is {}",
+                crate::report::fmt_cost_fixed(spent.cost_usd),
+                crate::report::fmt_cost_fixed(max)
             )),
             _ => None,
         };
