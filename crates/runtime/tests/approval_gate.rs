@@ -248,11 +248,13 @@ async fn ask_mode_asks_for_every_edit_and_command_and_a_remembers_per_tool() {
         check(&g.gate, &shell, json!({"command": "make all"})).await,
         GateOutcome::Allow
     );
-    let shown = person.shown.lock().unwrap();
-    let tools: Vec<&str> = shown.iter().map(|r| r.tool_name.as_str()).collect();
-    assert_eq!(tools, ["edit_file", "shell", "shell"]);
-    assert!(shown.iter().all(|r| r.once_only.is_none()));
-    drop(shown);
+    {
+        // Scoped, not dropped: clippy's await_holding_lock does not follow `drop`.
+        let shown = person.shown.lock().unwrap();
+        let tools: Vec<&str> = shown.iter().map(|r| r.tool_name.as_str()).collect();
+        assert_eq!(tools, ["edit_file", "shell", "shell"]);
+        assert!(shown.iter().all(|r| r.once_only.is_none()));
+    }
 
     // Nobody to ask: ask mode changes nothing, and says how to allow it.
     let alone = gate(Mode::Auto, PermissionMode::Ask, None);
