@@ -15,9 +15,6 @@ cd "$(dirname "$0")/.."
 
 # "crate:dependency" pairs known to be needed though never named. Keep each with its reason.
 ALLOWED=(
-  # Unused, but crates/llm is being changed by another hand: remove it from
-  # crates/llm/Cargo.toml, then from here.
-  "braincode-llm:thiserror"
 )
 
 allowed() {

@@ -60,16 +60,9 @@ pub fn clip_detail(text: &str, html: bool) -> String {
     clip_chars(text.trim(), limit)
 }
 
-/// Clips `text` to `limit` characters, saying how many were left out.
-pub fn clip_chars(text: &str, limit: usize) -> String {
-    match text.char_indices().nth(limit) {
-        None => text.to_string(),
-        Some((cut, _)) => {
-            let omitted = text[cut..].chars().count();
-            format!("{}… [{omitted} more chars]", &text[..cut])
-        }
-    }
-}
+/// Keeps the first characters of a quoted provider text and says how many were left out
+/// (`hé… [3 more chars]`): the product's one clipper, under the name this crate uses.
+pub use braincode_protocol::clip_chars_noting_rest as clip_chars;
 
 /// `text` through the product's one redactor ([`braincode_protocol::secrets`]), with `secret`
 /// (the key of the call) among the secrets. Call it before clipping: a clipped echo of a key

@@ -87,7 +87,7 @@ pub struct AgentSetup {
 pub fn prompt_cache_key(project_root: &std::path::Path, role: braincode_protocol::Role) -> String {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(project_root.as_os_str().as_encoded_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let hex = braincode_protocol::lower_hex(&digest[..8]);
     format!("braincode-{}-{hex}", role.as_str())
 }
 
