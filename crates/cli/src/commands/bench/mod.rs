@@ -16,6 +16,7 @@ mod reply;
 mod sandbox;
 mod snapshot;
 mod tokens;
+mod tokens_cache;
 mod tokens_model;
 mod tokens_repo;
 mod usage;

@@ -29,6 +29,7 @@ use braincode_runtime::{JournalTarget, RunServices, run};
 use serde::Serialize;
 
 use super::overhead::{Asker, SameClient, asker_of, fixture, request};
+use super::tokens_cache;
 use super::tokens_model::{Captured, TokensModel, request_chars, role_of, tokens_of};
 use super::tokens_repo::populate;
 
@@ -41,8 +42,8 @@ answer), agents taken in the order of their first request";
 
 const TOKEN_METHOD: &str = "input tokens estimated as chars/4 of system prompt + messages + \
 tool schemas + reply schema (the scripted model reports this estimate as its usage); request \
-bytes = the serialized request; neither strategy counts provider prompt caching or \
-transcript compaction";
+bytes = the serialized request; neither strategy counts transcript compaction; provider prompt \
+caching is counted separately, over a second identical run";
 
 /// The `--help` text of `braincode bench tokens` (set on its subcommand).
 pub(super) const LONG_ABOUT: &str = "Input tokens and request bytes of one scripted multi-worker task (router, \
@@ -103,6 +104,8 @@ struct RunFigures {
     agents: Vec<AgentFigures>,
     tool_calls: u64,
     reported_input_tokens: u64,
+    /// The run's requests, by agent (label, requests in order).
+    captured: Vec<(String, Vec<Captured>)>,
 }
 
 #[derive(Serialize)]
@@ -122,6 +125,7 @@ struct Figures {
     goal_met: bool,
     runtime_reported_input_tokens: u64,
     per_agent: Vec<AgentFigures>,
+    prompt_cache: tokens_cache::CacheFigures,
 }
 
 /// Runs the benchmark.
@@ -133,10 +137,13 @@ async fn bench(args: TokensBenchArgs) -> anyhow::Result<ExitCode> {
     let runs = args.runs.max(1);
     let (_dir, home, repo) = fixture("http://127.0.0.1:9/v1")?;
     let (repo_files, repo_source_bytes) = populate(&repo)?;
-    let mut all = Vec::with_capacity(runs);
-    for _ in 0..runs {
+    // The prompt-cache figures need a second identical run, whatever `--runs` says.
+    let mut all = Vec::with_capacity(runs.max(2));
+    for _ in 0..runs.max(2) {
         all.push(one_run(&home, &repo).await?);
     }
+    let prompt_cache = tokens_cache::figures(&grouped(&all[0]), &grouped(&all[1]));
+    all.truncate(runs);
     let med = |pick: &dyn Fn(&RunFigures) -> u64| -> u64 {
         let mut values: Vec<u64> = all.iter().map(pick).collect();
         values.sort_unstable();
@@ -174,6 +181,7 @@ async fn bench(args: TokensBenchArgs) -> anyhow::Result<ExitCode> {
         runtime_reported_input_tokens: last.reported_input_tokens,
         strategies: vec![isolated, shared],
         per_agent: last.agents,
+        prompt_cache,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&figures)?);
@@ -233,6 +241,7 @@ fn print_table(f: &Figures) {
         "  the runtime's own tally of the usage the model reported: {} input tokens.",
         f.runtime_reported_input_tokens
     );
+    tokens_cache::print(&f.prompt_cache);
 }
 
 /// One run of the task; its requests counted both ways.
@@ -294,7 +303,19 @@ async fn one_run(home: &Path, repo: &Path) -> anyhow::Result<RunFigures> {
         }
         per_agent.push(figures);
     }
+    let by_agent = agents
+        .iter()
+        .map(|agent| {
+            let requests = agent
+                .requests
+                .iter()
+                .map(|&i| captured[i].clone())
+                .collect();
+            (agent.label.clone(), requests)
+        })
+        .collect();
     Ok(RunFigures {
+        captured: by_agent,
         isolated,
         shared,
         agents: per_agent,
@@ -343,4 +364,12 @@ fn label(request: &ChatRequest) -> String {
         Asker::Primary => format!("{role} (primary)"),
         Asker::Reviewer => format!("{role} (review)"),
     }
+}
+
+/// A run's requests by agent, borrowed.
+fn grouped(run: &RunFigures) -> Vec<(String, Vec<&Captured>)> {
+    run.captured
+        .iter()
+        .map(|(label, requests)| (label.clone(), requests.iter().collect()))
+        .collect()
 }
