@@ -442,6 +442,11 @@ impl RunState {
         &self.todos
     }
 
+    /// Whether the run's tools changed a file so far (its `file_change` records).
+    pub fn changed_files(&self) -> bool {
+        self.changes.changed_any()
+    }
+
     /// Tokens used so far, split by phase, role and model.
     pub fn token_metrics(&self) -> braincode_protocol::TokenMetrics {
         self.tokens.metrics()

@@ -475,16 +475,39 @@ async fn todos_are_ticked_only_for_work_done() {
         "{todos:?}"
     );
 
-    let edits = TestRun::new(PROMPT)
+    // Edits allowed, but the primary only talks about the change: not done either.
+    let talked = TestRun::new(PROMPT)
         .git_repo()
         .permission(PermissionMode::AllowEdits)
         .script(team_script(Script::new()))
         .run()
         .await;
+    let (primary, why) = status_of(&talked.report.todos, Role::Backend);
+    assert_eq!(primary, braincode_protocol::TaskStatus::Blocked);
+    assert!(why.is_some_and(|w| w.contains("no file was changed")));
+
+    // The primary edits the file: done.
+    let edits = TestRun::new(PROMPT)
+        .git_repo()
+        .permission(PermissionMode::AllowEdits)
+        .file("src/token.rs", "pub fn valid(t: &str) -> bool { true }\n")
+        .script(team_script(Script::new().when_fn(Matcher::primary(), |call| {
+            if call.is_tool_turn() {
+                ScriptedReply::text(ANSWER)
+            } else {
+                ScriptedReply::tool_call(
+                    "edit_file",
+                    &serde_json::json!({"path": "src/token.rs", "oldString": "true", "newString": "!t.is_empty()"}),
+                )
+            }
+        })))
+        .run()
+        .await;
     let todos = &edits.report.todos;
     assert_eq!(
         status_of(todos, Role::Backend).0,
-        braincode_protocol::TaskStatus::Completed
+        braincode_protocol::TaskStatus::Completed,
+        "{todos:?}"
     );
     assert_eq!(
         status_of(todos, Role::Review).0,

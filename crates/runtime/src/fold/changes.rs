@@ -38,6 +38,11 @@ impl FileTally {
         }
     }
 
+    /// Whether a file ends the run other than it started it.
+    pub(super) fn changed_any(&self) -> bool {
+        self.files.iter().any(|f| f.first_before != f.last_after)
+    }
+
     /// `patch` with each changed file's line counts; files the ledger saw changed that git
     /// does not list (ignored files) are added. Without a patch summary (no git) nothing is
     /// made up.

@@ -31,6 +31,7 @@ pub mod prompts;
 mod review;
 mod setup;
 mod state;
+mod todos;
 mod verify;
 mod workers;
 

@@ -9,7 +9,7 @@ use braincode_config::{ExpandedPrompt, ReferenceContext, expand_references};
 use braincode_llm::ContentPart;
 use braincode_protocol::{
     ClarificationRequest, ContextPlan, Record, Role, RoutingRecord, TaskStatus, TodoPlan,
-    TodoUpdate, WorkerPhase,
+    WorkerPhase,
 };
 use serde_json::json;
 
@@ -18,6 +18,7 @@ use super::opening::History;
 use super::plan_review::plan_review;
 use super::prompts::ForwardedResult;
 use super::setup::environment_section;
+use super::todos::{NO_CHANGE_MADE, READ_ONLY_UNDONE, todo_update};
 use super::{RunRequest, RunServices, dispatch, plan, primary, state, verify, workers};
 use crate::approval::PermissionMode;
 use crate::fold::planned_workers;
@@ -419,30 +420,6 @@ fn clarify(shared: &state::RunShared, plan: &RuntimePlan) -> Answer {
     }
 }
 
-/// Journals a todo change with every todo after it (computed from the fold).
-pub(super) fn todo_update(
-    shared: &state::RunShared,
-    phase: WorkerPhase,
-    role: Role,
-    ids: &[String],
-    status: TaskStatus,
-    summary: Option<&str>,
-    error: Option<&str>,
-) {
-    let todos = shared
-        .live
-        .with(|state| state.todos_after(ids, status, summary, error));
-    shared.sink.record(Record::TodoUpdate(TodoUpdate {
-        phase,
-        role: Some(role),
-        status,
-        todo_ids: ids.to_vec(),
-        todos,
-        summary: summary.map(|s| braincode_context::clip_chars(s, 600)),
-        error: error.map(str::to_string),
-    }));
-}
-
 /// Stage 3: the support workers (dependency-aware pool); their todos and failures.
 async fn support_stage(
     shared: &Arc<state::RunShared>,
@@ -490,9 +467,6 @@ fn support_failure_warning(run: &workers::WorkerRun) -> Option<String> {
     ))
 }
 
-/// Why a read-only run's todo that asked for a change is not ticked.
-pub const READ_ONLY_UNDONE: &str = "read-only: nothing was changed; allow edits (Shift+Tab in the TUI, or --allow-edits) and ask again";
-
 /// Stage 4: the primary (candidate fallback, tools, dynamic dispatch).
 async fn primary_stage(
     shared: &Arc<state::RunShared>,
@@ -517,13 +491,15 @@ async fn primary_stage(
     });
     match primary::run_primary(shared, plan, &primary_plan, results, dispatch).await {
         Ok(answer) => {
-            // A read-only run that was asked for a change made none: its todo is not done.
-            let unchanged = shared.permission == crate::approval::PermissionMode::ReadOnly
-                && braincode_brain::Signals::detect(&request.prompt).file_edit;
-            let (status, error) = if unchanged {
-                (TaskStatus::Blocked, Some(READ_ONLY_UNDONE))
-            } else {
-                (TaskStatus::Completed, None)
+            // Asked for a change and none was made: its todo is not done, and says why.
+            let unchanged = braincode_brain::Signals::detect(&request.prompt).file_edit
+                && !shared.live.with(|state| state.changed_files());
+            let (status, error) = match (unchanged, shared.permission) {
+                (false, _) => (TaskStatus::Completed, None),
+                (true, crate::approval::PermissionMode::ReadOnly) => {
+                    (TaskStatus::Blocked, Some(READ_ONLY_UNDONE))
+                }
+                (true, _) => (TaskStatus::Blocked, Some(NO_CHANGE_MADE)),
             };
             todo_update(
                 shared,

@@ -216,7 +216,7 @@ async fn review_pass(
                 Some(run.result.summary.clone()),
             ),
         };
-        super::pipeline::todo_update(
+        super::todos::todo_update(
             shared,
             braincode_protocol::WorkerPhase::Review,
             Role::Review,
