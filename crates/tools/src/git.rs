@@ -45,18 +45,7 @@ pub struct GitDiff {
 impl Default for GitDiff {
     fn default() -> Self {
         Self {
-            definition: builtin_definition(
-                "git_diff",
-                "Show uncommitted changes (git diff) of the project, or of one path; staged: true for the index, stat: true for a summary.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string", "description": "Limit to this file or directory."},
-                        "staged": {"type": "boolean", "description": "Diff of staged changes. Alias: cached."},
-                        "stat": {"type": "boolean", "description": "Only a per-file summary. Alias: summary."}
-                    }
-                }),
-            ),
+            definition: builtin_definition::<GitDiffArgs>("Show uncommitted changes (git diff)."),
         }
     }
 }
@@ -236,10 +225,8 @@ pub struct GetChangedFiles {
 impl Default for GetChangedFiles {
     fn default() -> Self {
         Self {
-            definition: builtin_definition(
-                "get_changed_files",
-                "List files changed in the working tree (git status) as JSON [{path, status, from?}]; status is the porcelain code (M modified, A added, D deleted, R renamed, ?? untracked).",
-                json!({"type": "object", "properties": {}}),
+            definition: builtin_definition::<GetChangedFilesArgs>(
+                "List changed files (git status) as JSON [{path, status, from?}]; status is the porcelain code (M, A, D, R, ??).",
             ),
         }
     }

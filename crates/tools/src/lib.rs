@@ -37,7 +37,9 @@ pub use policy::{
     CommandReport, PROTECTED_PATHS, PermissionPolicy, PermissionRequest, PolicyError,
     PolicyEvaluation, PolicyEvaluationExt, RuleMatch, TargetKind, requires_approval,
 };
-pub use registry::{BUILTIN_TOOLS, ToolMode, builtin_tools};
+pub use registry::{
+    BUILTIN_TOOLS, READ_ONLY_TOOL_SPECS_BUDGET_BYTES, ToolMode, builtin_tools, tool_specs_bytes,
+};
 pub use script::{ResolvedScript, ScriptError, resolve_script};
 pub use tool::{
     SharedTool, Tool, ToolContext, ToolDefinition, ToolImage, ToolOutput, ToolPermission, ToolRisk,

@@ -1,6 +1,7 @@
 //! Built-in tool catalog (placeholder during construction).
 use crate::config::ApprovalPolicy;
 use crate::tool::{ToolDefinition, ToolPermission, ToolRisk};
+use crate::tool_args::ToolArgs;
 
 /// Catalog entry.
 #[derive(Debug, Clone, Copy)]
@@ -114,23 +115,42 @@ pub fn builtin_spec(name: &str) -> Option<&'static BuiltinSpec> {
     BUILTIN_TOOLS.iter().find(|s| s.name == name)
 }
 
-/// A built-in tool's definition, with permission and risk from the catalog.
-pub(crate) fn builtin_definition(
-    name: &'static str,
-    description: &str,
-    parameters: serde_json::Value,
-) -> ToolDefinition {
-    let (permission, risk) = builtin_spec(name)
+/// A built-in tool's definition: name and argument schema from its argument struct (the one
+/// serde reads), permission and risk from the catalog.
+pub(crate) fn builtin_definition<A: ToolArgs>(description: &str) -> ToolDefinition {
+    let (permission, risk) = builtin_spec(A::TOOL)
         .map_or((ToolPermission::Execute, ToolRisk::High), |spec| {
             (spec.permission, spec.risk)
         });
     ToolDefinition {
-        name: name.to_string(),
+        name: A::TOOL.to_string(),
         description: description.to_string(),
-        parameters,
+        parameters: A::schema(),
         permission,
         risk,
     }
+}
+
+/// Most bytes the read-only tool set (what every support worker gets) may add to a request:
+/// each tool's name, description and parameters schema, serialized as JSON. A worker sends it
+/// on every turn, so it is a budget; a unit test holds it.
+pub const READ_ONLY_TOOL_SPECS_BUDGET_BYTES: usize = 2048;
+
+/// What `tools` cost a request: the JSON array of their name, description and parameters, as
+/// offered to a model (wire envelopes aside), in bytes.
+pub fn tool_specs_bytes(tools: &[crate::tool::SharedTool]) -> usize {
+    let specs: Vec<serde_json::Value> = tools
+        .iter()
+        .map(|tool| {
+            let definition = tool.definition();
+            serde_json::json!({
+                "name": definition.name,
+                "description": definition.description,
+                "parameters": definition.parameters,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(specs).to_string().len()
 }
 
 /// Which local tools agents get.
@@ -186,4 +206,31 @@ pub fn builtin_tools(
             mode.allows(definition.permission) && config.is_enabled(&definition.name)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specs_bytes(mode: ToolMode) -> usize {
+        let sessions = std::sync::Arc::new(crate::exec::ExecSessions::default());
+        tool_specs_bytes(&builtin_tools(
+            mode,
+            &crate::config::ToolsConfig::default(),
+            sessions,
+        ))
+    }
+
+    #[test]
+    fn read_only_tool_specs_fit_the_budget() {
+        let read_only = specs_bytes(ToolMode::ReadOnly);
+        eprintln!(
+            "tool specs: read-only {read_only} bytes, all {} bytes",
+            specs_bytes(ToolMode::All)
+        );
+        assert!(
+            read_only <= READ_ONLY_TOOL_SPECS_BUDGET_BYTES,
+            "the read-only tool set costs {read_only} bytes, over its budget of {READ_ONLY_TOOL_SPECS_BUDGET_BYTES}"
+        );
+    }
 }

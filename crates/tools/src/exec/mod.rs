@@ -7,6 +7,7 @@ mod session_tools;
 pub mod sessions;
 mod shell_tool;
 
+pub(crate) use session_tools::SHELLS;
 pub use session_tools::{ExecCommand, KillBackground, ListBackground, WriteStdin};
 pub use sessions::{
     ExecLimits, ExecSessions, SessionError, SessionInfo, SessionRead, SpawnRequest,

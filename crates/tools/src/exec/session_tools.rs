@@ -24,7 +24,8 @@ pub const MAX_YIELD_MS: u64 = 30_000;
 pub const DEFAULT_EXEC_TIMEOUT_MS: u64 = 120_000;
 /// Timeout bounds (ms).
 pub const EXEC_TIMEOUT_RANGE_MS: (u64, u64) = (1_000, 900_000);
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash"];
+/// The shells `exec_command` can run a command with.
+pub(crate) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash"];
 
 fn output_cap(bytes: Option<u64>, tokens: Option<u64>) -> usize {
     bytes
@@ -95,23 +96,8 @@ impl ExecCommand {
     /// The tool over a session manager.
     pub fn new(sessions: Arc<ExecSessions>) -> Self {
         Self {
-            definition: builtin_definition(
-                "exec_command",
-                "Run a shell command in the project. Returns its output, or a session id if it is still running after yieldTimeMs (poll or type into it with write_stdin). background: true keeps a server running (stop it with kill_background). stderr lines start with [stderr]; long output keeps the tail.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "cmd": {"type": "string", "description": "Shell command. Alias: command."},
-                        "workdir": {"type": "string", "description": "Directory inside the project (default: the root). Alias: cwd."},
-                        "shell": {"type": "string", "enum": SHELLS, "description": "Shell to run it with (default bash, else sh)."},
-                        "background": {"type": "boolean", "description": "Keep running in the background; only an explicit timeoutMs stops it. Alias: run_in_background, detach."},
-                        "yieldTimeMs": {"type": "integer", "minimum": 0, "maximum": MAX_YIELD_MS, "description": "Wait this long for output before returning (default 1000)."},
-                        "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 900000, "description": "Kill after this long (default 120000 in the foreground). Alias: timeout_ms, timeout."},
-                        "maxOutputBytes": {"type": "integer", "minimum": 1000, "maximum": 512000, "description": "Output kept, from the end (default 96000)."},
-                        "maxOutputTokens": {"type": "integer", "description": "Output kept in tokens (x4 bytes) when maxOutputBytes is not given."}
-                    },
-                    "required": ["cmd"]
-                }),
+            definition: builtin_definition::<ExecCommandArgs>(
+                "Run a shell command in the project. Returns its output, or a session id if still running after yieldTimeMs (then use write_stdin). background: true keeps a server running (stop it with kill_background). stderr lines start with [stderr]; long output keeps the tail.",
             ),
             sessions,
         }
@@ -199,19 +185,8 @@ impl WriteStdin {
     /// The tool over a session manager.
     pub fn new(sessions: Arc<ExecSessions>) -> Self {
         Self {
-            definition: builtin_definition(
-                "write_stdin",
-                "Type into a running exec_command session (chars, include \\n to press Enter) or just poll it (empty chars); returns the output produced since the last read.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "sessionId": {"type": "integer", "description": "Session id from exec_command. Alias: session_id."},
-                        "chars": {"type": "string", "description": "Text to send; empty to just poll. Alias: input."},
-                        "yieldTimeMs": {"type": "integer", "minimum": 0, "maximum": MAX_YIELD_MS, "description": "Wait this long for output (default 1000)."},
-                        "maxOutputBytes": {"type": "integer", "minimum": 1000, "maximum": 512000, "description": "Output kept, from the end (default 96000)."}
-                    },
-                    "required": ["sessionId"]
-                }),
+            definition: builtin_definition::<WriteStdinArgs>(
+                "Type into a running exec_command session, or poll it (empty chars); returns the output since the last read.",
             ),
             sessions,
         }
@@ -267,10 +242,8 @@ impl ListBackground {
     /// The tool over a session manager.
     pub fn new(sessions: Arc<ExecSessions>) -> Self {
         Self {
-            definition: builtin_definition(
-                "list_background",
+            definition: builtin_definition::<ListBackgroundArgs>(
                 "List exec_command sessions: id, background or foreground, running or exited, elapsed time, command.",
-                json!({"type": "object", "properties": {}}),
             ),
             sessions,
         }
@@ -327,16 +300,8 @@ impl KillBackground {
     /// The tool over a session manager.
     pub fn new(sessions: Arc<ExecSessions>) -> Self {
         Self {
-            definition: builtin_definition(
-                "kill_background",
+            definition: builtin_definition::<KillBackgroundArgs>(
                 "Stop an exec_command session and every process it started (SIGTERM, then SIGKILL after 1 s); returns its last output.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "sessionId": {"type": "integer", "description": "Session id. Alias: session_id."}
-                    },
-                    "required": ["sessionId"]
-                }),
             ),
             sessions,
         }

@@ -27,20 +27,9 @@ pub struct Shell {
 impl Default for Shell {
     fn default() -> Self {
         Self {
-            definition: builtin_definition(
-                "shell",
-                "Run a shell command (sh -c) in the project and wait for it: returns the exit code, stdout and stderr (long output keeps the tail). Processes it leaves behind are stopped. For servers use exec_command with background: true.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "command": {"type": "string", "description": "Shell command. Alias: cmd."},
-                        "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 600000, "description": "Kill after this long (default 120000). Alias: timeout."},
-                        "workdir": {"type": "string", "description": "Directory inside the project (default: the root). Alias: cwd."},
-                        "maxOutputBytes": {"type": "integer", "minimum": 1000, "maximum": 512000, "description": "Output kept, from the end (default 96000)."}
-                    },
-                    "required": ["command"]
-                }),
-            ),
+            definition: builtin_definition::<ShellArgs>(&format!(
+                "Run a shell command (sh -c) in the project and wait: returns the exit code, stdout and stderr (long output keeps the tail); killed after {DEFAULT_SHELL_TIMEOUT_MS} ms unless timeoutMs says otherwise. Processes it leaves behind are stopped. For servers use exec_command with background: true."
+            )),
         }
     }
 }

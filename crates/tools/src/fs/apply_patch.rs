@@ -25,16 +25,8 @@ pub struct ApplyPatch {
 impl Default for ApplyPatch {
     fn default() -> Self {
         Self {
-            definition: builtin_definition(
-                "apply_patch",
-                "Apply a unified diff (git format: diff --git / --- a/ / +++ b/ headers, paths relative to the project root) with git apply. All-or-nothing; paths must stay inside the project.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "patch": {"type": "string", "description": "The unified diff. Alias: diff."}
-                    },
-                    "required": ["patch"]
-                }),
+            definition: builtin_definition::<ApplyPatchArgs>(
+                "Apply a unified diff in git format (diff --git, --- a/, +++ b/; paths relative to the project root) with git apply, all or nothing.",
             ),
         }
     }

@@ -32,20 +32,8 @@ pub struct EditFile {
 impl Default for EditFile {
     fn default() -> Self {
         Self {
-            definition: builtin_definition(
-                "edit_file",
-                "Create or change a file inside the project: either write the whole `content`, or replace `oldString` with `newString` (first occurrence, or all with replaceAll). Parent directories are created.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string", "description": "File path relative to the project root. Alias: file, filePath."},
-                        "content": {"type": "string", "description": "The whole new file content. Alias: text."},
-                        "oldString": {"type": "string", "description": "Exact text to replace (must exist in the file). Alias: old_string, old."},
-                        "newString": {"type": "string", "description": "Replacement text. Alias: new_string, new."},
-                        "replaceAll": {"type": "boolean", "description": "Replace every occurrence (default: the first). Alias: replace_all."}
-                    },
-                    "required": ["path"]
-                }),
+            definition: builtin_definition::<EditFileArgs>(
+                "Create or change a project file: write the whole content, or replace oldString with newString (first occurrence, or all with replaceAll). Parent directories are created.",
             ),
         }
     }

@@ -22,17 +22,8 @@ pub struct ListFiles {
 impl Default for ListFiles {
     fn default() -> Self {
         Self {
-            definition: builtin_definition(
-                "list_files",
-                "List project files (respects .gitignore, skips hidden files and .git). Paths are relative to the project root.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "directory": {"type": "string", "description": "Directory inside the project (default: the root). Alias: dir, path."},
-                        "glob": {"type": "string", "description": "Only files matching this glob, e.g. \"*.rs\" or \"src/**/*.ts\". Alias: pattern."},
-                        "maxFiles": {"type": "integer", "minimum": 1, "maximum": MAX_FILES, "description": "At most this many files (default 200). Alias: limit."}
-                    }
-                }),
+            definition: builtin_definition::<ListFilesArgs>(
+                "List project files, paths relative to the root (.gitignore respected, hidden files skipped).",
             ),
         }
     }

@@ -31,19 +31,9 @@ pub struct ReadFile {
 impl Default for ReadFile {
     fn default() -> Self {
         Self {
-            definition: builtin_definition(
-                "read_file",
-                "Read a text file of the project. Large files are read in windows: the header gives the next offset.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string", "description": "File path relative to the project root. Alias: file, filePath."},
-                        "offset": {"type": "integer", "minimum": 0, "description": "Byte offset to start at (from a previous header's next offset)."},
-                        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_READ_BYTES, "description": "Bytes to read (default and maximum 128000). Alias: maxBytes."}
-                    },
-                    "required": ["path"]
-                }),
-            ),
+            definition: builtin_definition::<ReadFileArgs>(&format!(
+                "Read a project text file, up to {MAX_READ_BYTES} bytes a call; the header gives the next offset."
+            )),
         }
     }
 }

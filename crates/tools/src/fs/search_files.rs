@@ -31,19 +31,8 @@ pub struct SearchFiles {
 impl Default for SearchFiles {
     fn default() -> Self {
         Self {
-            definition: builtin_definition(
-                "search_files",
-                "Search the project: file contents by regular expression (a query that is not a valid regex is searched literally), or file paths by substring with mode \"path\". Results are file:line:text.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "Regex (content mode) or substring (path mode). Alias: pattern, text."},
-                        "mode": {"type": "string", "enum": ["content", "path"], "description": "content (default when there is a query) or path."},
-                        "glob": {"type": "string", "description": "Only files matching this glob, e.g. \"*.rs\"."},
-                        "directory": {"type": "string", "description": "Directory inside the project to search (default: the root). Alias: dir, path."},
-                        "maxResults": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "description": "At most this many results (default 100). Alias: limit."}
-                    }
-                }),
+            definition: builtin_definition::<SearchFilesArgs>(
+                "Search file contents by regex (an invalid one is searched literally), or paths by substring (mode path). Results are file:line:text.",
             ),
         }
     }

@@ -27,18 +27,8 @@ pub struct RunScript {
 impl Default for RunScript {
     fn default() -> Self {
         Self {
-            definition: builtin_definition(
-                "run_script",
-                "Run a project script by name: a package.json script (with the package manager of the lockfile), a cargo command (build, check, test, clippy, fmt, run…), a Makefile target, pytest (test) or a go command (test, build, vet). Prefix cargo:, make:, go: or pytest: to choose. An unknown name lists what exists.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "script": {"type": "string", "description": "Script name, e.g. test, build, lint, make:release. Alias: name."},
-                        "args": {"type": "array", "items": {"type": "string"}, "description": "Extra arguments."},
-                        "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 600000, "description": "Kill after this long (default 120000). Alias: timeout."}
-                    },
-                    "required": ["script"]
-                }),
+            definition: builtin_definition::<RunScriptArgs>(
+                "Run a project script by name: a package.json script, a cargo command (build, test, clippy…), a Makefile target, pytest (test) or a go command (test, build, vet). Prefix cargo:, make:, go: or pytest: to choose; an unknown name lists what exists.",
             ),
         }
     }

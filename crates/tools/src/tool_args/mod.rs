@@ -3,10 +3,13 @@
 //! fields: `{"command": "git push", "cmd": "true"}` is an error (the alias names the same
 //! field twice), not two commands. Unknown fields are errors too; the lenient encodings
 //! models use (`"true"`, `"200"`, an argv array) are accepted by small helpers in
-//! [`lenient`].
+//! [`lenient`]. The schema a model sees is derived from the same struct ([`schema`]): a
+//! field's doc comment is its description there, so it is written for the model, on one line.
 
 pub mod lenient;
+pub mod schema;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -21,43 +24,27 @@ pub struct ArgsError {
     pub field: Option<String>,
     /// What is wrong.
     pub message: String,
-    /// The accepted fields with their aliases, for the message.
+    /// The accepted fields (their canonical names, as the schema advertises them).
     pub accepted: String,
 }
 
 /// A tool's typed arguments.
-pub trait ToolArgs: DeserializeOwned {
+pub trait ToolArgs: DeserializeOwned + JsonSchema {
     /// The tool name.
     const TOOL: &'static str;
-    /// Accepted fields: the name, then its aliases.
-    const FIELDS: &'static [(&'static str, &'static [&'static str])];
 
     /// Reads the arguments; `null` counts as `{}`.
     fn parse(arguments: &Value) -> Result<Self, ArgsError> {
-        parse_with::<Self>(arguments, Self::TOOL, Self::FIELDS)
+        parse_with::<Self>(arguments)
+    }
+
+    /// The `parameters` JSON schema offered to models, derived from the struct.
+    fn schema() -> Value {
+        schema::parameters::<Self>()
     }
 }
 
-/// The accepted fields as text: `command (or cmd), timeoutMs (or timeout_ms, timeout)`.
-pub fn accepted_fields(fields: &[(&str, &[&str])]) -> String {
-    fields
-        .iter()
-        .map(|(name, aliases)| {
-            if aliases.is_empty() {
-                (*name).to_string()
-            } else {
-                format!("{name} (or {})", aliases.join(", "))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn parse_with<T: DeserializeOwned>(
-    arguments: &Value,
-    tool: &'static str,
-    fields: &[(&str, &[&str])],
-) -> Result<T, ArgsError> {
+fn parse_with<T: ToolArgs>(arguments: &Value) -> Result<T, ArgsError> {
     let empty = Value::Object(serde_json::Map::new());
     let arguments = if arguments.is_null() {
         &empty
@@ -74,22 +61,22 @@ fn parse_with<T: DeserializeOwned>(
             message.push_str(" (an alias names the same field: give each field once)");
         }
         ArgsError {
-            tool,
+            tool: T::TOOL,
             field: (path != "." && !path.is_empty()).then_some(path),
             message,
-            accepted: accepted_fields(fields),
+            accepted: schema::canonical_fields::<T>().join(", "),
         }
     })
 }
 
 /// `shell`: one command to completion.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellArgs {
-    /// Shell text (an argv array is quoted back into shell text).
+    /// Shell command.
     #[serde(alias = "cmd", deserialize_with = "lenient::command")]
     pub command: String,
-    /// Kill after this long (ms).
+    /// Kill after this many ms.
     #[serde(
         rename = "timeoutMs",
         alias = "timeout_ms",
@@ -98,10 +85,10 @@ pub struct ShellArgs {
         deserialize_with = "lenient::opt_u64"
     )]
     pub timeout_ms: Option<u64>,
-    /// Directory inside the project.
+    /// Directory inside the project (default: root).
     #[serde(alias = "cwd", default)]
     pub workdir: Option<String>,
-    /// Output kept (bytes).
+    /// Output bytes kept, from the end.
     #[serde(
         rename = "maxOutputBytes",
         alias = "max_output_bytes",
@@ -109,36 +96,30 @@ pub struct ShellArgs {
         deserialize_with = "lenient::opt_u64"
     )]
     pub max_output_bytes: Option<u64>,
-    /// What the command is for (display only; models trained on other agents send it).
+    /// What the command is for (display only).
     #[serde(default)]
     pub description: Option<String>,
 }
 
 impl ToolArgs for ShellArgs {
     const TOOL: &'static str = "shell";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("command", &["cmd"]),
-        ("timeoutMs", &["timeout_ms", "timeout"]),
-        ("workdir", &["cwd"]),
-        ("maxOutputBytes", &["max_output_bytes"]),
-        ("description", &[]),
-    ];
 }
 
 /// `exec_command`: start a command in a session.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecCommandArgs {
-    /// Shell text (an argv array is quoted back into shell text).
+    /// Shell command.
     #[serde(alias = "command", deserialize_with = "lenient::command")]
     pub cmd: String,
-    /// Directory inside the project.
+    /// Directory inside the project (default: root).
     #[serde(alias = "cwd", default)]
     pub workdir: Option<String>,
-    /// Shell program (`sh`, `bash`, `zsh`, `dash`).
+    /// Shell to run it with (default bash, else sh).
     #[serde(default)]
+    #[schemars(extend("enum" = crate::exec::SHELLS))]
     pub shell: Option<String>,
-    /// Keep running in the background.
+    /// Keep running in the background; only an explicit timeoutMs stops it.
     #[serde(
         alias = "run_in_background",
         alias = "detach",
@@ -146,7 +127,7 @@ pub struct ExecCommandArgs {
         deserialize_with = "lenient::opt_bool"
     )]
     pub background: Option<bool>,
-    /// Wait this long for output (ms).
+    /// Wait this many ms for output before returning.
     #[serde(
         rename = "yieldTimeMs",
         alias = "yield_time_ms",
@@ -154,7 +135,7 @@ pub struct ExecCommandArgs {
         deserialize_with = "lenient::opt_u64"
     )]
     pub yield_time_ms: Option<u64>,
-    /// Kill after this long (ms).
+    /// Kill after this many ms.
     #[serde(
         rename = "timeoutMs",
         alias = "timeout_ms",
@@ -163,7 +144,7 @@ pub struct ExecCommandArgs {
         deserialize_with = "lenient::opt_u64"
     )]
     pub timeout_ms: Option<u64>,
-    /// Output kept (bytes).
+    /// Output bytes kept, from the end.
     #[serde(
         rename = "maxOutputBytes",
         alias = "max_output_bytes",
@@ -171,7 +152,7 @@ pub struct ExecCommandArgs {
         deserialize_with = "lenient::opt_u64"
     )]
     pub max_output_bytes: Option<u64>,
-    /// Output kept (tokens, ×4 bytes) when bytes are not given.
+    /// Output kept in tokens (4 bytes each) when maxOutputBytes is not given.
     #[serde(
         rename = "maxOutputTokens",
         alias = "max_output_tokens",
@@ -186,24 +167,13 @@ pub struct ExecCommandArgs {
 
 impl ToolArgs for ExecCommandArgs {
     const TOOL: &'static str = "exec_command";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("cmd", &["command"]),
-        ("workdir", &["cwd"]),
-        ("shell", &[]),
-        ("background", &["run_in_background", "detach"]),
-        ("yieldTimeMs", &["yield_time_ms"]),
-        ("timeoutMs", &["timeout_ms", "timeout"]),
-        ("maxOutputBytes", &["max_output_bytes"]),
-        ("maxOutputTokens", &["max_output_tokens"]),
-        ("description", &[]),
-    ];
 }
 
 /// `write_stdin`: type into (or poll) a running session.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteStdinArgs {
-    /// Session id from `exec_command`.
+    /// Session id from exec_command.
     #[serde(
         rename = "sessionId",
         alias = "session_id",
@@ -211,10 +181,10 @@ pub struct WriteStdinArgs {
         deserialize_with = "lenient::req_u64"
     )]
     pub session_id: u64,
-    /// Text to type; empty or absent to just poll.
+    /// Text to type (\n presses Enter); empty to just poll.
     #[serde(alias = "input", default)]
     pub chars: Option<String>,
-    /// Wait this long for output (ms).
+    /// Wait this many ms for output before returning.
     #[serde(
         rename = "yieldTimeMs",
         alias = "yield_time_ms",
@@ -222,7 +192,7 @@ pub struct WriteStdinArgs {
         deserialize_with = "lenient::opt_u64"
     )]
     pub yield_time_ms: Option<u64>,
-    /// Output kept (bytes).
+    /// Output bytes kept, from the end.
     #[serde(
         rename = "maxOutputBytes",
         alias = "max_output_bytes",
@@ -230,7 +200,7 @@ pub struct WriteStdinArgs {
         deserialize_with = "lenient::opt_u64"
     )]
     pub max_output_bytes: Option<u64>,
-    /// Output kept (tokens, ×4 bytes) when bytes are not given.
+    /// Output kept in tokens (4 bytes each) when maxOutputBytes is not given.
     #[serde(
         rename = "maxOutputTokens",
         alias = "max_output_tokens",
@@ -242,17 +212,10 @@ pub struct WriteStdinArgs {
 
 impl ToolArgs for WriteStdinArgs {
     const TOOL: &'static str = "write_stdin";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("sessionId", &["session_id", "id"]),
-        ("chars", &["input"]),
-        ("yieldTimeMs", &["yield_time_ms"]),
-        ("maxOutputBytes", &["max_output_bytes"]),
-        ("maxOutputTokens", &["max_output_tokens"]),
-    ];
 }
 
 /// `kill_background`: stop a session.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillBackgroundArgs {
     /// Session id.
@@ -267,71 +230,62 @@ pub struct KillBackgroundArgs {
 
 impl ToolArgs for KillBackgroundArgs {
     const TOOL: &'static str = "kill_background";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] =
-        &[("sessionId", &["session_id", "id"])];
 }
 
 /// `list_background`: no arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListBackgroundArgs {}
 
 impl ToolArgs for ListBackgroundArgs {
     const TOOL: &'static str = "list_background";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[];
 }
 
 /// `get_changed_files`: no arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetChangedFilesArgs {}
 
 impl ToolArgs for GetChangedFilesArgs {
     const TOOL: &'static str = "get_changed_files";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[];
 }
 
 /// `git_diff`: the working-tree or staged diff.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitDiffArgs {
-    /// Limit to this file or directory.
+    /// Only this file or directory.
     #[serde(alias = "file", default)]
     pub path: Option<String>,
-    /// Diff of staged changes.
+    /// Staged changes (the index).
     #[serde(alias = "cached", default, deserialize_with = "lenient::opt_bool")]
     pub staged: Option<bool>,
-    /// Only a per-file summary.
+    /// Per-file summary only.
     #[serde(alias = "summary", default, deserialize_with = "lenient::opt_bool")]
     pub stat: Option<bool>,
 }
 
 impl ToolArgs for GitDiffArgs {
     const TOOL: &'static str = "git_diff";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("path", &["file"]),
-        ("staged", &["cached"]),
-        ("stat", &["summary"]),
-    ];
 }
 
 /// `edit_file`: write a whole file or replace a literal string.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditFileArgs {
     /// File path relative to the project root.
     #[serde(alias = "file", alias = "filePath", alias = "file_path")]
     pub path: String,
-    /// The whole new content.
+    /// The whole new file content.
     #[serde(alias = "text", default)]
     pub content: Option<String>,
-    /// Exact text to replace.
+    /// Exact text to replace (must be in the file).
     #[serde(rename = "oldString", alias = "old_string", alias = "old", default)]
     pub old_string: Option<String>,
     /// Replacement text.
     #[serde(rename = "newString", alias = "new_string", alias = "new", default)]
     pub new_string: Option<String>,
-    /// Replace every occurrence.
+    /// Replace every occurrence (default: the first).
     #[serde(
         rename = "replaceAll",
         alias = "replace_all",
@@ -343,17 +297,10 @@ pub struct EditFileArgs {
 
 impl ToolArgs for EditFileArgs {
     const TOOL: &'static str = "edit_file";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("path", &["file", "filePath", "file_path"]),
-        ("content", &["text"]),
-        ("oldString", &["old_string", "old"]),
-        ("newString", &["new_string", "new"]),
-        ("replaceAll", &["replace_all"]),
-    ];
 }
 
 /// `apply_patch`: a unified diff.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApplyPatchArgs {
     /// The unified diff.
@@ -363,20 +310,19 @@ pub struct ApplyPatchArgs {
 
 impl ToolArgs for ApplyPatchArgs {
     const TOOL: &'static str = "apply_patch";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[("patch", &["diff"])];
 }
 
 /// `run_script`: a project script by name.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunScriptArgs {
-    /// Script name (`test`, `make:release`, …).
+    /// Script name, e.g. test, build, make:release.
     #[serde(alias = "name")]
     pub script: String,
     /// Extra arguments.
     #[serde(default, deserialize_with = "lenient::string_list")]
     pub args: Vec<String>,
-    /// Kill after this long (ms).
+    /// Kill after this many ms.
     #[serde(
         rename = "timeoutMs",
         alias = "timeout_ms",
@@ -389,15 +335,10 @@ pub struct RunScriptArgs {
 
 impl ToolArgs for RunScriptArgs {
     const TOOL: &'static str = "run_script";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("script", &["name"]),
-        ("args", &[]),
-        ("timeoutMs", &["timeout_ms", "timeout"]),
-    ];
 }
 
 /// `read_file`: a window of a text file.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
     /// File path relative to the project root.
@@ -418,24 +359,19 @@ pub struct ReadFileArgs {
 
 impl ToolArgs for ReadFileArgs {
     const TOOL: &'static str = "read_file";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("path", &["file", "filePath", "file_path"]),
-        ("offset", &[]),
-        ("limit", &["maxBytes", "max_bytes"]),
-    ];
 }
 
 /// `list_files`: project files.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {
-    /// Directory inside the project.
+    /// Directory inside the project (default: root).
     #[serde(alias = "dir", alias = "path", default)]
     pub directory: Option<String>,
-    /// Only files matching this glob.
+    /// Glob filter, e.g. src/**/*.rs.
     #[serde(alias = "pattern", default)]
     pub glob: Option<String>,
-    /// At most this many files.
+    /// Max files listed.
     #[serde(
         rename = "maxFiles",
         alias = "max_files",
@@ -448,30 +384,26 @@ pub struct ListFilesArgs {
 
 impl ToolArgs for ListFilesArgs {
     const TOOL: &'static str = "list_files";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("directory", &["dir", "path"]),
-        ("glob", &["pattern"]),
-        ("maxFiles", &["max_files", "limit"]),
-    ];
 }
 
 /// `search_files`: content or path search.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchFilesArgs {
-    /// Regex (content mode) or substring (path mode).
+    /// Regex, or a substring in path mode.
     #[serde(alias = "pattern", alias = "text", default)]
     pub query: Option<String>,
-    /// `content` or `path`.
+    /// What to search (default: content).
     #[serde(default)]
+    #[schemars(extend("enum" = ["content", "path"]))]
     pub mode: Option<String>,
-    /// Only files matching this glob.
+    /// Glob filter, e.g. *.rs.
     #[serde(default)]
     pub glob: Option<String>,
-    /// Directory inside the project.
+    /// Directory inside the project (default: root).
     #[serde(alias = "dir", alias = "path", default)]
     pub directory: Option<String>,
-    /// At most this many results.
+    /// Max results.
     #[serde(
         rename = "maxResults",
         alias = "max_results",
@@ -484,13 +416,6 @@ pub struct SearchFilesArgs {
 
 impl ToolArgs for SearchFilesArgs {
     const TOOL: &'static str = "search_files";
-    const FIELDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("query", &["pattern", "text"]),
-        ("mode", &[]),
-        ("glob", &[]),
-        ("directory", &["dir", "path"]),
-        ("maxResults", &["max_results", "limit"]),
-    ];
 }
 
 /// Parses the arguments of a built-in tool by name, for the policy: `Ok(None)` for a name
