@@ -136,6 +136,15 @@ fn with_repo_facts(shared: &state::RunShared, answer: &mut primary::PrimaryAnswe
     answer.text = text;
 }
 
+/// Says so when Braincode's own git cannot run here (it runs only inside the OS sandbox).
+fn warn_without_git_sandbox(shared: &state::RunBase) {
+    if let Err(error) = braincode_sandbox::helper_sandbox(&shared.project_root) {
+        shared.sink.warning(format!(
+            "Braincode runs its own git only inside the OS sandbox, and none is available ({error}): this run has no patch summary, no checks selected by the change and no diff for the review"
+        ));
+    }
+}
+
 /// Stage 1: notices, the SessionStart and UserPromptSubmit hooks, and the request as agents
 /// see it (hook context, references, continuity, images).
 async fn prepare(
@@ -174,10 +183,22 @@ async fn prepare(
         ));
     }
 
-    if let Err(error) = braincode_sandbox::helper_sandbox(&shared.project_root) {
-        sink.warning(format!(
-            "Braincode runs its own git only inside the OS sandbox, and none is available ({error}): this run has no patch summary, no checks selected by the change and no diff for the review"
-        ));
+    // A greeting takes the conversational fast path and uses no tool: nothing of the
+    // repository is looked at before its one request (no git process delays it). The same
+    // test the planner makes, on the same words: no hooks to add context, no references, no
+    // earlier conversation.
+    let conversational = request.routing == super::RoutingChoice::Auto
+        && shared.hooks.is_empty()
+        && history.block.is_none()
+        && !request.prompt.contains('@')
+        && {
+            let plan = braincode_brain::heuristic_route(&request.prompt, &shared.brain, mode);
+            braincode_brain::is_fast_path_eligible(&request.prompt, &plan, 0)
+        };
+    // Nor does it probe the OS sandbox for Braincode's own git (a bubblewrap run, milliseconds
+    // before the request): it runs no git.
+    if !conversational {
+        warn_without_git_sandbox(shared);
     }
 
     // Hooks before anything else sees the prompt; the read-only environment probe overlaps them.
@@ -208,18 +229,6 @@ async fn prepare(
     // The environment lines only reach prompts, which a replay never sends: it skips them
     // (and the git process they start).
     let replaying = shared.tape.as_deref().is_some_and(Tape::is_strict);
-    // A greeting takes the conversational fast path and uses no tool: nothing of the
-    // repository is looked at before its one request (no git process delays it). The same
-    // test the planner makes, on the same words: no hooks to add context, no references, no
-    // earlier conversation.
-    let conversational = request.routing == super::RoutingChoice::Auto
-        && shared.hooks.is_empty()
-        && history.block.is_none()
-        && !request.prompt.contains('@')
-        && {
-            let plan = braincode_brain::heuristic_route(&request.prompt, &shared.brain, mode);
-            braincode_brain::is_fast_path_eligible(&request.prompt, &plan, 0)
-        };
     // One git status gives both the environment's repository line and the patch baseline.
     let environment = async {
         if replaying {
@@ -353,6 +362,7 @@ async fn plan_stage(
             .as_ref()
             .is_ok_and(|planned| !planned.plan.conversational)
     {
+        warn_without_git_sandbox(shared);
         baseline = PatchBaseline::capture(&request.project_root).await;
     }
     if let Some(baseline) = &baseline {
@@ -493,7 +503,7 @@ async fn primary_stage(
         Ok(answer) => {
             // Asked for a change and none was made: its todo is not done, and says why.
             let unchanged = braincode_brain::Signals::detect(&request.prompt).file_edit
-                && !shared.live.with(|state| state.changed_files());
+                && !shared.live.with(crate::fold::RunState::changed_files);
             let (status, error) = match (unchanged, shared.permission) {
                 (false, _) => (TaskStatus::Completed, None),
                 (true, crate::approval::PermissionMode::ReadOnly) => {
