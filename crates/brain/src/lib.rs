@@ -54,8 +54,10 @@ pub use prompts::{
 };
 pub use roles::{ROLE_PROFILES, RoleProfile, is_read_only_support_role, role_profile};
 pub use router::{
-    DEFAULT_ROUTER_REASON, ROUTER_MAX_DEPENDENCIES, RouterParseError, RouterPromptInput,
-    build_router_prompt, normalize_router_decision, parse_router_reply, router_decision_schema,
+    DEFAULT_ROUTER_REASON, ROUTER_MAX_DEPENDENCIES, RoutedRole, RouterClarification,
+    RouterDecision, RouterDependency, RouterOption, RouterParseError, RouterPromptInput,
+    RouterTodo, RouterWorker, build_router_prompt, normalize_router_decision, parse_router_reply,
+    router_decision_schema,
 };
 pub use schema::{
     BrainModel, BrainPreset, BrainsDocument, Compaction, ContextPolicy, ImageModelRef, Isolation,

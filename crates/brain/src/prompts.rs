@@ -18,18 +18,10 @@ pub const CORE_DIRECTIVES: [&str; 4] = [
     "Ask for confirmation before destructive or irreversible actions.",
 ];
 
-/// The routeBrain planner's prompt.
-pub const ROUTE_BRAIN_PROMPT: &str = "You are Braincode's routing brain. You read a request and \
-plan who handles it; you never do the work yourself.\n\
-Rules:\n\
-- Pick exactly one primary role from the routed roles.\n\
-- Add support workers only when they materially help, each with a self-contained goal.\n\
-- Write a short todo list in execution order, each todo owned by a chosen role.\n\
-- Support work runs first, then the primary, then review; dependencies go through the Brain.\n\
-- Never call tools, never pick or change models, never route to routeBrain or pet.\n\
-- rush is only for replies that need no tools.\n\
-- Ask for clarification only when handing off would be unsafe.\n\
-Reply with one JSON object and nothing else.";
+/// The routeBrain planner's prompt. Short: the user turn ([`crate::build_router_prompt`])
+/// carries the roles, budgets and rules, so a brain's own planner prompt loses none of them.
+pub const ROUTE_BRAIN_PROMPT: &str = "You are Braincode's routing brain: you plan who handles \
+a request; you never do the work, call tools or pick models.";
 
 /// The status companion's prompt.
 pub const PET_PROMPT: &str = "You are Braincode's status companion. Describe what the agents \

@@ -13,6 +13,8 @@ pub struct RoleProfile {
     pub label: &'static str,
     /// What the role is responsible for (one line).
     pub owns: &'static str,
+    /// When the router sends work to it: the few words the router prompt lists.
+    pub routes: &'static str,
     /// Who the agent is (one or two sentences).
     pub identity: &'static str,
     /// What it does well.
@@ -33,6 +35,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::RouteBrain,
         label: "Route Brain",
         owns: "intent classification, role selection, worker decomposition, todos, dependency edges and review policy",
+        routes: "plans who handles a request",
         identity: "You plan the work; you never do it.",
         capabilities: &[
             "Pick one primary role and only the support workers that materially help.",
@@ -50,6 +53,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Frontend,
         label: "Frontend",
         owns: "UI components, client state, accessibility, responsive layout, CSS and browser behaviour",
+        routes: "UI, CSS, client state, accessibility",
         identity: "You build and check what users see and touch in the browser.",
         capabilities: &[
             "Implement or review views, forms and client-side state.",
@@ -70,6 +74,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Backend,
         label: "Backend",
         owns: "APIs, services, validation, persistence boundaries, concurrency, errors and observability",
+        routes: "APIs, services, server logic, persistence",
         identity: "You build the server side: handlers, domain logic and their contracts.",
         capabilities: &[
             "Implement handlers and domain logic with explicit failure modes (status codes, typed errors, retries, idempotency).",
@@ -84,6 +89,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Designer,
         label: "Designer",
         owns: "UX flows, information architecture, interaction patterns, copy hierarchy and visual direction",
+        routes: "UX flows, layout, visual direction",
         identity: "You turn intent into flows, states and copy that engineers can build.",
         capabilities: &[
             "Define flows, states and copy; critique an existing UI.",
@@ -98,6 +104,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::ImageMaker,
         label: "Image Maker",
         owns: "generated raster assets, their prompts, constraints and artifact paths",
+        routes: "makes new images, never describes them",
         identity: "You create new images or variations through the image engine.",
         capabilities: &[
             "Write a precise image prompt that keeps style, brand, size and safety constraints.",
@@ -114,6 +121,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Dba,
         label: "DBA",
         owns: "schemas, migrations, SQL, indexes, query plans, integrity, retention and rollback",
+        routes: "schemas, migrations, SQL, queries",
         identity: "You keep data correct, fast and recoverable.",
         capabilities: &[
             "Order migrations and write verification queries.",
@@ -128,6 +136,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Devops,
         label: "DevOps",
         owns: "CI/CD, containers, deployment, local environments, observability, infrastructure and secrets wiring",
+        routes: "CI, git, packages, containers, deployment",
         identity: "You make builds, pipelines and environments work reliably.",
         capabilities: &[
             "Diagnose build, CI and packaging failures with reproducible commands.",
@@ -142,6 +151,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Security,
         label: "Security",
         owns: "authentication, authorization, permissions, secrets, injection, supply chain and abuse cases",
+        routes: "auth, secrets, permissions, injection",
         identity: "You trace trust boundaries and find what an attacker could use.",
         capabilities: &[
             "Follow data across trust boundaries.",
@@ -159,6 +169,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Qa,
         label: "QA",
         owns: "test strategy, edge cases, regressions, reproduction steps and acceptance criteria",
+        routes: "designs and runs tests and verification",
         identity: "You decide how the change is proven to work.",
         capabilities: &[
             "Match verification depth to the blast radius.",
@@ -173,6 +184,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Review,
         label: "Review",
         owns: "independent inspection of results and diffs for defects, regressions and security issues",
+        routes: "judges finished work and diffs",
         identity: "You are the independent reviewer: you judge the work, you do not redo it.",
         capabilities: &[
             "Find defects, regressions and security issues with exact references.",
@@ -190,6 +202,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Summarize,
         label: "Summarize",
         owns: "handoff-ready summaries: goal, decisions, artifacts, validation and next steps",
+        routes: "summaries, only when asked",
         identity: "You compress work into a summary someone else can pick up.",
         capabilities: &["Condense long material without losing decisions or open points."],
         boundaries: &[
@@ -204,6 +217,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Oracle,
         label: "Oracle",
         owns: "hard architecture decisions, deep debugging and trade-offs under uncertainty",
+        routes: "hard architecture and debugging only",
         identity: "You reason through the hardest questions and recommend a path.",
         capabilities: &[
             "Frame the options and the evidence for each.",
@@ -218,6 +232,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Librarian,
         label: "Librarian",
         owns: "repository orientation, symbol lookup, architecture tracing and fact finding",
+        routes: "maps code and finds facts in the repository",
         identity: "You find where things are and how they connect.",
         capabilities: &[
             "Give precise file and symbol references.",
@@ -232,6 +247,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Rush,
         label: "Rush",
         owns: "tiny low-risk chores and short conversational replies",
+        routes: "tiny chores and replies needing no tools",
         identity: "You answer quickly with minimal ceremony.",
         capabilities: &["Short answers and trivial chores that need no repository access."],
         boundaries: &[
@@ -245,6 +261,7 @@ pub static ROLE_PROFILES: [RoleProfile; 15] = [
         role: Role::Pet,
         label: "Pet",
         owns: "the status panel companion",
+        routes: "the status panel companion",
         identity: "You describe what the agents are doing in a few dry words.",
         capabilities: &["One status line and two short lines of commentary."],
         boundaries: &["Never invent activity."],

@@ -15,6 +15,7 @@ pub mod budget;
 mod handoff_summary;
 mod packet;
 mod reply;
+mod reply_schema;
 mod review;
 pub mod text;
 mod worker_result;
@@ -35,11 +36,14 @@ pub use packet::{
     handoff_message, result_message, result_message_from,
 };
 pub use reply::{JsonReplyError, extract_json_object};
-pub use review::{
-    NO_STRUCTURED_DECISION, ReviewOutcome, normalize_review_decision, review_result_schema,
+pub use reply_schema::{
+    ReplyArtifact, ReplyArtifactKind, ReplyFinding, ReplyProgress, ReplySeverity, ReplyStatus,
+    ReplyVerdict, ReviewReplyDecision, SCHEMA_MAX_ITEM_CHARS, SCHEMA_MAX_LIST_ITEMS,
+    SCHEMA_MAX_SUMMARY_CHARS, WorkerReply, derived_schema, review_result_schema,
+    worker_result_schema,
 };
+pub use review::{NO_STRUCTURED_DECISION, ReviewOutcome, normalize_review_decision};
 pub use text::{clip_bytes, clip_chars};
 pub use worker_result::{
-    EMPTY_WORKER_RESPONSE, MISSING_SUMMARY, SCHEMA_MAX_ITEM_CHARS, SCHEMA_MAX_LIST_ITEMS,
-    SCHEMA_MAX_SUMMARY_CHARS, echoes_template, normalize_worker_result, worker_result_schema,
+    EMPTY_WORKER_RESPONSE, MISSING_SUMMARY, echoes_template, normalize_worker_result,
 };

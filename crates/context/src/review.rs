@@ -7,13 +7,10 @@ use braincode_protocol::{
     Finding, HandoffPacket, ReviewDecision, ReviewVerdict, Severity, TaskStatus, WorkerResult,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::reply::{extract_json_object, first_list, first_text, number_field};
-use crate::worker_result::{
-    SCHEMA_MAX_ITEM_CHARS, SCHEMA_MAX_LIST_ITEMS, WORKER_REQUIRED, normalize_worker_result,
-    worker_schema_properties,
-};
+use crate::worker_result::normalize_worker_result;
 
 /// The required change recorded when a review reply has no structured decision.
 pub const NO_STRUCTURED_DECISION: &str = "The review gave no structured decision; inspect \
@@ -145,69 +142,10 @@ pub fn normalize_review_decision(reply_text: &str, handoff: &HandoffPacket) -> R
     ReviewOutcome { result, decision }
 }
 
-fn bounded_list(max_chars: usize) -> Value {
-    json!({
-        "type": "array",
-        "maxItems": SCHEMA_MAX_LIST_ITEMS,
-        "items": {"type": "string", "maxLength": max_chars}
-    })
-}
-
-/// JSON Schema of the review reply (worker fields plus the decision), bounded like
-/// [`crate::worker_result_schema`].
-pub fn review_result_schema() -> Value {
-    let mut properties = worker_schema_properties();
-    let review = json!({
-        "decision": {"type": "string", "enum": ["approved", "changes_requested", "blocked"]},
-        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-        "rationale": {"type": "string", "maxLength": 600},
-        "findings": {
-            "type": "array",
-            "maxItems": SCHEMA_MAX_LIST_ITEMS,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "severity": {"type": "string", "enum": ["low", "medium", "high"]},
-                    "issue": {"type": "string", "maxLength": SCHEMA_MAX_ITEM_CHARS},
-                    "file": {"type": "string", "maxLength": 200},
-                    "line": {"type": "integer", "minimum": 1},
-                    "evidence": {"type": "string", "maxLength": SCHEMA_MAX_ITEM_CHARS},
-                    "suggestion": {"type": "string", "maxLength": SCHEMA_MAX_ITEM_CHARS}
-                },
-                "required": ["severity", "issue"],
-                "additionalProperties": false
-            }
-        },
-        "requiredChanges": bounded_list(SCHEMA_MAX_ITEM_CHARS),
-        "blockingIssues": bounded_list(SCHEMA_MAX_ITEM_CHARS),
-        "residualRisks": bounded_list(SCHEMA_MAX_ITEM_CHARS)
-    });
-    if let Value::Object(review) = review {
-        properties.extend(review);
-    }
-    let mut required: Vec<&str> = WORKER_REQUIRED.to_vec();
-    required.extend([
-        "decision",
-        "confidence",
-        "rationale",
-        "findings",
-        "requiredChanges",
-        "blockingIssues",
-        "residualRisks",
-    ]);
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::HandoffPacketExt;
-    use crate::worker_result::tests::assert_bounded;
     use braincode_protocol::{ContextId, Role, WorkerPhase};
 
     fn handoff() -> HandoffPacket {
@@ -301,17 +239,5 @@ mod tests {
         // An empty reply judged nothing either.
         let empty = normalize_review_decision("  ", &handoff());
         assert_eq!(empty.decision.decision, ReviewVerdict::Inconclusive);
-    }
-
-    #[test]
-    fn review_schema_is_bounded_and_extends_the_worker_schema() {
-        let schema = review_result_schema();
-        assert_bounded(&schema);
-        assert!(schema["properties"]["summary"].is_object());
-        assert_eq!(
-            schema["properties"]["decision"]["enum"],
-            json!(["approved", "changes_requested", "blocked"])
-        );
-        assert_eq!(schema["properties"]["findings"]["maxItems"], 5);
     }
 }

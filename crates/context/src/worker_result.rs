@@ -6,7 +6,7 @@
 use braincode_protocol::{
     ContextRef, ContextRefKind, HandoffPacket, TaskProgress, TaskStatus, WorkerResult,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::packet::WorkerResultExt;
 use crate::reply::{extract_json_object, first_list, first_text, number_field, text_field};
@@ -16,18 +16,6 @@ pub const EMPTY_WORKER_RESPONSE: &str = "(empty worker response)";
 
 /// Summary used when a JSON reply has no summary of its own.
 pub const MISSING_SUMMARY: &str = "(worker reply had no summary)";
-
-/// Most items the reply schema allows in `artifacts`, `risks` and `nextQuestions`.
-///
-/// Small on purpose: a tiny local model under a grammar can otherwise repeat list items until
-/// it runs out of tokens.
-pub const SCHEMA_MAX_LIST_ITEMS: usize = 5;
-
-/// Longest `summary` the reply schema allows, in characters.
-pub const SCHEMA_MAX_SUMMARY_CHARS: usize = 1_200;
-
-/// Longest short string (a list item, a progress line, a URI) the reply schema allows.
-pub const SCHEMA_MAX_ITEM_CHARS: usize = 300;
 
 /// Keys that mark a JSON object as a worker reply rather than incidental JSON in prose.
 const RESULT_KEYS: [&str; 8] = [
@@ -212,73 +200,8 @@ fn from_json(map: &Map<String, Value>, handoff: &HandoffPacket) -> WorkerResult 
     result
 }
 
-fn bounded_string(max: usize) -> Value {
-    json!({"type": "string", "maxLength": max})
-}
-
-fn bounded_list(max_items: usize, max_chars: usize) -> Value {
-    json!({"type": "array", "maxItems": max_items, "items": bounded_string(max_chars)})
-}
-
-/// Schema properties shared by the worker and the review reply.
-pub(crate) fn worker_schema_properties() -> Map<String, Value> {
-    let properties = json!({
-        "taskId": bounded_string(128),
-        "parentId": bounded_string(128),
-        "progress": {
-            "type": "object",
-            "properties": {
-                "status": {"type": "string", "enum": ["completed", "blocked"]},
-                "summary": bounded_string(SCHEMA_MAX_ITEM_CHARS)
-            },
-            "required": ["status", "summary"],
-            "additionalProperties": false
-        },
-        "summary": bounded_string(SCHEMA_MAX_SUMMARY_CHARS),
-        "artifacts": {
-            "type": "array",
-            "maxItems": SCHEMA_MAX_LIST_ITEMS,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "kind": {"type": "string", "enum": ["file", "thread", "summary", "artifact"]},
-                    "uri": bounded_string(SCHEMA_MAX_ITEM_CHARS),
-                    "label": bounded_string(120)
-                },
-                "required": ["kind", "uri"],
-                "additionalProperties": false
-            }
-        },
-        "risks": bounded_list(SCHEMA_MAX_LIST_ITEMS, SCHEMA_MAX_ITEM_CHARS),
-        "nextQuestions": bounded_list(SCHEMA_MAX_LIST_ITEMS, SCHEMA_MAX_ITEM_CHARS)
-    });
-    match properties {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}
-
-/// Fields every worker reply must contain (the ids are optional: they are ignored anyway).
-pub(crate) const WORKER_REQUIRED: [&str; 5] =
-    ["progress", "summary", "artifacts", "risks", "nextQuestions"];
-
-/// JSON Schema of the worker reply, for grammar-constrained generation.
-///
-/// Every array has `maxItems` and every free string a `maxLength`, the status is limited to
-/// `completed`/`blocked`, and no object accepts extra properties, so a grammar derived from
-/// it always terminates. `taskId`/`parentId` are allowed but optional: the normalizer takes
-/// them from the handoff, so a small model need not spend tokens copying them.
-pub fn worker_result_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": worker_schema_properties(),
-        "required": WORKER_REQUIRED,
-        "additionalProperties": false
-    })
-}
-
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::HandoffPacketExt;
     use braincode_protocol::{ContextId, Role, WorkerPhase};
@@ -365,38 +288,6 @@ pub(crate) mod tests {
         let result = normalize_worker_result(reply, &handoff());
         assert_eq!(result.summary, reply);
         assert_eq!(result.progress.status, TaskStatus::Completed);
-    }
-
-    /// Asserts that every array, object and free string in `schema` is bounded.
-    pub(crate) fn assert_bounded(schema: &Value) {
-        match schema {
-            Value::Object(map) => {
-                match map.get("type").and_then(Value::as_str) {
-                    Some("array") => assert!(map.contains_key("maxItems"), "{schema}"),
-                    Some("object") => {
-                        assert_eq!(map.get("additionalProperties"), Some(&Value::Bool(false)));
-                    }
-                    Some("string") if !map.contains_key("enum") => {
-                        assert!(map.contains_key("maxLength"), "{schema}");
-                    }
-                    _ => {}
-                }
-                map.values().for_each(assert_bounded);
-            }
-            Value::Array(items) => items.iter().for_each(assert_bounded),
-            _ => {}
-        }
-    }
-
-    #[test]
-    fn schema_is_bounded() {
-        let schema = worker_result_schema();
-        assert_bounded(&schema);
-        assert_eq!(
-            schema["properties"]["progress"]["properties"]["status"]["enum"],
-            json!(["completed", "blocked"])
-        );
-        assert_eq!(schema["properties"]["risks"]["maxItems"], 5);
     }
 }
 

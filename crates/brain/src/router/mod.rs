@@ -10,4 +10,7 @@ mod schema;
 pub use normalize::{DEFAULT_ROUTER_REASON, normalize_router_decision};
 pub use parse::{RouterParseError, parse_router_reply};
 pub use prompt::{RouterPromptInput, build_router_prompt};
-pub use schema::{ROUTER_MAX_DEPENDENCIES, router_decision_schema};
+pub use schema::{
+    ROUTER_MAX_DEPENDENCIES, RoutedRole, RouterClarification, RouterDecision, RouterDependency,
+    RouterOption, RouterTodo, RouterWorker, router_decision_schema,
+};

@@ -25,17 +25,13 @@ pub struct RouterPromptInput<'a> {
     pub models: &'a [ModelDefinition],
 }
 
-/// The reply shape, verbatim.
-const OUTPUT_SHAPE: &str = r#"{"role":"<role>","workers":[{"role":"<role>","goal":"...","reason":"..."}],"todos":[{"id":"short-stable-id","title":"...","role":"<role>","reason":"..."}],"dependencies":[{"from":"todo-id","to":"todo-id","reason":"..."}],"clarification":{"required":false,"reason":"","question":"","missing":[],"options":[{"id":"","label":"","description":""}]},"confidence":0.0,"reason":"..."}"#;
-
-const PRINCIPLES: [&str; 7] = [
-    "Ask for clarification (one question, 2-3 mutually exclusive options) only when handing off would be unsafe.",
-    "There is no generic coding role: send each domain to its specialist.",
-    "librarian maps code; imageMaker only makes new images; oracle only for hard reasoning.",
-    "review judges finished work; qa designs and runs verification.",
-    "rush only answers without tools; git, CI and package work go to devops.",
-    "summarize only when a summary is asked for.",
-    "Results flow through the Brain along dependencies; support todos never wait for primary or review todos.",
+/// The rules every plan follows (the schema carries the shape, the role names and the
+/// bounds; these say what the shape cannot).
+const RULES: [&str; 4] = [
+    "Todos in execution order, each owned by a planned role.",
+    "Dependencies only where needed; support todos never wait for primary or review todos.",
+    "rush only as the primary.",
+    "Clarify (one question, 2-3 exclusive options, user's language) only when handing off would be unsafe.",
 ];
 
 fn describe_model(id: &str, models: &[ModelDefinition]) -> String {
@@ -60,34 +56,32 @@ fn describe_model(id: &str, models: &[ModelDefinition]) -> String {
 
 fn mode_directive(input: &RouterPromptInput<'_>) -> String {
     let limits = input.limits;
-    let budget = format!(
-        "Mode: {}. Budget: at most {} workers (primary included), {} support workers in parallel, {} todos.",
-        input.mode, limits.max_worker_agents, limits.max_parallel_agents, limits.max_todos
-    );
-    let style = match input.mode {
-        Mode::Auto => {
-            "Keep the plan focused: the smallest safe set of roles; rush for tiny chores."
-        }
-        Mode::Radical => {
-            "Decompose proactively: librarian early for unfamiliar or large work, oracle early \
-             when the request is ambiguous, qa for implementation work, every specialist that \
-             affects correctness; rush only for genuinely tiny chores; prefer todos that can run \
-             in parallel."
-        }
-    };
-    format!("{budget}\n{style}")
+    match input.mode {
+        Mode::Auto => format!(
+            "Mode auto: at most {} workers (primary included), {} todos; the smallest safe set \
+             of roles, rush for tiny chores.",
+            limits.max_worker_agents, limits.max_todos
+        ),
+        Mode::Radical => format!(
+            "Mode radical: at most {} workers (primary included), {} in parallel, {} todos. Decompose proactively: librarian early for unfamiliar \
+             or large work, oracle early when the request is ambiguous, qa for implementation \
+             work, every specialist that affects correctness; rush only for genuinely tiny \
+             chores; prefer todos that can run in parallel.",
+            limits.max_worker_agents, limits.max_parallel_agents, limits.max_todos
+        ),
+    }
 }
 
-fn modality_directive(image_count: usize) -> String {
-    if image_count == 0 {
-        "Input: text only.".to_string()
-    } else {
-        format!(
-            "Input: text plus {image_count} image(s). Roles that must look at the images need a \
-             vision model; imageMaker makes new images and never describes them; route questions \
-             about an image by their domain."
-        )
-    }
+/// What images change: roles that must look at them need a vision model, so the models and
+/// role chains are listed. A text-only request needs neither (models are the brain's to pick).
+fn image_directive(input: &RouterPromptInput<'_>) -> String {
+    format!(
+        "Input: text plus {} image(s). Roles that must look at the images need a vision model; \
+         imageMaker makes new images and never describes them; route questions about an image \
+         by their domain.\n{}",
+        input.image_count,
+        model_directive(input)
+    )
 }
 
 fn model_directive(input: &RouterPromptInput<'_>) -> String {
@@ -143,47 +137,31 @@ fn model_directive(input: &RouterPromptInput<'_>) -> String {
 /// Builds the one user turn sent to the routeBrain planner (whose system prompt is
 /// [`crate::ROUTE_BRAIN_PROMPT`] unless the brain overrides it).
 ///
-/// Sections, in order: the task, the mode and its budgets, the input modality, the models
-/// and role chains, the routed roles, routing principles, the exact output shape, output
-/// constraints, and the user prompt.
+/// Sections, in order: the task, the mode and its budgets, with images the input and the
+/// models and role chains, the routed roles with when to pick each, the rules, and the user
+/// prompt. The reply's shape, role names and bounds are the reply schema's
+/// ([`crate::router_decision_schema`]), sent with the request, so they are not repeated here.
 pub fn build_router_prompt(input: &RouterPromptInput<'_>) -> String {
-    let limits = input.limits;
-    let mut out = String::with_capacity(4_096 + input.prompt.len());
+    let mut out = String::with_capacity(1_024 + input.prompt.len());
     out.push_str(
-        "Route this request: choose the primary role, the support workers that materially \
-         help, and a short todo list.\n\n",
+        "Pick the primary role and only the support workers that materially help, each with \
+         a self-contained goal.\n",
     );
     out.push_str(&mode_directive(input));
-    out.push_str("\n\n");
-    out.push_str(&modality_directive(input.image_count));
-    out.push_str("\n\n");
-    out.push_str(&model_directive(input));
-    out.push_str("\n\nRouted roles:\n");
+    out.push('\n');
+    if input.image_count > 0 {
+        out.push_str(&image_directive(input));
+        out.push('\n');
+    }
+    out.push_str("Roles (no generic coder: each domain to its specialist):\n");
     for role in Role::ROUTED {
-        let profile = role_profile(role);
-        let _ = writeln!(out, "- {role} ({}): {}", profile.label, profile.owns);
+        let _ = writeln!(out, "- {role}: {}", role_profile(role).routes);
     }
-    out.push_str("\nPrinciples:\n");
-    for principle in PRINCIPLES {
-        let _ = writeln!(out, "- {principle}");
+    out.push_str("Rules:\n");
+    for rule in RULES {
+        let _ = writeln!(out, "- {rule}");
     }
-    out.push_str("\nReply with exactly this JSON shape and nothing else:\n");
-    out.push_str(OUTPUT_SHAPE);
-    let roles: Vec<&str> = Role::ROUTED.iter().map(|r| r.as_str()).collect();
-    let _ = write!(
-        out,
-        "\n<role> is one of: {}.\n\nConstraints:\n\
-         - Exactly one primary role; add workers only when they materially help; no rush worker when a specialist is primary.\n\
-         - At most {} workers; never routeBrain or pet; no modelId fields.\n\
-         - 1 to {} todos in execution order, each owned by a chosen role, with short lowercase ids.\n\
-         - Dependencies only where needed; never from a primary todo to a support todo.\n\
-         - Write the clarification in the user's language, with at most 3 options.\n\
-         - confidence is a number from 0 to 1.\n\n",
-        roles.join(", "),
-        limits.max_worker_agents,
-        limits.max_todos,
-    );
-    out.push_str("User prompt:\n");
+    out.push_str("Request:\n");
     out.push_str(input.prompt);
     out
 }
