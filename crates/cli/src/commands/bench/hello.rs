@@ -1,19 +1,20 @@
 //! `braincode bench hello`: what a newcomer's first "Say hello" costs against a remote model:
 //! the bytes of the request the model gets, the time from starting `braincode run` to that
-//! request reaching the server, and the whole run, each as a fresh process on a fresh home
-//! and repository, against an instant OpenAI-compatible server on loopback.
+//! request reaching the server, the whole run and the run process's peak RSS, each as a fresh
+//! process on a fresh home and repository, against an instant OpenAI-compatible server on
+//! loopback.
 
 use std::process::{ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use serde_json::json;
 
-use super::median;
 use super::overhead::fixture;
+use super::{median, proc_status_kib, status_kib};
 
 /// Options of `braincode bench hello`.
 #[derive(Debug, clap::Args)]
@@ -77,23 +78,23 @@ async fn bench(args: &HelloBenchArgs) -> anyhow::Result<ExitCode> {
         let _ = axum::serve(listener, app).await;
     });
     let exe = std::env::current_exe()?;
-    let (mut bytes, mut first_ms, mut wall_ms, mut calls) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut bytes, mut first_ms, mut wall_ms, mut calls, mut rss_kib) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for run in 0..=args.runs {
         let (_dir, home, repo) = fixture(&base_url)?;
         if let Ok(mut seen) = seen.lock() {
             seen.requests.clear();
         }
         let started = Instant::now();
-        let status = tokio::process::Command::new(&exe)
+        let child = tokio::process::Command::new(&exe)
             .args(["run", &args.prompt])
             .current_dir(&repo)
             .env("BRAINCODE_HOME", &home)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .status()
-            .await?;
+            .spawn()?;
+        let (status, peak_kib) = wait_watching_peak_rss(child).await?;
         let wall = started.elapsed();
         anyhow::ensure!(status.success(), "the measured run failed ({status})");
         let requests = seen.lock().map(|s| s.requests.clone()).unwrap_or_default();
@@ -107,27 +108,71 @@ async fn bench(args: &HelloBenchArgs) -> anyhow::Result<ExitCode> {
         first_ms.push(at.duration_since(started).as_secs_f64() * 1e3);
         wall_ms.push(wall.as_secs_f64() * 1e3);
         calls.push(requests.len() as f64);
+        rss_kib.push(peak_kib as f64);
     }
     server.abort();
-    let (bytes, first, wall, calls) = (
+    let rss_max_kib = rss_kib.iter().copied().fold(0.0, f64::max);
+    let (bytes, first, wall, calls, rss) = (
         median(&mut bytes),
         median(&mut first_ms),
         median(&mut wall_ms),
         median(&mut calls),
+        median(&mut rss_kib),
     );
+    // This process only serves the model and starts the runs; its own peak is beside the
+    // point, but said, so that it is never mistaken for the run's.
+    let bench_kib = proc_status_kib("VmHWM:");
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "prompt": args.prompt, "runs": args.runs, "requestBytes": bytes,
                 "modelCalls": calls, "firstRequestMs": first, "wallMs": wall,
+                "runPeakRssKib": rss, "runPeakRssMaxKib": rss_max_kib,
+                "benchProcessPeakRssKib": bench_kib,
             }))?
         );
     } else {
         println!(
-            "{:?}: {bytes:.0} request bytes, {calls:.0} model call(s), first request {first:.1} ms after start, {wall:.1} ms end to end (medians of {} fresh processes)",
-            args.prompt, args.runs
+            "{:?}: {bytes:.0} request bytes, {calls:.0} model call(s), first request {first:.1} ms after start, {wall:.1} ms end to end, peak RSS {:.1} MB (max {:.1} MB) (medians of {} fresh processes)",
+            args.prompt,
+            rss / 1024.0,
+            rss_max_kib / 1024.0,
+            args.runs
         );
+        if let Some(kib) = bench_kib {
+            println!(
+                "  (this bench process, server side: peak RSS {:.1} MB)",
+                kib as f64 / 1024.0
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How often a run's `VmHWM` is read while it runs.
+const RSS_POLL: Duration = Duration::from_millis(1);
+
+/// Waits for `child` to exit, reading its peak RSS (`VmHWM` of `/proc/<pid>/status`, in KiB)
+/// every [`RSS_POLL`] meanwhile: the last reading is the peak just before it exited (what it
+/// does in its last millisecond may be missed; 0 off Linux). Reading starts after `spawn`
+/// returned, that is after the exec: before it, the status would be this process's.
+async fn wait_watching_peak_rss(
+    mut child: tokio::process::Child,
+) -> anyhow::Result<(std::process::ExitStatus, u64)> {
+    let path = child.id().map(|pid| format!("/proc/{pid}/status"));
+    let mut peak = 0;
+    let mut tick = tokio::time::interval(RSS_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tokio::select! {
+            // `Child::wait` is cancel safe: a tick in between loses nothing.
+            status = child.wait() => return Ok((status?, peak)),
+            _ = tick.tick() => {
+                if let Some(kib) = path.as_deref().and_then(|p| status_kib(p, "VmHWM:")) {
+                    peak = peak.max(kib);
+                }
+            }
+        }
+    }
 }

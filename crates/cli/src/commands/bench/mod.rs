@@ -53,7 +53,8 @@ pub enum BenchCommand {
     Usage(usage::UsageBenchArgs),
     /// The control panel: start time and page weight.
     Panel(panel::PanelBenchArgs),
-    /// A first "Say hello" to a remote model: request bytes, time to the request, wall.
+    /// A first "Say hello" to a remote model: request bytes, time to the request, wall, peak
+    /// RSS.
     Hello(hello::HelloBenchArgs),
 }
 
@@ -79,7 +80,13 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
 /// A field of `/proc/self/status` in KiB (`VmHWM:` = peak RSS, `VmRSS:` = current RSS): the
 /// counters `getrusage` reports, read from procfs so the binary needs no FFI. `None` off Linux.
 pub(crate) fn proc_status_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status_kib("/proc/self/status", field)
+}
+
+/// A field of a `/proc/<pid>/status` file in KiB (see [`proc_status_kib`]); `None` once the
+/// process is gone.
+pub(crate) fn status_kib(path: &str, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(path).ok()?;
     status
         .lines()
         .find_map(|line| line.strip_prefix(field))
