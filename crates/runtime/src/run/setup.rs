@@ -62,14 +62,19 @@ pub(crate) fn build_base(
     let replaying = services.tape.as_deref().is_some_and(Tape::is_strict);
     let mut net_proxy = None;
     let mut route = None;
-    let bubblewrap = braincode_sandbox::status().kind == braincode_sandbox::SandboxKind::Bubblewrap;
-    if runs_commands && request.network_allowlist && !allow_network && !replaying && !bubblewrap {
+    let wants_allowlist =
+        runs_commands && request.network_allowlist && !allow_network && !replaying;
+    // Asked only when the allowlist is wanted: the sandbox status probes the OS (a bubblewrap
+    // run, milliseconds and megabytes of code), which a run that starts no command never needs.
+    let bubblewrap = wants_allowlist
+        && braincode_sandbox::status().kind == braincode_sandbox::SandboxKind::Bubblewrap;
+    if wants_allowlist && !bubblewrap {
         sink.warning(format!(
             "--allow-network=registries needs the bubblewrap sandbox (this machine has {}); commands run without the network",
             braincode_sandbox::status().kind
         ));
     }
-    if runs_commands && request.network_allowlist && !allow_network && !replaying && bubblewrap {
+    if bubblewrap {
         match start_proxy(&loaded.settings, sink) {
             Ok((proxy, net_route)) => {
                 net_proxy = Some(proxy);
