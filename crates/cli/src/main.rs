@@ -84,6 +84,36 @@ enum Command {
     Task(Vec<String>),
 }
 
+/// `braincode run …` by itself: the headless path parses with the `run` command alone (see
+/// [`run_only`]).
+#[derive(Debug, Parser)]
+#[command(name = "braincode", version, propagate_version = true)]
+struct RunOnly {
+    #[command(subcommand)]
+    command: RunOnlyCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum RunOnlyCommand {
+    Run(commands::run::RunArgs),
+}
+
+/// The arguments of `braincode run …`, parsed without building every other command's
+/// arguments (in a fresh process that is megabytes of code pages and part of the time to the
+/// first model request). `None` for any other command line and for anything but a successful
+/// parse (help, version, a usage error), which the whole parser then reports as always.
+fn run_only(args: &[std::ffi::OsString]) -> Option<commands::run::RunArgs> {
+    if args.get(1).is_none_or(|arg| arg != "run") {
+        return None;
+    }
+    match RunOnly::try_parse_from(args) {
+        Ok(RunOnly {
+            command: RunOnlyCommand::Run(run),
+        }) => Some(run),
+        Err(_) => None,
+    }
+}
+
 /// `braincode <words…>` whose first word is no command: the `run` command of those words
 /// (flags among them are `run`'s), or, for a single word that reads as a mistyped command,
 /// the usage error that names the command (exit 2).
@@ -153,7 +183,12 @@ fn main() -> ExitCode {
         };
     }
     exit_quietly_on_closed_stdout();
-    let cli = match Cli::try_parse() {
+    if let Some(run) = run_only(&args) {
+        braincode_protocol::secrets::register_environment_secrets();
+        commands::init_tracing(false);
+        return finish(commands::run::execute(run));
+    }
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
@@ -182,7 +217,7 @@ fn main() -> ExitCode {
         }
         (None, None) => Command::Tui(cli.session),
     };
-    let result = match command {
+    finish(match command {
         Command::Run(args) => commands::run::execute(args),
         Command::Tui(args) => commands::tui::execute(args),
         Command::Replay(args) => commands::replay::execute(args),
@@ -203,13 +238,86 @@ fn main() -> ExitCode {
             Ok(args) => commands::run::execute(args),
             Err(code) => return code,
         },
-    };
+    })
+}
+
+/// The exit code of a command's result; an error is printed (secrets redacted) and exits 1.
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
             let message = format!("error: {err:#}");
             eprintln!("{}", braincode_protocol::secrets::redact_secrets(&message));
             ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `run` fast path reads every command line exactly as the whole parser does, and
+    /// leaves help, version and usage errors to it.
+    #[test]
+    fn run_only_parses_as_the_whole_parser() {
+        let lines: [&[&str]; 7] = [
+            &["run", "Say", "hello"],
+            &["run", "--json", "--brain", "b", "--mode", "radical", "x"],
+            &[
+                "run",
+                "-y",
+                "--allow-network=registries",
+                "--max-cost",
+                "$0.5",
+                "x",
+            ],
+            &["run", "--resume", "abc"],
+            &[
+                "run",
+                "--prompt-file",
+                "p.txt",
+                "--project",
+                "/tmp",
+                "--trust",
+            ],
+            &["run", "-c", "--summary-only", "--", "-x", "y"],
+            &[
+                "run",
+                "--allow-edits",
+                "--max-tokens",
+                "100",
+                "--dry-run",
+                "--heuristic",
+                "t",
+            ],
+        ];
+        for line in lines {
+            let argv: Vec<std::ffi::OsString> = std::iter::once("braincode")
+                .chain(line.iter().copied())
+                .map(Into::into)
+                .collect();
+            let fast = run_only(&argv).unwrap();
+            let Some(Command::Run(whole)) = Cli::try_parse_from(&argv).unwrap().command else {
+                panic!("{line:?} is not a run");
+            };
+            assert_eq!(format!("{fast:?}"), format!("{whole:?}"), "{line:?}");
+        }
+        for line in [
+            &["run"][..],
+            &["run", "--help"],
+            &["run", "--version"],
+            &["run", "--json", "--events", "x"],
+            &["run", "--bogus", "x"],
+            &["runx", "x"],
+            &["sessions", "list"],
+            &[],
+        ] {
+            let argv: Vec<std::ffi::OsString> = std::iter::once("braincode")
+                .chain(line.iter().copied())
+                .map(Into::into)
+                .collect();
+            assert!(run_only(&argv).is_none(), "{line:?}");
         }
     }
 }
