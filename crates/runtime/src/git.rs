@@ -220,15 +220,28 @@ impl PatchBaseline {
     /// their own edits).
     pub async fn summarize(&self, root: &Path) -> Option<PatchSummary> {
         let status = status_args(false);
-        let mut commands: Vec<&[&str]> = vec![&status];
-        commands.extend_from_slice(&DIFF_STATS_QUERIES);
-        let mut answers = git_each(root, &commands, GIT_TIMEOUT).await.into_iter();
-        let (_, entries) = parse_status(&answers.next().flatten()?, false);
-        let diff_stats = diff_stats(
-            answers.next().flatten(),
-            answers.next().flatten(),
-            answers.next().flatten(),
-        );
+        let (entries, diff_stats) = if self.entries.is_empty() {
+            // Clean when the run started: `git status` alone first, for a tree still clean
+            // has nothing the diff statistics could count (three git processes fewer after a
+            // question or a review); a tree that changed gets them next.
+            let (_, entries) = parse_status(&git(root, &status, GIT_TIMEOUT).await?, false);
+            let stats = if entries.is_empty() {
+                Some(DiffStats::default())
+            } else {
+                diff_stats(
+                    git_each(root, &DIFF_STATS_QUERIES, GIT_TIMEOUT)
+                        .await
+                        .into_iter(),
+                )
+            };
+            (entries, stats)
+        } else {
+            let mut commands: Vec<&[&str]> = vec![&status];
+            commands.extend_from_slice(&DIFF_STATS_QUERIES);
+            let mut answers = git_each(root, &commands, GIT_TIMEOUT).await.into_iter();
+            let (_, entries) = parse_status(&answers.next().flatten()?, false);
+            (entries, diff_stats(answers))
+        };
         let paths: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
         let hashes = content_hashes(root, &paths).await;
         let mut changed = Vec::new();
@@ -358,12 +371,13 @@ const DIFF_STATS_QUERIES: [&[&str]; 3] = [
     &["ls-files", "--others", "--exclude-standard"],
 ];
 
-/// The diff statistics from the answers to [`DIFF_STATS_QUERIES`].
-fn diff_stats(
-    unstaged: Option<String>,
-    staged: Option<String>,
-    untracked: Option<String>,
-) -> Option<DiffStats> {
+/// The diff statistics from the answers to [`DIFF_STATS_QUERIES`], in order.
+fn diff_stats(mut answers: impl Iterator<Item = Option<String>>) -> Option<DiffStats> {
+    let (unstaged, staged, untracked) = (
+        answers.next().flatten(),
+        answers.next().flatten(),
+        answers.next().flatten(),
+    );
     let mut stats = DiffStats::default();
     for out in [unstaged?, staged?] {
         for line in out.lines() {
@@ -484,6 +498,39 @@ mod tests {
         assert!(baseline.is_dirty("a.txt") && !baseline.is_dirty("b.txt"));
         assert_eq!(committed_content(root, "a.txt").await.unwrap(), b"one\n");
         assert_eq!(committed_content(root, "new.txt").await, None);
+    }
+
+    /// From a clean tree, the statistics are those of the whole batch: zero while it stays
+    /// clean, counted once it changed.
+    #[tokio::test]
+    async fn a_run_from_a_clean_tree_counts_what_it_changed() {
+        let dir = repo();
+        let root = dir.path();
+        let baseline = PatchBaseline::capture(root).await.unwrap();
+        let clean = baseline.summarize(root).await.unwrap();
+        assert_eq!(clean.diff_stats, Some(DiffStats::default()));
+        assert!(clean.changed_files.is_empty() && clean.pre_existing_changed_files.is_empty());
+
+        std::fs::write(root.join("a.txt"), "one\nmore\n").unwrap();
+        std::fs::write(root.join("b.txt"), "").unwrap();
+        StdCommand::new("git")
+            .args(["add", "b.txt"])
+            .current_dir(root)
+            .status()
+            .unwrap();
+        std::fs::write(root.join("new.rs"), "fn main() {}\n").unwrap();
+        let summary = baseline.summarize(root).await.unwrap();
+        assert_eq!(summary.changed_files.len(), 3, "{summary:?}");
+        let stats = summary.diff_stats.unwrap();
+        assert_eq!(
+            (
+                stats.files,
+                stats.insertions,
+                stats.deletions,
+                stats.untracked
+            ),
+            (2, 1, 1, 1)
+        );
     }
 
     #[tokio::test]
