@@ -43,7 +43,10 @@ use crate::agent::{GateHooks, GateOutcome, GateRequest, ToolGate};
 use crate::sink::RunSink;
 
 mod mode;
+mod reasons;
 pub use mode::PermissionMode;
+pub use reasons::untrusted_checks_reason;
+use reasons::{approval_summary, is_routine_check, once_only_reason};
 
 /// A call waiting for a person's decision.
 #[derive(Debug, Clone)]
@@ -569,50 +572,4 @@ impl ToolGate for PolicyGate {
     fn person_approved_protected(&self, call_id: &str) -> bool {
         lock(&self.protected_approved).contains(call_id)
     }
-}
-
-/// The checks after a patch, when their patch kind does not ask for a person (a CI change
-/// does: what it changes decides what runs).
-/// Why the checks of an untrusted project need a person, and how to trust it.
-pub fn untrusted_checks_reason() -> String {
-    "project not trusted: its checks are its own code (test scripts, build scripts, Makefiles); trust it with `braincode trust` (or run with --trust), or approve them for this run in the TUI".to_string()
-}
-
-/// Why a person's "for this session" approves a call once only.
-fn once_only_reason(person_only: &Option<PersonOnly>) -> &'static str {
-    if matches!(person_only, Some(PersonOnly::HookAsked(_))) {
-        "a call a hook sent to a person is approved per call, never for the session"
-    } else {
-        "a protected call is approved per call, never for the session"
-    }
-}
-
-fn is_routine_check(request: &GateRequest<'_>) -> bool {
-    request.tool.name == crate::run::CHECK_TOOL
-        && request.call.arguments.get("approvalRequired") != Some(&Value::Bool(true))
-}
-
-/// What the approval panel says of a call: why a person is asked (a protected path, a
-/// command without a sandbox), what the rules said, and the sub-commands the policy read.
-fn approval_summary(person_only: &Option<PersonOnly>, evaluation: &PolicyEvaluation) -> String {
-    let mut lines = Vec::new();
-    if let Some(person) = person_only {
-        lines.push(person.reason().to_string());
-    }
-    lines.push(evaluation.summary());
-    for command in &evaluation.commands {
-        if command.subcommands.len() > 1
-            || command
-                .subcommands
-                .first()
-                .is_some_and(|s| *s != command.text)
-        {
-            lines.push(format!(
-                "{} runs: {}",
-                command.origin,
-                command.subcommands.join(" · ")
-            ));
-        }
-    }
-    lines.join("\n")
 }
