@@ -4,6 +4,7 @@
 //! not a parser.
 
 use crate::json_io::{FieldPath, FieldSegment, line_column};
+use crate::json_scan::{skip_string, skip_value, skip_ws};
 
 /// Byte offset of a 1-based line and column (serde_json counts columns in bytes).
 pub(crate) fn byte_offset(text: &str, line: usize, column: usize) -> usize {
@@ -79,64 +80,6 @@ pub fn locate_field(text: &str, field: &FieldPath) -> Option<(usize, usize)> {
         };
     }
     Some(line_column(bytes, pos))
-}
-
-fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
-    while pos < bytes.len() && matches!(bytes[pos], b' ' | b'\t' | b'\n' | b'\r') {
-        pos += 1;
-    }
-    pos
-}
-
-/// End (exclusive) of the string starting at `pos` (which holds `"`).
-fn skip_string(bytes: &[u8], pos: usize) -> Option<usize> {
-    let mut i = pos + 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// End (exclusive) of the value starting at `pos`.
-fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
-    match *bytes.get(pos)? {
-        b'"' => skip_string(bytes, pos),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut i = pos;
-            while i < bytes.len() {
-                match bytes[i] {
-                    b'"' => {
-                        i = skip_string(bytes, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            None
-        }
-        _ => {
-            let mut i = pos;
-            while i < bytes.len()
-                && !matches!(bytes[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
-            {
-                i += 1;
-            }
-            Some(i)
-        }
-    }
 }
 
 fn find_key(bytes: &[u8], pos: usize, wanted: &str) -> Option<usize> {

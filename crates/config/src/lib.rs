@@ -15,6 +15,7 @@ mod hooks;
 pub mod journal;
 mod json_io;
 mod json_locate;
+pub mod json_scan;
 mod mcp;
 pub mod migrate;
 mod models;

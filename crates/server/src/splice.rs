@@ -6,6 +6,7 @@
 //! The scanner only finds where values begin and end; whether the result is a valid file is
 //! for the caller's loader to say.
 
+use braincode_config::json_scan::{skip_string, skip_value, skip_ws};
 use serde_json::Value;
 
 /// Where the top-level array `key` sits: its brackets and its elements, as byte ranges.
@@ -14,65 +15,6 @@ struct ArraySpan {
     open: usize,
     close: usize,
     elements: Vec<(usize, usize)>,
-}
-
-fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
-    while at < bytes.len() && bytes[at].is_ascii_whitespace() {
-        at += 1;
-    }
-    at
-}
-
-/// The end (exclusive) of the string that starts at `at` (a `"`).
-fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
-    let mut i = at + 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// The end (exclusive) of the value that starts at `at`.
-fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
-    match bytes.get(at)? {
-        b'"' => skip_string(bytes, at),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut i = at;
-            while i < bytes.len() {
-                match bytes[i] {
-                    b'"' => {
-                        i = skip_string(bytes, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            None
-        }
-        _ => {
-            let mut i = at;
-            while i < bytes.len() && !matches!(bytes[i], b',' | b']' | b'}') {
-                if bytes[i].is_ascii_whitespace() {
-                    break;
-                }
-                i += 1;
-            }
-            (i > at).then_some(i)
-        }
-    }
 }
 
 fn find_array(text: &str, key: &str) -> Option<ArraySpan> {
