@@ -14,41 +14,44 @@ pub(crate) fn plan_review(shared: &RunShared, plan: &RuntimePlan) -> Option<Exec
         target: target.into(),
         risk: risk.into(),
     };
-    match shared.permission {
-        PermissionMode::ReadOnly => {}
-        PermissionMode::Ask => {
-            effects.push(effect("file_edit", "edit_file (asks a person)", "low"));
-            effects.push(effect("patch", "apply_patch (asks a person)", "low"));
-            effects.push(effect(
-                "command",
-                "shell/exec_command/write_stdin (asks a person)",
-                "low",
-            ));
-            if shared.checks.config.enabled {
-                effects.push(effect("checks", "run_check (OS sandbox)", "medium"));
-            }
-        }
-        PermissionMode::AllowEdits => {
-            effects.push(effect("file_edit", "edit_file", "medium"));
-            effects.push(effect("patch", "apply_patch", "medium"));
-            effects.push(effect(
-                "command",
-                "shell/exec_command/write_stdin (OS sandbox, otherwise asks a person)",
-                "medium",
-            ));
-            if shared.checks.config.enabled {
-                effects.push(effect("checks", "run_check (OS sandbox)", "medium"));
-            }
-        }
-        PermissionMode::Yes => {
-            effects.push(effect("file_edit", "edit_file", "medium"));
-            effects.push(effect("patch", "apply_patch", "medium"));
-            effects.push(effect(
-                "command",
-                "shell/exec_command/write_stdin/kill_background",
-                "high",
-            ));
+    // (edit and patch target suffix, their risk, the commands' target, its risk)
+    let declared = match shared.permission {
+        PermissionMode::ReadOnly => None,
+        PermissionMode::Ask => Some((
+            " (asks a person)",
+            "low",
+            "shell/exec_command/write_stdin (asks a person)",
+            "low",
+        )),
+        PermissionMode::AllowEdits => Some((
+            "",
+            "medium",
+            "shell/exec_command/write_stdin (OS sandbox, otherwise asks a person)",
+            "medium",
+        )),
+        PermissionMode::Yes => Some((
+            "",
+            "medium",
+            "shell/exec_command/write_stdin/kill_background",
+            "high",
+        )),
+    };
+    if let Some((edit_suffix, edit_risk, commands, command_risk)) = declared {
+        effects.push(effect(
+            "file_edit",
+            &format!("edit_file{edit_suffix}"),
+            edit_risk,
+        ));
+        effects.push(effect(
+            "patch",
+            &format!("apply_patch{edit_suffix}"),
+            edit_risk,
+        ));
+        effects.push(effect("command", commands, command_risk));
+        if shared.permission == PermissionMode::Yes {
             effects.push(effect("script", "run_script", "high"));
+        } else if shared.checks.config.enabled {
+            effects.push(effect("checks", "run_check (OS sandbox)", "medium"));
         }
     }
     // MCP tools that may change things reach an agent only when the run may change things.
