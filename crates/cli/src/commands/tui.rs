@@ -115,9 +115,8 @@ pub fn execute(args: TuiArgs) -> anyhow::Result<ExitCode> {
     } else {
         PermissionMode::Ask
     };
-    // Every mode but read-only may run commands, and Shift+Tab changes the mode in the
-    // session: the status line names the sandbox commands would run in.
-    let sandbox = braincode_sandbox::status().kind.to_string();
+    // The session probes the sandbox after its first frame and names it in the status line.
+    let sandbox = String::new();
     let options = TuiOptions {
         home,
         project_root,

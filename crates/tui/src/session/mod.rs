@@ -56,7 +56,7 @@ pub struct TuiOptions {
     pub permission: PermissionMode,
     /// Whether commands may reach the network.
     pub allow_network: bool,
-    /// What the OS sandbox is, for the status line.
+    /// What the OS sandbox is, for the status line (empty: probed by the session itself).
     pub sandbox: String,
 }
 
@@ -140,15 +140,18 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<TuiExit> {
     if session.options.session_id.is_some() {
         session.reopen();
     }
-    // The status line names the Brain the next request uses from the start; loading the
-    // configuration (and probing local model servers) must not hold the first frame.
+    // The status line names the Brain the next request uses and the sandbox its commands run
+    // in from the start; loading the configuration (and probing local model servers and the
+    // OS sandbox, a bubblewrap run) must not hold the first frame.
     let (brain_tx, mut brain_rx) = tokio::sync::oneshot::channel();
     {
         let home = session.options.home.clone();
         let root = session.options.project_root.clone();
         let requested = session.brain.clone();
         tokio::task::spawn_blocking(move || {
-            let _ = brain_tx.send(status::configured_brain(&home, &root, requested.as_deref()));
+            let sandbox = braincode_sandbox::status().kind.to_string();
+            let brain = status::configured_brain(&home, &root, requested.as_deref());
+            let _ = brain_tx.send((brain, sandbox));
         });
     }
     let mut brain_pending = true;
@@ -186,9 +189,12 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<TuiExit> {
                 }
             }
             Some(pending) = approvals.recv() => session.panel.push(pending),
-            brain = &mut brain_rx, if brain_pending => {
+            probed = &mut brain_rx, if brain_pending => {
                 brain_pending = false;
-                session.app.set_configured_brain(brain.ok().flatten());
+                if let Ok((brain, sandbox)) = probed {
+                    session.app.set_configured_brain(brain);
+                    session.app.set_sandbox(sandbox);
+                }
             }
             Some(lines) = info_rx.recv() => session.info = Some(lines),
             Some(message) = pet_rx.recv() => session.pet_watch.on_message(message, &mut session.pet),
