@@ -1,0 +1,4 @@
+//! The integration tests of `braincode-context` as one binary (one link instead of one per
+//! file); the modules of `suite/` were separate test files.
+
+mod suite;
