@@ -1,0 +1,4 @@
+//! The integration tests of `braincode-test-support` as one binary, laid out like every
+//! crate's (`tests/all.rs`, the modules in `suite/`).
+
+mod suite;

@@ -1,0 +1,3 @@
+//! The test modules, one per former test binary.
+
+mod kit;
