@@ -10,6 +10,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use braincode_sandbox::{Sandbox, SandboxKind, SandboxPolicy};
 
+/// The name libtest gives the test `function` of the module at `module_path` (pass
+/// `module_path!()`; its first segment is the test binary, which test names leave out), for
+/// a test that re-runs one test of this binary in a child process with `--exact`.
+pub fn test_name(module_path: &str, function: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{function}"),
+        None => function.to_string(),
+    }
+}
+
 /// A value unique to this call, to name markers and files.
 pub fn unique() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

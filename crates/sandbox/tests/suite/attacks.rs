@@ -2,8 +2,6 @@
 //! starts real processes in temp dirs and checks the outcome on the host, never timings.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -11,8 +9,10 @@ use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::common::{
+    self, Fixture, eventually, kill_pids, pids_with, run, skip, sleep_marker, unique,
+};
 use braincode_sandbox::SandboxKind;
-use common::{Fixture, eventually, kill_pids, pids_with, run, skip, sleep_marker, unique};
 
 /// Generates `mod $name { fn bwrap(); fn landlock() }` calling `$name(kind)`.
 macro_rules! for_each_backend {
@@ -21,13 +21,13 @@ macro_rules! for_each_backend {
             use braincode_sandbox::SandboxKind;
             #[test]
             fn bwrap() {
-                if !crate::skip(SandboxKind::Bubblewrap) {
+                if !crate::common::skip(SandboxKind::Bubblewrap) {
                     super::$name(SandboxKind::Bubblewrap);
                 }
             }
             #[test]
             fn landlock() {
-                if !crate::skip(SandboxKind::Landlock) {
+                if !crate::common::skip(SandboxKind::Landlock) {
                     super::$name(SandboxKind::Landlock);
                 }
             }

@@ -3,16 +3,16 @@
 //! for real, hold secrets in its own environment, or start with `BRAINCODE_SANDBOX` set.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::common::{
+    Fixture, eventually, kill_pids, pids_with, skip, sleep_marker, test_name, unique,
+};
 use braincode_sandbox::{Sandbox, SandboxError, SandboxKind, SandboxPolicy, status};
-use common::{Fixture, eventually, kill_pids, pids_with, skip, sleep_marker, unique};
 
 const MODE: &str = "SBX_HELPER_MODE";
 const KIND: &str = "SBX_HELPER_KIND";
@@ -121,7 +121,7 @@ fn helper_command(mode: &str, kind: SandboxKind, arg: &str, project: &std::path:
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([
-            "helper",
+            test_name(module_path!(), "helper").as_str(),
             "--exact",
             "--ignored",
             "--nocapture",
@@ -237,7 +237,7 @@ fn status_line(env_value: &str) -> String {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    // libtest prints `test helper ... ` on the same line, before the helper's own output.
+    // libtest prints `test <helper> ... ` on the same line, before the helper's own output.
     text.lines()
         .find_map(|l| l.find("HELPER kind=").map(|at| l[at..].to_string()))
         .unwrap_or(text)

@@ -1,0 +1,5 @@
+//! The integration tests of `braincode-sandbox` as one binary (one link instead of one per
+//! file): the modules of `suite/` were separate test files; `common/` is what they share.
+
+mod common;
+mod suite;

@@ -1,0 +1,4 @@
+//! The test modules, one per former test binary.
+
+mod attacks;
+mod lifecycle;
