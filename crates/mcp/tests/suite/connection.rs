@@ -2,14 +2,12 @@
 //! kind, and every way a server fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::*;
 use braincode_mcp::{Connection, Content, Endpoint, McpError, ServerSpec};
 use braincode_test_support::mcp::test_server_binary;
-use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

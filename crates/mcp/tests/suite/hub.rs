@@ -2,13 +2,11 @@
 //! the one restart, concurrency, subscriptions and shutdown.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use braincode_mcp::{Hub, McpError, ServerStatus};
-use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

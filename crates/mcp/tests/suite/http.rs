@@ -1,13 +1,11 @@
 //! `Connection` over streamable HTTP against the test server on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::*;
 use braincode_mcp::{Connection, McpError};
 use braincode_test_support::mcp::HttpTestServer;
-use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -1,0 +1,5 @@
+//! The test modules, one per former test binary.
+
+mod connection;
+mod http;
+mod hub;
