@@ -2,15 +2,13 @@
 //! text. Every test pins two threads and keeps outputs short.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{ask, client, complete, model};
 use braincode_llm::{
     ChatMessage, ChatRequest, ErrorKind, ModelClient, ModelEvent, StopReason, ToolSpec,
 };
 use braincode_llm_local::{LocalClientOptions, LocalModelClient};
-use common::{ask, client, complete, model};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 

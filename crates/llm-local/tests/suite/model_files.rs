@@ -2,19 +2,17 @@
 //! reaching llama.cpp, and a local definition resolves to the right file.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::common::model_path;
 use braincode_llm::ErrorKind;
 use braincode_llm_local::{
     DEFAULT_MODEL_FILE, LocalModel, LocalModelOptions, cached_default_model, resolve_model_path,
 };
 use braincode_protocol::ModelDefinition;
-use common::model_path;
 
 fn load_error(path: &Path) -> braincode_llm::ModelError {
     LocalModel::load(path, &LocalModelOptions::default()).expect_err("the file must be refused")

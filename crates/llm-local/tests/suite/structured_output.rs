@@ -2,10 +2,8 @@
 //! JSON and validates against its schema (enums, nested objects, bounded arrays and strings).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::{client, complete, validate};
 use braincode_llm::{ChatMessage, ChatRequest, ResponseSchema, StopReason};
-use common::{client, complete, validate};
 use serde_json::{Value, json};
 
 fn router_schema() -> Value {
