@@ -246,9 +246,11 @@ async fn ctrl_c_stops_the_worker_on_screen_and_in_the_reopened_session() {
     // Quitting says how to come back.
     tmux.text("bc", "/quit");
     tmux.keys("bc", &["Enter"]);
-    let left = tmux
-        .wait_for("bc", "the session to end", |_| tmux.pane_dead("bc"))
+    tmux.wait_for("bc", "the session to end", |_| tmux.pane_dead("bc"))
         .await;
+    // Captured once the pane is dead: the screen the person is left with (the last capture
+    // of the wait may predate the exit).
+    let left = tmux.capture("bc");
     eprintln!("after quitting:\n{}", left.trim());
     assert!(left.contains("braincode --continue"), "{left}");
 
