@@ -253,16 +253,20 @@ pub fn project_hooks_path(project_root: &Path) -> PathBuf {
 /// Reads the user (`<home>/hooks.json`) and project (`.agents/hooks.json`) hook files, user
 /// first. Both run; neither shadows the other.
 ///
-/// The project file is read only when the user trusts the project (see [`crate::trust`]);
-/// its handlers are then trusted as a whole, whatever their own `trusted` field says. A user
-/// handler still needs `"trusted": true` in the user's own file.
-pub fn load_hooks(home: &Home, project_root: &Path) -> Result<Vec<HookSource>, ConfigError> {
+/// The project file is read only when `trust` (decided once by the caller, see
+/// [`crate::trust`]) says the user trusts the project; its handlers are then trusted as a
+/// whole, whatever their own `trusted` field says. A user handler still needs
+/// `"trusted": true` in the user's own file.
+pub fn load_hooks(
+    home: &Home,
+    project_root: &Path,
+    trust: &crate::ProjectTrust,
+) -> Result<Vec<HookSource>, ConfigError> {
     let mut sources = Vec::new();
     if let Some(source) = read_hooks_file(&home.hooks_path(), Scope::User)? {
         sources.push(source);
     }
-    let project_trusted = crate::trust::check_trust(home, project_root).0.is_trusted();
-    if project_trusted
+    if trust.is_trusted()
         && let Some(mut source) =
             read_hooks_file(&project_hooks_path(project_root), Scope::Project)?
     {
@@ -284,6 +288,7 @@ pub fn load_hooks(home: &Home, project_root: &Path) -> Result<Vec<HookSource>, C
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trust::check_trust;
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -306,14 +311,14 @@ mod tests {
             r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true", "async": true, "enabled": false}]},
                                    {"hooks": [{"statusMessage": "nothing to run"}]}]}}"#,
         );
-        let sources = load_hooks(&home, &project).unwrap();
+        let sources = load_hooks(&home, &project, &check_trust(&home, &project).0).unwrap();
         assert_eq!(
             sources.len(),
             1,
             "an untrusted project's hooks are not read"
         );
         crate::trust::trust_project(&home, &project).unwrap();
-        let sources = load_hooks(&home, &project).unwrap();
+        let sources = load_hooks(&home, &project, &check_trust(&home, &project).0).unwrap();
         assert_eq!(sources.len(), 2);
         let user = &sources[0];
         assert_eq!(user.scope, Scope::User);
@@ -344,7 +349,9 @@ mod tests {
         );
         let home = Home::at(dir.path().join("h"));
         crate::trust::trust_project(&home, project).unwrap();
-        let err = load_hooks(&home, project).unwrap_err().to_string();
+        let err = load_hooks(&home, project, &check_trust(&home, project).0)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("hooks.json:2:"), "{err}");
         assert!(err.contains("hooks.Stop[0].hooks[0].timeout"), "{err}");
         assert!(err.contains("at least 1 second"), "{err}");
@@ -355,7 +362,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = Home::at(dir.path());
         write(&home.hooks_path(), "{\"hooks\": {");
-        let err = load_hooks(&home, dir.path()).unwrap_err();
+        let err = load_hooks(&home, dir.path(), &check_trust(&home, dir.path()).0).unwrap_err();
         assert!(matches!(err, ConfigError::Syntax { .. }), "{err}");
         assert_eq!(
             std::fs::read_to_string(home.hooks_path()).unwrap(),

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use braincode_protocol::{ContextRef, ContextRefKind, ProjectSupportSummary};
 use serde::Serialize;
 
-use crate::Home;
 use crate::budgets::{
     AGENTS_MD_MAX_CHARS, MAX_INLINED_SKILLS, SKILL_MAX_CHARS, SUPPORT_SECTION_MAX_CHARS,
 };
@@ -26,6 +25,7 @@ use crate::contained::{ContainedText, ReadScope};
 use crate::hooks::{Scope, load_hooks};
 use crate::mcp::{McpServerConfig, load_mcp_servers, project_mcp_path};
 use crate::text::clip;
+use crate::{Home, ProjectTrust};
 
 /// Bytes read of one AGENTS.md: four per character of [`AGENTS_MD_MAX_CHARS`] (a UTF-8
 /// character is at most four bytes), so the character clip is exact and the rest of a huge
@@ -229,8 +229,9 @@ pub fn discover_skills(
     unique
 }
 
-/// Finds every support file of `project_root` and of the user.
-pub fn discover_support(home: &Home, project_root: &Path) -> SupportBundle {
+/// Finds every support file of `project_root` and of the user; an untrusted project's hooks
+/// and MCP servers (by `trust`, decided once by the caller) are not read.
+pub fn discover_support(home: &Home, project_root: &Path, trust: &ProjectTrust) -> SupportBundle {
     let mut warnings = Vec::new();
     let project_scope = open_scope(project_root, "project", &mut warnings);
     let user_scope = open_scope(home.root(), "user", &mut warnings);
@@ -271,9 +272,9 @@ pub fn discover_support(home: &Home, project_root: &Path) -> SupportBundle {
             skills.push(skill);
         }
     }
-    let (mcp_servers, mcp_warnings) = load_mcp_servers(home, project_root);
+    let (mcp_servers, mcp_warnings) = load_mcp_servers(home, project_root, trust);
     warnings.extend(mcp_warnings);
-    let hook_handlers = match load_hooks(home, project_root) {
+    let hook_handlers = match load_hooks(home, project_root, trust) {
         Ok(sources) => sources.iter().map(|s| s.file.handler_count()).sum(),
         Err(err) => {
             warnings.push(err.to_string());

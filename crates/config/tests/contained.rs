@@ -10,7 +10,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use braincode_config::{
-    AGENTS_MD_MAX_BYTES, ContainedError, FileKind, Home, ReadScope, SupportBundle, discover_support,
+    AGENTS_MD_MAX_BYTES, ContainedError, FileKind, Home, ReadScope, SupportBundle, check_trust,
+    discover_support,
 };
 
 /// A secret standing for an API key or a private key.
@@ -120,7 +121,7 @@ fn agents_md_linked_to_proc_environ_never_reaches_the_model() {
     fs::create_dir_all(fx.home.root()).unwrap();
     symlink("/proc/self/environ", fx.home.agents_md_path()).unwrap();
 
-    let bundle = discover_support(&fx.home, &fx.project);
+    let bundle = discover_support(&fx.home, &fx.project, &check_trust(&fx.home, &fx.project).0);
     let sent = everything_sent(&bundle);
     assert!(!sent.contains(MARKER), "the secret leaked:\n{sent}");
     assert!(
@@ -157,7 +158,7 @@ fn agents_md_linked_to_a_private_key_is_refused() {
     fs::create_dir_all(fx.home.root()).unwrap();
     symlink(fx.outside.join("id_rsa"), fx.home.agents_md_path()).unwrap();
 
-    let bundle = discover_support(&fx.home, &fx.project);
+    let bundle = discover_support(&fx.home, &fx.project, &check_trust(&fx.home, &fx.project).0);
     let sent = everything_sent(&bundle);
     assert!(!sent.contains(MARKER), "the key leaked:\n{sent}");
     assert!(bundle.project_agents_md.is_none());
@@ -202,7 +203,7 @@ fn skills_linked_out_of_the_project_are_refused() {
     symlink(fx.outside.join("id_rsa"), fx.home.skills_dir().join("u.md")).unwrap();
     fs::write(skills.join("good.md"), "Good skill.").unwrap();
 
-    let bundle = discover_support(&fx.home, &fx.project);
+    let bundle = discover_support(&fx.home, &fx.project, &check_trust(&fx.home, &fx.project).0);
     let sent = everything_sent(&bundle);
     assert!(!sent.contains(MARKER), "a skill leaked:\n{sent}");
     let ids: Vec<&str> = bundle.skills.iter().map(|s| s.id.as_str()).collect();
@@ -220,7 +221,11 @@ fn skills_linked_out_of_the_project_are_refused() {
     symlink(evil.parent().unwrap(), project.join(".agents/skills")).unwrap();
     fs::create_dir_all(fx.outside.join("evil-skill2")).unwrap();
     fs::write(fx.outside.join("evil-skill2/SKILL.md"), MARKER).unwrap();
-    let bundle = discover_support(&Home::at(other.path().join("h")), &project);
+    let bundle = discover_support(
+        &Home::at(other.path().join("h")),
+        &project,
+        &check_trust(&Home::at(other.path().join("h")), &project).0,
+    );
     assert!(bundle.skills.is_empty());
     assert!(!everything_sent(&bundle).contains(MARKER));
     let about = warnings_about(&bundle, "project skills skipped");
@@ -234,7 +239,8 @@ fn fifos_are_never_opened() {
     fs::create_dir_all(fx.project.join(".agents/skills/pipe")).unwrap();
     mkfifo(&fx.project.join(".agents/skills/pipe/SKILL.md"));
     let (home, project) = (fx.home.clone(), fx.project.clone());
-    let bundle = finishes(move || discover_support(&home, &project));
+    let bundle =
+        finishes(move || discover_support(&home, &project, &check_trust(&home, &project).0));
     assert!(bundle.project_agents_md.is_none());
     assert!(bundle.skills.is_empty());
     let fifo = warnings_about(&bundle, "FIFO");
@@ -272,7 +278,7 @@ fn links_inside_the_project_are_read() {
     symlink("../../docs/skills/deploy", skills.join("deploy")).unwrap();
     symlink(fx.project.join("docs/review.md"), skills.join("review.md")).unwrap();
 
-    let bundle = discover_support(&fx.home, &fx.project);
+    let bundle = discover_support(&fx.home, &fx.project, &check_trust(&fx.home, &fx.project).0);
     assert!(bundle.warnings.is_empty(), "{:?}", bundle.warnings);
     assert_eq!(bundle.project_agents_md.unwrap().body, "Project rules.");
     let skills: Vec<(&str, &str)> = bundle
@@ -303,7 +309,7 @@ fn a_huge_agents_md_is_read_bounded() {
     body.push_str(MARKER);
     fs::write(fx.project.join("AGENTS.md"), &body).unwrap();
 
-    let bundle = discover_support(&fx.home, &fx.project);
+    let bundle = discover_support(&fx.home, &fx.project, &check_trust(&fx.home, &fx.project).0);
     let file = bundle.project_agents_md.as_ref().unwrap();
     assert!(file.clipped);
     assert!(

@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
 use braincode_config::{
-    AuthStore, ConfigError, CredentialKind, Home, Scope, discover_support, load_hooks,
+    AuthStore, ConfigError, CredentialKind, Home, Scope, check_trust, discover_support, load_hooks,
     load_mcp_servers, load_settings, read_json_file, resolve_api_key,
 };
 
@@ -155,9 +155,11 @@ fn malformed_settings_hooks_and_auth_name_line_column_and_field() {
     )
     .unwrap();
     // Not read before the user trusts the project; located once it is.
-    load_hooks(&home, &project).unwrap();
+    load_hooks(&home, &project, &check_trust(&home, &project).0).unwrap();
     braincode_config::trust_project(&home, &project).unwrap();
-    let err = load_hooks(&home, &project).unwrap_err().to_string();
+    let err = load_hooks(&home, &project, &check_trust(&home, &project).0)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(".agents/hooks.json:2:"), "{err}");
     assert!(err.contains("hooks.Stop[0].hooks[0].command"), "{err}");
 
@@ -209,11 +211,11 @@ fn malformed_mcp_and_skills_are_skipped_with_warnings() {
     fs::write(home.agents_md_path(), "User rules.").unwrap();
 
     braincode_config::trust_project(&home, &project).unwrap();
-    let (servers, warnings) = load_mcp_servers(&home, &project);
+    let (servers, warnings) = load_mcp_servers(&home, &project, &check_trust(&home, &project).0);
     assert_eq!(servers.len(), 1);
     assert!(warnings[0].contains("mcp.json:1:"), "{warnings:?}");
 
-    let bundle = discover_support(&home, &project);
+    let bundle = discover_support(&home, &project, &check_trust(&home, &project).0);
     let skills: Vec<(String, Scope)> = bundle
         .skills
         .iter()
@@ -288,7 +290,8 @@ fn support_section_is_bounded() {
         )
         .unwrap();
     }
-    let section = discover_support(&home, &project).support_section();
+    let section =
+        discover_support(&home, &project, &check_trust(&home, &project).0).support_section();
     assert!(
         section.chars().count() <= 64_000,
         "{}",
@@ -308,7 +311,7 @@ fn support_section_is_bounded() {
         )
         .unwrap();
     }
-    let bundle = discover_support(&home, &project);
+    let bundle = discover_support(&home, &project, &check_trust(&home, &project).0);
     assert!(
         bundle.user_agents_md.is_none(),
         "empty AGENTS.md is skipped"
@@ -326,9 +329,9 @@ fn reading_never_creates_files() {
     let project = dir.path().join("project");
     fs::create_dir_all(&project).unwrap();
     load_settings(&home).unwrap();
-    load_hooks(&home, &project).unwrap();
-    let _ = load_mcp_servers(&home, &project);
-    let _ = discover_support(&home, &project);
+    load_hooks(&home, &project, &check_trust(&home, &project).0).unwrap();
+    let _ = load_mcp_servers(&home, &project, &check_trust(&home, &project).0);
+    let _ = discover_support(&home, &project, &check_trust(&home, &project).0);
     AuthStore::new(&home).status().unwrap();
     assert!(!home.root().exists());
     assert_eq!(fs::read_dir(&project).unwrap().count(), 0);
@@ -356,11 +359,13 @@ fn empty_config_files_are_errors_not_missing_files() {
     }
 
     fs::write(home.hooks_path(), "").unwrap();
-    let err = load_hooks(&home, &project).unwrap_err().to_string();
+    let err = load_hooks(&home, &project, &check_trust(&home, &project).0)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("hooks.json:1:1"), "{err}");
 
     fs::write(home.mcp_path(), "").unwrap();
-    let (_, warnings) = load_mcp_servers(&home, &project);
+    let (_, warnings) = load_mcp_servers(&home, &project, &check_trust(&home, &project).0);
     assert!(
         warnings.iter().any(|w| w.contains("the file is empty")),
         "{warnings:?}"

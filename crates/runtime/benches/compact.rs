@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use braincode_llm::{ChatMessage, ToolCall};
-use braincode_runtime::agent::compact::{Ask, CompactionPolicy, compact};
+use braincode_runtime::{CompactAsk as Ask, CompactionPolicy, compact};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 

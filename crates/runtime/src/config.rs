@@ -75,6 +75,8 @@ pub struct RunConfig {
     pub brain_id: String,
     /// The selected brain, resolved.
     pub brain: BrainModel,
+    /// Why this brain, when nobody chose it (see [`DefaultBrain::reason`]).
+    pub brain_reason: Option<String>,
     /// The mode (the override, or `settings.mode`).
     pub mode: Mode,
     /// The model catalogue: built-in models merged with `models.json`.
@@ -101,30 +103,32 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// Loads every file a run reads, in this order: settings, brains (and the selected
-    /// brain), models, tools (and the permission policy), hooks, trust, project support.
+    /// brain), models, tools (and the permission policy), trust, hooks, project support.
+    /// Trust is decided here, once: hooks, MCP servers, support files and checks are read
+    /// with that one verdict.
     /// The first file that cannot be used is the error, naming the file, the line and the
     /// field; nothing is written.
     pub fn load(home: &Home, options: &LoadOptions) -> Result<RunConfig, ConfigError> {
         let settings = load_settings(home)?;
         let presets = load_brain_presets(home)?;
-        let (brain_id, brain) =
-            select_brain(home, &presets, &settings, options.brain_id.as_deref())?;
+        let selected = select_brain(home, &presets, &settings, options.brain_id.as_deref())?;
         let models = load_models(home)?;
         let tools = load_tools(home)?;
         let permissions = permission_policy(home, &tools)?;
+        let (trust, trust_error) = load_trust(home, &options.project_root);
         let hooks = if settings.features.hooks {
-            resolve_hooks(&load_hook_sources(home, &options.project_root)?)
+            resolve_hooks(&load_hook_sources(home, &options.project_root, &trust)?)
         } else {
             Vec::new()
         };
-        let (trust, trust_error) = load_trust(home, &options.project_root);
-        let support = braincode_config::discover_support(home, &options.project_root);
+        let support = braincode_config::discover_support(home, &options.project_root, &trust);
         let checks = load_checks(&options.project_root, &tools, &trust);
         let mode = options.mode.unwrap_or(settings.mode);
         Ok(RunConfig {
             settings,
-            brain_id,
-            brain,
+            brain_id: selected.id,
+            brain: selected.brain,
+            brain_reason: selected.reason,
             mode,
             models,
             tools,
@@ -237,25 +241,42 @@ pub fn default_brain(home: &Home, settings: &Settings) -> DefaultBrain {
     }
 }
 
-/// Resolves the brain to use: `requested` when given, else [`default_brain`].
-/// Returns its id and the resolved brain.
+/// The brain a run uses, resolved.
+#[derive(Debug, Clone)]
+pub struct SelectedBrain {
+    /// Its id (the request's, or [`default_brain`]'s).
+    pub id: String,
+    /// The brain, resolved through its parents.
+    pub brain: BrainModel,
+    /// Why this one when nobody named it and settings.json does not either (a key found, a
+    /// model server on this machine), for the person.
+    pub reason: Option<String>,
+}
+
+/// Resolves the brain to use: `requested` when given, else [`default_brain`] (decided once:
+/// it looks for keys and probes this machine's model servers).
 pub fn select_brain(
     home: &Home,
     presets: &[BrainPreset],
     settings: &Settings,
     requested: Option<&str>,
-) -> Result<(String, BrainModel), ConfigError> {
-    let (brain_id, origin) = match requested {
-        Some(id) => (id.to_string(), BrainOrigin::Requested),
-        None => (
-            default_brain(home, settings).id,
-            BrainOrigin::Settings {
+) -> Result<SelectedBrain, ConfigError> {
+    let (brain_id, origin, reason) = match requested {
+        Some(id) => (id.to_string(), BrainOrigin::Requested, None),
+        None => {
+            let chosen = default_brain(home, settings);
+            let origin = BrainOrigin::Settings {
                 path: home.settings_path(),
-            },
-        ),
+            };
+            (chosen.id, origin, chosen.reason)
+        }
     };
     match braincode_brain::select_brain(presets, &brain_id) {
-        Ok(brain) => Ok((brain_id, brain)),
+        Ok(brain) => Ok(SelectedBrain {
+            id: brain_id,
+            brain,
+            reason,
+        }),
         Err(source) => Err(ConfigError::Brain {
             brain_id,
             origin,
@@ -279,9 +300,13 @@ pub fn load_models(home: &Home) -> Result<Vec<ModelDefinition>, ConfigError> {
 }
 
 /// The hook files: the user's `hooks.json`, then the project's `.agents/hooks.json` only
-/// when the user trusts the project (its handlers are then trusted as a whole).
-pub fn load_hook_sources(home: &Home, project_root: &Path) -> Result<Vec<HookSource>, ConfigError> {
-    braincode_config::load_hooks(home, project_root).map_err(ConfigError::Hooks)
+/// when `trust` says the user trusts the project (its handlers are then trusted as a whole).
+pub fn load_hook_sources(
+    home: &Home,
+    project_root: &Path,
+    trust: &ProjectTrust,
+) -> Result<Vec<HookSource>, ConfigError> {
+    braincode_config::load_hooks(home, project_root, trust).map_err(ConfigError::Hooks)
 }
 
 /// Whether the user trusts the project. A trust store that cannot be read counts as "not

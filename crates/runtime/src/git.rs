@@ -12,7 +12,7 @@ use braincode_protocol::{
 };
 
 mod review_diff;
-pub use review_diff::{REVIEW_DIFF_MAX_CHARS, UNTRACKED_PREVIEW_MAX_BYTES, review_diff};
+pub use review_diff::review_diff;
 
 const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -73,11 +73,6 @@ pub async fn probe_repository(root: &Path) -> RepositoryProbe {
         description,
         baseline: Some(PatchBaseline::from_entries(root, entries).await),
     }
-}
-
-/// One line for the environment section: branch and cleanliness, or why there is none.
-pub async fn describe_repository(root: &Path) -> String {
-    probe_repository(root).await.description
 }
 
 fn describe_header(header: &str, changed: usize) -> String {
@@ -531,6 +526,11 @@ mod tests {
             ),
             (2, 1, 1, 1)
         );
+    }
+
+    /// The environment section's line: branch and cleanliness, or why there is none.
+    async fn describe_repository(root: &Path) -> String {
+        probe_repository(root).await.description
     }
 
     #[tokio::test]

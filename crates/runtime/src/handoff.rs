@@ -145,8 +145,9 @@ async fn model_summary(
     timeout: Duration,
 ) -> Result<(String, String), String> {
     let presets = crate::config::load_brain_presets(home).map_err(|e| e.to_string())?;
-    let (_, brain) = crate::config::select_brain(home, &presets, settings, brain_id)
-        .map_err(|e| e.to_string())?;
+    let brain = crate::config::select_brain(home, &presets, settings, brain_id)
+        .map_err(|e| e.to_string())?
+        .brain;
     let catalog = crate::config::load_models(home).map_err(|e| e.to_string())?;
     let factory = ModelFactory::new(home.clone(), catalog, ClientOptions::default(), None);
     let selection = factory.candidates(&brain.policy(Role::Summarize).chain(), false);

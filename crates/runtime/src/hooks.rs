@@ -26,7 +26,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-pub use agent::{AgentHooks, TOOL_RESPONSE_CAP};
+pub use agent::AgentHooks;
 use handler::run_handler;
 
 /// Default hook timeout.

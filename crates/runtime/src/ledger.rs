@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use braincode_protocol::{FileChange, PatchSummary, Record};
 use serde_json::Value;
 
-pub use diff::{FileDiff, MAX_DIFF_CHARS, file_diff, is_binary};
-pub use store::{BlobStore, FileState, MAX_SNAPSHOT_BYTES, hash_file, sha256_hex};
+pub use diff::file_diff;
+pub use store::{BlobStore, FileState, MAX_SNAPSHOT_BYTES, sha256_hex};
 
 use crate::git::PatchBaseline;
 use crate::sink::RunSink;

@@ -194,11 +194,10 @@ impl PetModel {
         let settings = load_settings(home).map_err(|e| fail(&e))?;
         let presets = load_brain_presets(home).map_err(|e| fail(&e))?;
         let models = load_models(home).map_err(|e| fail(&e))?;
-        let (brain_id, brain) =
-            select_brain(home, &presets, &settings, brain).map_err(|e| fail(&e))?;
+        let selected = select_brain(home, &presets, &settings, brain).map_err(|e| fail(&e))?;
         let options = ClientOptions::default().with_settings(&settings.models);
         let factory = ModelFactory::new(home.clone(), models, options, client_override);
-        Self::for_brain(home, brain_id, &brain, factory)
+        Self::for_brain(home, selected.id, &selected.brain, factory)
     }
 
     fn for_brain(

@@ -373,7 +373,7 @@ pub async fn replay(
     services.approver = None;
     services.continues = Some(journaled.continues_earlier_runs());
     services.start_refused = journaled.refused_start();
-    let report = run(journaled.request.clone(), services).await;
+    let report = Box::pin(run(journaled.request.clone(), services)).await;
     let replayed = memory.entries();
     Ok(ReplayOutcome {
         report,

@@ -36,6 +36,15 @@ pub trait EventSubscriber: Send + Sync {
     }
 }
 
+/// The live fold keeps the run's state current from every record it sees.
+impl EventSubscriber for braincode_session::fold::LiveState {
+    fn on_event(&self, event: &RunEvent) {
+        if let RunEvent::Record { entry, .. } = event {
+            self.apply(entry);
+        }
+    }
+}
+
 /// Forwards events into a channel (for async consumers).
 pub struct ChannelSubscriber(pub mpsc::UnboundedSender<RunEvent>);
 

@@ -9,9 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use braincode_llm::ChatMessage;
 use braincode_protocol::{AgentRef, Phase, Record, Role, RunEvent, ThinkingLevel, ToolCallOrigin};
-use braincode_runtime::agent::{
-    AgentError, AgentServices, AgentSetup, OpenGate, ToolStats, run_agent,
-};
+use braincode_runtime::{AgentError, AgentServices, AgentSetup, OpenGate, ToolStats, run_agent};
 use braincode_runtime::{MemoryJournal, RunSink};
 use braincode_test_support::{Reply, Script, ScriptedModel, TempRepo};
 use braincode_tools::{

@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use braincode_llm::ToolCall;
 use braincode_protocol::{ApprovalDecision, Approver, Mode, Record, ToolCallOrigin};
-use braincode_runtime::agent::{GateOutcome, GateRequest, ToolGate};
-use braincode_runtime::approval::PolicyGate;
+use braincode_runtime::PolicyGate;
 use braincode_runtime::{
     ApprovalAnswer, ApprovalHandler, ApprovalRequest, MemoryJournal, PermissionMode, RunSink,
 };
+use braincode_runtime::{GateOutcome, GateRequest, ToolGate};
 use braincode_tools::{
     PermissionPolicy, PermissionsConfig, Tool, ToolContext, ToolDefinition, ToolPermission,
     ToolRisk,
@@ -966,7 +966,7 @@ async fn a_person_is_told_why_they_are_asked_and_what_the_command_runs() {
 /// `--allow-edits` runs them with nobody asked.
 #[tokio::test]
 async fn an_untrusted_projects_checks_need_a_person_whatever_the_mode() {
-    let checks = tool(braincode_runtime::run::CHECK_TOOL, ToolPermission::Execute);
+    let checks = tool(braincode_runtime::CHECK_TOOL, ToolPermission::Execute);
     let args = json!({"command": "npm run test", "scripts": ["npm run test"]});
     for permission in [PermissionMode::Yes, PermissionMode::AllowEdits] {
         let untrusted = gate(Mode::Auto, permission, None);

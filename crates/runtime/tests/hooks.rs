@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use braincode_protocol::HookOutcome;
-use braincode_runtime::hooks::{
+use braincode_runtime::{
     HookCommand, HookEnvironment, HookEvent, HookResult, matcher_matches, run_hooks,
 };
 use serde_json::json;

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use braincode_llm::ChatMessage;
 use braincode_protocol::{McpConnect, Role, ToolExecutionSummary, ToolStage};
+use braincode_runtime::McpHubCache;
 use braincode_runtime::PermissionMode;
-use braincode_runtime::mcp::McpHubCache;
 use braincode_test_support::mcp::test_server_binary;
 use serde_json::{Value, json};
 use support::{BrainConfig, Matcher, ModelCall, Script, ScriptedReply, TestOutcome, TestRun};

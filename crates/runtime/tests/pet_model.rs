@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use braincode_config::{Home, read_journal};
 use braincode_protocol::{ModelPricing, Phase, Record, Role, SessionId, Usage};
-use braincode_runtime::pet::{PetModel, PetSnapshot};
+use braincode_runtime::{PetModel, PetSnapshot};
 use braincode_test_support::{
     Matcher, Reply, Script, ScriptedServer, TempHome, scripted_model_entry,
 };

@@ -2,7 +2,7 @@
 //!
 //! The TUI is one more subscriber of a run's event stream ([`braincode_protocol::RunEvent`]),
 //! exactly like the journal and `--events`: what it shows of a run is the run's own fold
-//! ([`braincode_runtime::fold::RunState`]) plus the live events (tool calls, streamed text),
+//! ([`braincode_session::fold::RunState`]) plus the live events (tool calls, streamed text),
 //! never a second code path. It is also where a person answers approvals
 //! ([`braincode_runtime::ApprovalHandler`]).
 //!

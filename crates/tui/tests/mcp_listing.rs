@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use braincode_runtime::mcp::check::{McpCheckStatus, McpServerCheck};
+use braincode_runtime::{McpCheckStatus, McpServerCheck};
 use braincode_tui::session::draw_info;
 use braincode_tui::session::mcp::listing_lines;
 use ratatui::Terminal;

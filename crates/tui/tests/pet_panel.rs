@@ -346,7 +346,7 @@ fn the_pet_models_words_replace_the_fallback_while_the_request_runs() {
     let mut s = running_tool("read_file", "call-1");
     let mut pet = Pet::new(true);
     pet.set_queued(1);
-    pet.set_model_reply(&braincode_runtime::pet::PetReply {
+    pet.set_model_reply(&braincode_runtime::PetReply {
         status: "reading login.rs".into(),
         lines: lines(&["one handler so far", "no limits in sight"]),
     });

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use braincode_protocol::{CheckStatus, CheckSummary};
-use braincode_runtime::config::{LoadedChecks, load_checks};
-use braincode_runtime::run::checks::{CheckContext, missing_results, outcome_reason, run_specs};
+use braincode_runtime::{CheckContext, missing_results, outcome_reason, run_specs};
+use braincode_runtime::{LoadedChecks, load_checks};
 use braincode_tools::FetchDependencies;
 use braincode_tools::checks::{CheckSpec, Selection};
 use serde_json::json;
@@ -69,21 +69,17 @@ fn configuration(
     home: &braincode_config::Home,
     root: &Path,
 ) -> anyhow::Result<(LoadedChecks, braincode_config::Settings)> {
-    let tools = braincode_runtime::config::read_tools_file(home)?.unwrap_or_default();
-    let settings = braincode_runtime::config::load_settings(home)?;
+    let tools = braincode_runtime::read_tools_file(home)?.unwrap_or_default();
+    let settings = braincode_runtime::load_settings(home)?;
     let (trust, _) = braincode_config::check_trust(home, root);
     let loaded = load_checks(root, &tools, &trust);
     if let Some(problem) = &loaded.problem {
         eprintln!("warning: {problem}");
     }
-    if !trust.is_trusted()
-        && root
-            .join(braincode_runtime::config::PROJECT_CHECKS_FILE)
-            .exists()
-    {
+    if !trust.is_trusted() && root.join(braincode_runtime::PROJECT_CHECKS_FILE).exists() {
         eprintln!(
             "note: {} is ignored until you trust this project (braincode trust)",
-            braincode_runtime::config::PROJECT_CHECKS_FILE
+            braincode_runtime::PROJECT_CHECKS_FILE
         );
     }
     Ok((loaded, settings))
@@ -217,7 +213,7 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let sandbox = if args.no_sandbox {
         None
     } else {
-        match braincode_runtime::run::project_sandbox(&home, &root, &settings) {
+        match braincode_runtime::project_sandbox(&home, &root, &settings) {
             Ok(sandbox) => Some(sandbox),
             Err(reason) => anyhow::bail!(
                 "the OS sandbox is not available ({reason}); install bubblewrap, or run the checks unconfined with --no-sandbox"
@@ -245,7 +241,7 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if will_run && !loaded.trusted && !person_approves_untrusted(&selection.checks)? {
         eprintln!(
             "checks not run: {}",
-            braincode_runtime::approval::untrusted_checks_reason()
+            braincode_runtime::untrusted_checks_reason()
                 .replace(", or approve them for this run in the TUI", "")
         );
         return Ok(ExitCode::from(2));
@@ -283,18 +279,18 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 }
             });
             if fetch {
-                let steps = braincode_runtime::deps::steps_for(&root, &selection.checks);
+                let steps = braincode_runtime::dependency_steps(&root, &selection.checks);
                 for step in &steps {
                     if !quiet {
                         eprintln!("setting up {} …", step.label);
                     }
                 }
-                match braincode_runtime::deps::set_up(
+                match braincode_runtime::set_up_dependencies(
                     &home,
                     &root,
                     &settings,
                     &steps,
-                    braincode_runtime::deps::registries_allowlist(&settings),
+                    braincode_runtime::registries_allowlist(&settings),
                     &cancel,
                 )
                 .await

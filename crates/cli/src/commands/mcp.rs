@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::Context;
 use braincode_config::Home;
 use braincode_mcp::ToolInfo;
-use braincode_runtime::mcp::check::{CHECK_BUDGET, McpCheckStatus, McpServerCheck, McpSetup};
-use braincode_runtime::mcp::{PlannedServer, exposed_name};
+use braincode_runtime::{CHECK_BUDGET, McpCheckStatus, McpServerCheck, McpSetup};
+use braincode_runtime::{PlannedServer, exposed_name};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -87,17 +87,19 @@ pub struct Loaded {
 impl Loaded {
     /// Reads the MCP files and settings.json with the loaders a run uses.
     pub fn read(home: Home, project_root: PathBuf) -> anyhow::Result<Self> {
-        let settings = braincode_runtime::config::load_settings(&home)?;
-        Ok(Self::with_settings(home, project_root, &settings))
+        let settings = braincode_runtime::load_settings(&home)?;
+        let (trust, _) = braincode_config::check_trust(&home, &project_root);
+        Ok(Self::with_settings(home, project_root, &trust, &settings))
     }
 
     /// The same with settings already read.
     pub fn with_settings(
         home: Home,
         project_root: PathBuf,
+        trust: &braincode_config::ProjectTrust,
         settings: &braincode_config::Settings,
     ) -> Self {
-        let setup = McpSetup::read(&home, &project_root, settings);
+        let setup = McpSetup::read(&home, &project_root, trust, settings);
         Self {
             home,
             project_root,
@@ -306,7 +308,7 @@ struct ToolView<'a> {
 /// own rule (`readOnlyHint`, not destructive, no mutating verb in its name).
 fn is_read_only(server: &str, tool: &ToolInfo) -> bool {
     !braincode_tools::requires_approval(
-        &braincode_runtime::mcp::definition_of(server, tool),
+        &braincode_runtime::definition_of(server, tool),
         &Value::Object(serde_json::Map::new()),
         &braincode_tools::PolicyEvaluation::default(),
     )

@@ -6,7 +6,7 @@ use anyhow::Context;
 use braincode_config::Home;
 use braincode_llm::{ConnectionTestResult, is_keyless};
 use braincode_protocol::{ModelApi, ModelDefinition, ThinkingLevel};
-use braincode_runtime::model_check::{
+use braincode_runtime::{
     ModelTest, credential_status, credential_usable, suggested_entry, test_model,
 };
 use serde_json::{Value, json};
@@ -254,9 +254,9 @@ fn parse_api(text: &str) -> anyhow::Result<ModelApi> {
 
 /// `models discover` with no URL: the model servers on this machine.
 fn discover_local(json_out: bool) -> anyhow::Result<ExitCode> {
-    use braincode_runtime::local_servers::{ServerKind, found};
+    use braincode_runtime::{ServerKind, found_local_servers as found};
     let servers = found();
-    let chosen = braincode_runtime::config::local_server().map(|(s, m)| (s.addr, m));
+    let chosen = braincode_runtime::local_server().map(|(s, m)| (s.addr, m));
     if json_out {
         let listed: Vec<Value> = servers
             .iter()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use braincode_runtime::permission_explain::{ExplainInput, explain};
+use braincode_runtime::{ExplainInput, explain_permission as explain};
 
 /// `braincode permissions` subcommands.
 #[derive(Debug, clap::Subcommand)]

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use braincode_config::{Home, resolve_session};
 use braincode_runtime::RunServices;
-use braincode_runtime::replay::{Divergence, replay};
+use braincode_runtime::{Divergence, replay};
 
 /// Arguments of `braincode replay`.
 #[derive(Debug, clap::Args)]

@@ -108,14 +108,13 @@ pub fn execute(command: SessionsCommand) -> anyhow::Result<ExitCode> {
 
 fn handoff(home: &Home, args: &HandoffArgs) -> anyhow::Result<ExitCode> {
     let id = resolve_session(home, &args.id)?;
-    let options = braincode_runtime::handoff::HandoffOptions {
+    let options = braincode_runtime::HandoffOptions {
         focus: args.focus.clone(),
         summarizer: args.summarizer,
         brain_id: args.brain.clone(),
     };
-    let made = super::tokio_runtime()?.block_on(braincode_runtime::handoff::make_handoff(
-        home, &id, &options,
-    ))?;
+    let made =
+        super::tokio_runtime()?.block_on(braincode_runtime::make_handoff(home, &id, &options))?;
     if args.json {
         let doc = serde_json::json!({
             "sessionId": id.as_str(),

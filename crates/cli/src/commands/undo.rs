@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use braincode_config::{Home, JournalWriter, latest_session_for_project, read_journal};
 use braincode_protocol::{Record, SessionId, UndoRecord, UndoneFile};
-use braincode_runtime::ledger::BlobStore;
-use braincode_runtime::ledger::undo::{self, Blockers, UndoPlan};
+use braincode_runtime::BlobStore;
+use braincode_runtime::undo::{self, Blockers, UndoPlan};
 use serde_json::json;
 
 /// Arguments of `braincode undo`.

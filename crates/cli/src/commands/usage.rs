@@ -130,7 +130,7 @@ fn row(row: &UsageRow) -> [String; 8] {
     let cost = if row.cost_usd == 0.0 && row.unpriced_tokens > 0 {
         "—".to_string()
     } else {
-        braincode_runtime::report::fmt_cost_fixed(row.cost_usd)
+        braincode_session::report::fmt_cost_fixed(row.cost_usd)
     };
     [
         row.key.clone(),

@@ -299,17 +299,21 @@ pub fn read_project_mcp_file(project_root: &Path) -> (Vec<McpServerConfig>, Vec<
     }
 }
 
-/// Project servers first, then user servers (a user server whose name a project server
-/// already uses is kept here; the runtime reports it as shadowed). Malformed files are
-/// skipped with a warning.
-pub fn load_mcp_servers(home: &Home, project_root: &Path) -> (Vec<McpServerConfig>, Vec<String>) {
+/// Project servers first (only when `trust`, decided once by the caller, says the user
+/// trusts the project), then user servers (a user server whose name a project server already
+/// uses is kept here; the runtime reports it as shadowed). Malformed files are skipped with a
+/// warning.
+pub fn load_mcp_servers(
+    home: &Home,
+    project_root: &Path,
+    trust: &crate::ProjectTrust,
+) -> (Vec<McpServerConfig>, Vec<String>) {
     let mut servers = Vec::new();
     let mut warnings = Vec::new();
     // A project's servers are commands the repository asks us to run: read them only when
     // the user trusts the project, and then they are trusted as a whole (a `trusted` field
     // inside the project file means nothing).
-    let project_trusted = crate::trust::check_trust(home, project_root).0.is_trusted();
-    if project_trusted {
+    if trust.is_trusted() {
         let (mut found, warned) = read_project_mcp_file(project_root);
         for server in &mut found {
             server.trusted = true;
@@ -326,6 +330,7 @@ pub fn load_mcp_servers(home: &Home, project_root: &Path) -> (Vec<McpServerConfi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trust::check_trust;
 
     #[test]
     fn reads_both_scopes_and_both_top_level_keys() {
@@ -346,13 +351,14 @@ mod tests {
         .unwrap();
         // Untrusted: the project's servers are not even read; the `trusted` field in the
         // project file means nothing.
-        let (servers, _) = load_mcp_servers(&home, &project);
+        let (servers, _) = load_mcp_servers(&home, &project, &check_trust(&home, &project).0);
         assert!(
             servers.iter().all(|s| s.scope == Scope::User),
             "{servers:?}"
         );
         crate::trust::trust_project(&home, &project).unwrap();
-        let (servers, warnings) = load_mcp_servers(&home, &project);
+        let (servers, warnings) =
+            load_mcp_servers(&home, &project, &check_trust(&home, &project).0);
         assert!(warnings.is_empty(), "{warnings:?}");
         let names: Vec<_> = servers
             .iter()
@@ -464,7 +470,7 @@ mod tests {
         assert!(!warnings[0].contains("sk-outside-secret"), "{warnings:?}");
         // Such a project cannot be trusted either, so a run never loads it.
         assert!(crate::trust::trust_project(&home, &project).is_err());
-        let (servers, _) = load_mcp_servers(&home, &project);
+        let (servers, _) = load_mcp_servers(&home, &project, &check_trust(&home, &project).0);
         assert!(servers.is_empty(), "{servers:?}");
         // A link inside the project is fine.
         std::fs::remove_file(project.join(".mcp.json")).unwrap();
@@ -489,7 +495,7 @@ mod tests {
         .unwrap();
         let home = Home::at(dir.path().join("h"));
         crate::trust::trust_project(&home, project).unwrap();
-        let (servers, warnings) = load_mcp_servers(&home, project);
+        let (servers, warnings) = load_mcp_servers(&home, project, &check_trust(&home, project).0);
         assert!(servers.is_empty());
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("mcp.json:2:"), "{}", warnings[0]);

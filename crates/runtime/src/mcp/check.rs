@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::{McpSandboxes, PlannedServer, plan_for, server_spec};
 use braincode_config::{
-    Home, McpServerConfig, McpSettings, Scope, check_trust, read_project_mcp_file,
+    Home, McpServerConfig, McpSettings, ProjectTrust, Scope, read_project_mcp_file,
 };
 use braincode_mcp::{Hub, ServerState, ServerStatus, ToolInfo};
 use braincode_protocol::secrets::{redact_secrets, register_secret};
@@ -218,11 +218,12 @@ fn words<T: Serialize>(value: &T) -> String {
 }
 
 /// Every configured server, planned: `loaded` (what a run loads: a trusted project's servers
-/// and the user's) and, when the project is not trusted, its own servers read for display
-/// only, skipped. Also gives the warnings of reading that file.
+/// and the user's) and, when `trust` says the project is not trusted, its own servers read for
+/// display only, skipped. Also gives the warnings of reading that file.
 pub fn configured_servers(
     home: &Home,
     project_root: &Path,
+    trust: &ProjectTrust,
     loaded: &[McpServerConfig],
     settings: &McpSettings,
 ) -> (Vec<PlannedServer>, Vec<String>) {
@@ -230,7 +231,7 @@ pub fn configured_servers(
     let mut planned = Vec::new();
     let mut warnings = Vec::new();
     let project_loaded = loaded.iter().any(|s| s.scope == Scope::Project);
-    if !project_loaded && !check_trust(home, project_root).0.is_trusted() {
+    if !project_loaded && !trust.is_trusted() {
         let (untrusted, warned) = read_project_mcp_file(project_root);
         warnings.extend(warned);
         hide_secret_values(&untrusted);
@@ -308,10 +309,17 @@ pub struct McpSetup {
 }
 
 impl McpSetup {
-    /// Reads the user's and the project's MCP files under `settings`.
-    pub fn read(home: &Home, project_root: &Path, settings: &braincode_config::Settings) -> Self {
-        let (servers, mut warnings) = braincode_config::load_mcp_servers(home, project_root);
-        let (planned, warned) = configured_servers(home, project_root, &servers, &settings.mcp);
+    /// Reads the user's and the project's MCP files under `settings`, with the caller's one
+    /// trust verdict.
+    pub fn read(
+        home: &Home,
+        project_root: &Path,
+        trust: &ProjectTrust,
+        settings: &braincode_config::Settings,
+    ) -> Self {
+        let (servers, mut warnings) = braincode_config::load_mcp_servers(home, project_root, trust);
+        let (planned, warned) =
+            configured_servers(home, project_root, trust, &servers, &settings.mcp);
         warnings.extend(warned);
         Self {
             planned,

@@ -7,7 +7,6 @@ mod report;
 mod runtime;
 mod tools;
 
-pub use plan::{McpSandboxes, PlannedServer, plan_for, plan_servers, server_spec};
-pub use report::connect_report;
+pub use plan::{McpSandboxes, PlannedServer, plan_for, server_spec};
 pub use runtime::{McpHubCache, McpRuntime};
-pub use tools::{call_output_text, definition_of, exposed_name, permission_of};
+pub use tools::{definition_of, exposed_name};

@@ -130,11 +130,6 @@ impl McpRuntime {
         })
     }
 
-    /// Whether any server is configured.
-    pub fn is_empty(&self) -> bool {
-        self.planned.is_empty()
-    }
-
     /// Servers that may start, in configuration order.
     pub fn startable(&self) -> impl Iterator<Item = &PlannedServer> {
         self.planned.iter().filter(|server| server.startable())

@@ -64,8 +64,8 @@ struct Spent {
 
 /// Watches a run's `token_usage` records against its [`RunBudget`].
 pub(crate) struct BudgetWatch {
-    /// Set from the request, then lowered to the brain's limits once the brain is known.
-    budget: Mutex<RunBudget>,
+    /// The request's limits within the brain's.
+    budget: RunBudget,
     prices: HashMap<String, ModelPricing>,
     spent: Mutex<Spent>,
     cancel: CancellationToken,
@@ -89,7 +89,7 @@ impl BudgetWatch {
             tape.arm_stop(cancel.clone());
         }
         Self {
-            budget: Mutex::new(budget),
+            budget,
             prices,
             spent: Mutex::new(Spent::default()),
             cancel,
@@ -100,10 +100,6 @@ impl BudgetWatch {
     }
 
     /// Applies the run's effective limits (the request's, lowered by the brain's).
-    pub fn set_budget(&self, budget: RunBudget) {
-        *lock(&self.budget) = budget;
-    }
-
     fn warn(&self, message: String) {
         lock(&self.follow).push(Record::Warning(braincode_protocol::Warning { message }));
     }
@@ -150,7 +146,7 @@ impl EventSubscriber for BudgetWatch {
         let tokens = counts
             .total
             .max(counts.input + counts.output + counts.cache_read + counts.cache_write);
-        let budget = *lock(&self.budget);
+        let budget = self.budget;
         if budget.is_unlimited() {
             return;
         }

@@ -7,9 +7,8 @@ use std::time::Instant;
 use braincode_config::journal::now_ms;
 use braincode_config::journal::{MAX_RECORD_BYTES, clip_text, extend_handoff, report_turns};
 use braincode_protocol::{
-    CheckStatus, ExecutionPlanReview, FinalReport, FinalReportRecord, FinalStatus, Handoff,
-    HandoffTrigger, JournalEntry, PlanReview, Record, ReviewVerdict, RunEnd,
-    RunError as RunErrorRecord, ToolCallCount,
+    CheckStatus, FinalReport, FinalReportRecord, FinalStatus, Handoff, HandoffTrigger,
+    JournalEntry, Record, ReviewVerdict, RunEnd, RunError as RunErrorRecord, ToolCallCount,
 };
 
 use crate::agent::{AgentError, ToolStats};
@@ -91,19 +90,6 @@ impl RunError {
 pub(crate) struct Answer {
     /// The answer text (or the clarification question).
     pub text: String,
-}
-
-/// The report form of the execution plan review.
-pub(crate) fn plan_review_for_report(review: &ExecutionPlanReview) -> PlanReview {
-    PlanReview {
-        status: review.status.clone(),
-        approver: review.approver.clone(),
-        required_review: review.required_review,
-        proposed_side_effects: review.proposed_side_effects.clone(),
-        validation_checks: review.validation_plan.checks.clone(),
-        risk_triggers: review.risk_triggers.clone(),
-        residual_pre_execution_risks: review.residual_pre_execution_risks.clone(),
-    }
 }
 
 /// The `handoff` record a run ends with.

@@ -28,6 +28,7 @@ mod plan;
 mod plan_review;
 mod primary;
 pub mod prompts;
+mod record_parts;
 mod review;
 mod setup;
 mod state;
@@ -50,15 +51,16 @@ pub use plan::RoutingChoice;
 
 use crate::agent::ToolStats;
 use crate::approval::{ApprovalHandler, PermissionMode};
+use crate::config::{ConfigError, LoadOptions, RunConfig};
 use crate::fold::LiveState;
 use crate::models::ClientOverride;
 use crate::sink::{EventSubscriber, JournalAppend, MemoryJournal, RunSink};
 use crate::tape::Tape;
 pub use finish::RunError;
-pub(crate) use finish::plan_review_for_report;
+
 use opening::{History, JournalFile, new_run_id, opening_record};
 use pipeline::pipeline;
-use setup::{RunIdentity, build_base, load_everything};
+use setup::{RunIdentity, build_base};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -156,8 +158,20 @@ impl RunServices {
     }
 }
 
-/// Runs one prompt to its one final answer.
-pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport {
+/// Runs one prompt to its one final answer, with the configuration loaded for it.
+pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
+    let loaded = RunConfig::load(&services.home, &LoadOptions::from(&request));
+    Box::pin(run_loaded(request, services, loaded)).await
+}
+
+/// Runs one prompt with the configuration its caller loaded (`braincode run` loads it once,
+/// and reads the brain it says and the models it needs from the same load). A configuration
+/// that did not load is journaled as the run's error, after its `run_start`.
+pub async fn run_loaded(
+    mut request: RunRequest,
+    services: RunServices,
+    loaded: Result<RunConfig, ConfigError>,
+) -> FinalReport {
     let started = Instant::now();
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
     // A replay or a resume is the same run again: same run id, so the same context ids.
@@ -203,31 +217,33 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
     let live = Arc::new(LiveState::new(session_id.to_string()));
     let mut subscribers: Vec<Arc<dyn EventSubscriber>> = vec![live.clone()];
     subscribers.extend(services.subscribers.iter().cloned());
-    // A replay or resume runs with the run's own budget (from its `run_start`), so a run that
-    // stopped at its budget stops at the same record again. The brain's own limits are only
-    // known once it is loaded (below); until then nothing has called a model.
+    let loaded = match &services.start_refused {
+        Some(reason) => Err(reason.clone()),
+        None => loaded.map_err(|err| err.to_string()),
+    };
+    // The run's limits: the request's (a replay or resume has the run's own, from its
+    // `run_start`, so a run that stopped at its budget stops at the same record again) within
+    // the brain's, priced with the catalogue's models.
+    if let Ok(config) = &loaded {
+        request.budget = request.budget.within(config.brain.budget);
+    }
     let budget_watch = Arc::new(budget::BudgetWatch::new(
         request.budget,
-        crate::config::load_models(&services.home)
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|m| Some((m.id, m.pricing?)))
+        (loaded.iter())
+            .flat_map(|config| &config.models)
+            .filter_map(|m| Some((m.id.clone(), m.pricing?)))
             .collect(),
         services.cancel.clone(),
         services.cancel_reason.clone(),
         services.tape.clone(),
     ));
-    subscribers.push(budget_watch.clone());
+    subscribers.push(budget_watch);
     let sink = RunSink::new(session_id.to_string(), journal, subscribers);
     let stats = Arc::new(ToolStats::default());
 
-    // Configuration is read before the first record, so that record can say what project
-    // support was found; it is quick and never waits on a model, a hook or the network.
-    let setup = match &services.start_refused {
-        Some(reason) => Err(reason.clone()),
-        None => load_everything(&services.home, &request),
-    }
-    .and_then(|loaded| {
+    // The base is built before the first record, so that record can say what project support
+    // was found; it is quick and never waits on a model, a hook or the network.
+    let setup = loaded.and_then(|loaded| {
         build_base(
             &request,
             &services,
@@ -241,10 +257,6 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
             stats.clone(),
         )
     });
-    if let Ok(shared) = &setup {
-        request.budget = request.budget.within(shared.brain.budget);
-        budget_watch.set_budget(request.budget);
-    }
     sink.record(opening_record(
         &request,
         &run_id,
@@ -312,9 +324,19 @@ pub async fn run(mut request: RunRequest, services: RunServices) -> FinalReport 
 
 /// Plans without running anything (`braincode run --dry-run`): no journal, no tools.
 pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<RuntimePlan, String> {
+    let loaded = RunConfig::load(&services.home, &LoadOptions::from(&request))
+        .map_err(|err| err.to_string())?;
+    Box::pin(plan_loaded(request, services, loaded)).await
+}
+
+/// [`plan_only`] with the configuration its caller loaded.
+pub async fn plan_loaded(
+    request: RunRequest,
+    services: RunServices,
+    loaded: RunConfig,
+) -> Result<RuntimePlan, String> {
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
     let sink = RunSink::new(session_id.to_string(), None, services.subscribers.clone());
-    let loaded = load_everything(&services.home, &request)?;
     let run_id = new_run_id();
     let base = build_base(
         &request,

@@ -6,8 +6,8 @@ use braincode_config::{Home, JournalWriter, continuity_block, session_has_runs};
 use braincode_protocol::{JournalEntry, Record, RunStart, SessionId};
 
 use super::RunRequest;
+use super::record_parts::brain_ref;
 use super::state::RunBase;
-use crate::fold::brain_ref;
 use crate::sink::JournalAppend;
 use crate::tape::Tape;
 

@@ -17,29 +17,15 @@ use super::finish::{Answer, RunError};
 use super::opening::History;
 use super::plan_review::plan_review;
 use super::prompts::ForwardedResult;
+use super::record_parts::planned_workers;
 use super::setup::environment_section;
 use super::todos::{NO_CHANGE_MADE, READ_ONLY_UNDONE, todo_update};
 use super::{RunRequest, RunServices, dispatch, plan, primary, state, verify, workers};
 use crate::approval::PermissionMode;
-use crate::fold::planned_workers;
 use crate::git::PatchBaseline;
 use crate::hooks::HookEvent;
 use crate::sink::RunSink;
 use crate::tape::Tape;
-
-/// What an untrusted project had ignored, said once per run (and a trust store that could not
-/// be read, which counts as "not trusted").
-fn trust_notices(home: &braincode_config::Home, project_root: &std::path::Path) -> Vec<String> {
-    let (trust, error) = braincode_config::check_trust(home, project_root);
-    let mut notices: Vec<String> = error
-        .map(|err| {
-            format!("workspace trust could not be read ({err}); treating this project as untrusted")
-        })
-        .into_iter()
-        .collect();
-    notices.extend(trust.notice());
-    notices
-}
 
 /// The stages of a run: prepare the request, plan, support workers, primary, review, stop.
 /// Each stage decides and emits records; the report is the fold of those records.
@@ -156,8 +142,8 @@ async fn prepare(
 ) -> Result<state::PreparedRequest, RunError> {
     let home = &services.home;
     let (brain_id, mode) = (shared.brain_id.clone(), shared.mode);
-    for notice in trust_notices(home, &request.project_root) {
-        sink.warning(notice);
+    for notice in &shared.trust_notices {
+        sink.warning(notice.clone());
     }
     if let Some(problem) = &shared.checks.problem {
         sink.warning(problem.clone());

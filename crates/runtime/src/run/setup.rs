@@ -11,7 +11,7 @@ use braincode_tools::{ExecLimits, ExecSessions};
 
 use crate::agent::ToolStats;
 use crate::approval::{PermissionMode, PolicyGate};
-use crate::config::{LoadOptions, RunConfig};
+use crate::config::RunConfig;
 use crate::fold::LiveState;
 use crate::hooks::HookEnvironment;
 use crate::models::ModelFactory;
@@ -22,12 +22,6 @@ use crate::tape::Tape;
 
 /// What a run loaded from disk (see [`RunConfig::load`]).
 pub(crate) type Loaded = RunConfig;
-
-/// Loads the run's configuration with the one loader, [`RunConfig::load`]; the error is the
-/// message the run reports (file, line and field included).
-pub(crate) fn load_everything(home: &Home, request: &RunRequest) -> Result<Loaded, String> {
-    RunConfig::load(home, &LoadOptions::from(request)).map_err(|err| err.to_string())
-}
 
 /// Who a run is: its session, its run id (the seed of its context ids) and its live fold.
 pub(crate) struct RunIdentity<'a> {
@@ -194,6 +188,14 @@ pub(crate) fn build_base(
         stats,
         exec_sessions: Arc::new(ExecSessions::new(ExecLimits::default())),
         tools_config: loaded.tools,
+        trust_notices: (loaded.trust_error.iter())
+            .map(|err| {
+                format!(
+                    "workspace trust could not be read ({err}); treating this project as untrusted"
+                )
+            })
+            .chain(loaded.trust.notice())
+            .collect(),
         checks: {
             let mut checks = loaded.checks;
             // `--fetch-deps` asks for the dependency step, unless tools.json says never.

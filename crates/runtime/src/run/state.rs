@@ -46,6 +46,9 @@ pub(crate) struct RunBase {
     pub stats: Arc<ToolStats>,
     pub exec_sessions: Arc<ExecSessions>,
     pub tools_config: ToolsConfig,
+    /// What an untrusted project had ignored, and a trust store that could not be read (the
+    /// project then counts as untrusted): from the run's one trust verdict, said once.
+    pub trust_notices: Vec<String>,
     /// The checks configuration (tools.json and a trusted project's checks.json).
     pub checks: crate::config::LoadedChecks,
     pub hooks: Vec<HookCommand>,

@@ -12,7 +12,7 @@ use braincode_protocol::{
     WorkerError, WorkerPhase, WorkerStart,
 };
 use braincode_runtime::EventSubscriber;
-use braincode_runtime::fold::RunState;
+use braincode_session::fold::RunState;
 use tokio::sync::watch;
 
 /// A record payload type that [`JournalView::of_type`] can pick out of a [`Record`].

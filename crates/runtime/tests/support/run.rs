@@ -70,7 +70,7 @@ pub struct TestRun {
     files: Vec<(String, String)>,
     home_files: Vec<(String, String)>,
     shared: Option<(
-        Arc<braincode_runtime::mcp::McpHubCache>,
+        Arc<braincode_runtime::McpHubCache>,
         Arc<tokio::runtime::Runtime>,
     )>,
     project_dir: Option<PathBuf>,
@@ -164,7 +164,7 @@ impl TestRun {
     /// session's other runs) with the session's MCP hub cache.
     pub fn in_session(
         mut self,
-        hubs: Arc<braincode_runtime::mcp::McpHubCache>,
+        hubs: Arc<braincode_runtime::McpHubCache>,
         runtime: Arc<tokio::runtime::Runtime>,
     ) -> Self {
         self.shared = Some((hubs, runtime));
@@ -275,7 +275,7 @@ impl TestRun {
             fetch_deps: false,
             network_allowlist: false,
             routing: self.routing,
-            budget: braincode_runtime::run::RunBudget::default(),
+            budget: braincode_runtime::RunBudget::default(),
         };
         // `run`'s future is not `Send` (the CLI blocks on it): it gets a thread and a runtime
         // of its own, as in the binary, and the test's runtime stays free to watch it.

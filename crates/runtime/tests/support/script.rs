@@ -21,7 +21,7 @@ use braincode_llm::{
     classify_http_error,
 };
 use braincode_protocol::{ModelDefinition, Usage};
-use braincode_runtime::models::ClientOverride;
+use braincode_runtime::ClientOverride;
 use futures::stream;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;

@@ -9,8 +9,8 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::{Html, Response};
 use axum::routing::{get, post};
-use braincode_config::{Scope, TrustState, check_trust};
-use braincode_runtime::mcp::check::{CHECK_BUDGET, McpServerCheck, McpSetup};
+use braincode_config::{ProjectTrust, Scope, TrustState, check_trust};
+use braincode_runtime::{CHECK_BUDGET, McpServerCheck, McpSetup};
 use maud::{Markup, html};
 use serde_json::json;
 
@@ -24,9 +24,14 @@ pub(super) fn routes() -> Router<AppState> {
         .route("/api/mcp/health", post(health))
 }
 
-fn setup(state: &AppState) -> Result<McpSetup, String> {
+fn setup(state: &AppState, trust: &ProjectTrust) -> Result<McpSetup, String> {
     let settings = braincode_config::load_settings(&state.home).map_err(|err| err.to_string())?;
-    Ok(McpSetup::read(&state.home, &state.project_root, &settings))
+    Ok(McpSetup::read(
+        &state.home,
+        &state.project_root,
+        trust,
+        &settings,
+    ))
 }
 
 fn servers_table(rows: &[McpServerCheck]) -> Markup {
@@ -63,7 +68,7 @@ fn trust_state(state: &TrustState) -> &'static str {
 
 async fn page(State(state): State<AppState>) -> Html<String> {
     let (trust, trust_error) = check_trust(&state.home, &state.project_root);
-    let servers = match setup(&state) {
+    let servers = match setup(&state, &trust) {
         Err(err) => layout::problem(&err),
         Ok(setup) => {
             let rows: Vec<McpServerCheck> = setup.planned.iter().map(McpServerCheck::of).collect();
@@ -77,7 +82,7 @@ async fn page(State(state): State<AppState>) -> Html<String> {
             }
         }
     };
-    let hooks = braincode_config::load_hooks(&state.home, &state.project_root);
+    let hooks = braincode_config::load_hooks(&state.home, &state.project_root, &trust);
     let body = html! {
         section {
             h2 { "This project" }
@@ -123,7 +128,8 @@ async fn page(State(state): State<AppState>) -> Html<String> {
 }
 
 async fn health(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let setup = setup(&state).map_err(ApiError::Internal)?;
+    let (trust, _) = check_trust(&state.home, &state.project_root);
+    let setup = setup(&state, &trust).map_err(ApiError::Internal)?;
     let rows = setup
         .check(
             &state.home,

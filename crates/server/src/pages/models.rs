@@ -9,7 +9,7 @@ use axum::routing::{get, post};
 use braincode_config::ModelsDocument;
 use braincode_llm::discover_models;
 use braincode_protocol::{ModelApi, ModelDefinition};
-use braincode_runtime::model_check::{
+use braincode_runtime::{
     ModelTest, credential_status, credential_usable, suggested_entry, test_model,
 };
 use maud::{Markup, html};

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use axum::response::{Html, Response};
 use axum::routing::{get, post};
-use braincode_runtime::permission_explain::{ExplainInput, explain_with, load_policy_in};
+use braincode_runtime::{ExplainInput, explain_permission_with as explain_with, load_policy_in};
 use braincode_tools::{PolicyDecision, PolicyEvaluationExt};
 use maud::html;
 use serde::Deserialize;
@@ -23,7 +23,7 @@ pub(super) fn routes() -> Router<AppState> {
 }
 
 async fn page(State(state): State<AppState>) -> Html<String> {
-    let tools = braincode_runtime::config::read_tools_file(&state.home);
+    let tools = braincode_runtime::read_tools_file(&state.home);
     let body = match tools {
         Err(err) => layout::problem(&err.to_string()),
         Ok(tools) => {

@@ -84,7 +84,7 @@ async fn data(
 }
 
 fn cost(usd: f64) -> String {
-    braincode_runtime::report::fmt_cost(usd)
+    braincode_session::report::fmt_cost(usd)
 }
 
 async fn page(State(state): State<AppState>, Query(params): Query<UsageParams>) -> Html<String> {

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use braincode_protocol::{
     ApprovalDecision, FinalReport, JournalEntry, Phase, Record, Role, RunEvent, ToolStage,
 };
-use braincode_runtime::fold::{RunState, WorkerState};
+use braincode_session::fold::{RunState, WorkerState};
 use serde_json::Value;
 
 /// Something in a turn the user can select and expand.
@@ -285,7 +285,7 @@ impl Turn {
                     Some("completed" | "approved") => (WorkerStatus::Done, None),
                     Some("failed") => (WorkerStatus::Failed, None),
                     Some("blocked") => (WorkerStatus::Blocked, None),
-                    Some(braincode_runtime::fold::INTERRUPTED) => (WorkerStatus::Interrupted, None),
+                    Some(braincode_session::fold::INTERRUPTED) => (WorkerStatus::Interrupted, None),
                     Some("changes_requested") => (WorkerStatus::Done, Some("changes requested")),
                     Some(other) => (WorkerStatus::Done, Some(other)),
                 }

@@ -73,7 +73,7 @@ pub(crate) fn title(request: &ApprovalRequest) -> String {
         }
         tool if is_command_tool(tool) => format!("Allow {tool} to run a command?"),
         "write_stdin" => "Allow typing into a running command?".into(),
-        braincode_runtime::run::CHECK_TOOL => "Run the project's checks on this change?".into(),
+        braincode_runtime::CHECK_TOOL => "Run the project's checks on this change?".into(),
         "dependency_setup" => "Set the project's dependencies up before its checks?".into(),
         tool => format!("Allow {tool}?"),
     }
@@ -235,7 +235,7 @@ pub(crate) fn facts(request: &ApprovalRequest) -> Vec<Fact> {
             };
             facts.push(fact("network", clean(&reach)));
         }
-        braincode_runtime::run::CHECK_TOOL => {
+        braincode_runtime::CHECK_TOOL => {
             let scripts: Vec<&str> = args["scripts"]
                 .as_array()
                 .map(|list| list.iter().filter_map(|s| s.as_str()).collect())

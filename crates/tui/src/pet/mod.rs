@@ -191,7 +191,7 @@ impl Pet {
         Self {
             animations,
             queued: 0,
-            poll: braincode_runtime::pet::PET_POLL,
+            poll: braincode_runtime::PET_POLL,
             said: None,
         }
     }
@@ -219,7 +219,7 @@ impl Pet {
 
     /// Takes what the pet model said; it speaks until the next answer, an error or the end of
     /// the request.
-    pub fn set_model_reply(&mut self, reply: &braincode_runtime::pet::PetReply) {
+    pub fn set_model_reply(&mut self, reply: &braincode_runtime::PetReply) {
         self.said = Some(PetStatus::new(&reply.status, reply.lines.clone(), true));
     }
 

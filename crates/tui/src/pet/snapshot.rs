@@ -1,7 +1,7 @@
 //! What the pet model is told: the newest items of the latest turn and the live state
 //! (spec 1.13's snapshot), built from the same [`App`] the transcript is drawn from.
 
-use braincode_runtime::pet::{PetSnapshot, SNAPSHOT_ITEMS};
+use braincode_runtime::{PetSnapshot, SNAPSHOT_ITEMS};
 
 use super::{Activity, ToolPhase};
 use crate::app::{App, Item, ToolState, WorkerStatus};

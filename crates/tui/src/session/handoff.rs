@@ -14,7 +14,7 @@ impl Session {
         }
         let id = self.session_id.clone();
         let home = self.options.home.clone();
-        let options = braincode_runtime::handoff::HandoffOptions {
+        let options = braincode_runtime::HandoffOptions {
             focus: focus.map(str::to_string),
             summarizer: None,
             brain_id: self.brain.clone(),
@@ -22,7 +22,7 @@ impl Session {
         let info = self.info_tx.clone();
         self.info = Some(vec!["writing the handoff…".into()]);
         tokio::spawn(async move {
-            let lines = match braincode_runtime::handoff::make_handoff(&home, &id, &options).await {
+            let lines = match braincode_runtime::make_handoff(&home, &id, &options).await {
                 Ok(made) => {
                     let mut lines = vec![if made.reused {
                         format!("handoff of session {id} (fresh; @@{id} inlines it):")

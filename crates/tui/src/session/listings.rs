@@ -118,7 +118,7 @@ pub(super) fn hooks(home: &Home, options: &TuiOptions) -> Vec<String> {
 
 /// `/brain` with no id: the Brain Models there are, the one in use marked.
 pub(super) fn brains(home: &Home, current: Option<&str>) -> Vec<String> {
-    let presets = match braincode_runtime::config::load_brain_presets(home) {
+    let presets = match braincode_runtime::load_brain_presets(home) {
         Ok(presets) => presets,
         Err(err) => return vec![format!("brains.json does not load: {err}")],
     };

@@ -1,10 +1,10 @@
 //! `/mcp`: the session's MCP servers, checked live (the check itself is
-//! `braincode_runtime::mcp::check`, shared with `braincode mcp` and `doctor --mcp`).
+//! `braincode_runtime::McpSetup` and friends, shared with `braincode mcp` and `doctor --mcp`).
 
-use braincode_runtime::mcp::PlannedServer;
-use braincode_runtime::mcp::check::{
-    CHECK_BUDGET, CheckContext, McpCheckStatus, McpServerCheck, check_servers, checking_rows,
-    configured_servers, writable_roots,
+use braincode_runtime::PlannedServer;
+use braincode_runtime::{
+    CHECK_BUDGET, McpCheckContext as CheckContext, McpCheckStatus, McpServerCheck, check_servers,
+    checking_rows, configured_servers, writable_roots,
 };
 
 /// The `/mcp` listing: one line per server with its status, a fix under each failure.
@@ -66,6 +66,7 @@ impl super::Session {
         let (planned, warnings) = configured_servers(
             &home,
             &project_root,
+            &config.trust,
             &config.support.mcp_servers,
             &config.settings.mcp,
         );

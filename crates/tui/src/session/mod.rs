@@ -99,7 +99,7 @@ struct Session {
     started: Instant,
     quit: bool,
     /// MCP servers kept up between this session's requests.
-    mcp_hubs: Arc<braincode_runtime::mcp::McpHubCache>,
+    mcp_hubs: Arc<braincode_runtime::McpHubCache>,
 }
 
 /// Runs the interactive session until the user quits.
@@ -134,7 +134,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<TuiExit> {
         ctrl_c_at: None,
         started: Instant::now(),
         quit: false,
-        mcp_hubs: braincode_runtime::mcp::McpHubCache::new(),
+        mcp_hubs: braincode_runtime::McpHubCache::new(),
         options,
     };
     if session.options.session_id.is_some() {
@@ -407,7 +407,7 @@ impl Session {
             fetch_deps: false,
             network_allowlist: false,
             routing: RoutingChoice::Auto,
-            budget: braincode_runtime::run::RunBudget::default(),
+            budget: braincode_runtime::RunBudget::default(),
         }
     }
 

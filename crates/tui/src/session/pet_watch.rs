@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use braincode_config::Home;
 use braincode_protocol::SessionId;
-use braincode_runtime::pet::{NoPetModel, PetModel, PetReply, PetSnapshot};
+use braincode_runtime::{NoPetModel, PetModel, PetReply, PetSnapshot};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

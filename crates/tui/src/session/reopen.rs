@@ -3,7 +3,7 @@
 
 use braincode_config::Home;
 use braincode_protocol::{RunEvent, SessionId};
-use braincode_runtime::fold::{RunState, split_runs};
+use braincode_session::fold::{RunState, split_runs};
 
 use crate::app::App;
 

@@ -100,7 +100,7 @@ pub(crate) fn usage_lines(app: &App) -> Vec<String> {
             metrics.calls,
             turn_cost.map_or(String::new(), |c| format!(
                 "  {}",
-                braincode_runtime::report::fmt_cost(c)
+                braincode_session::report::fmt_cost(c)
             )),
         ));
     }
@@ -115,7 +115,7 @@ pub(crate) fn usage_lines(app: &App) -> Vec<String> {
         usage_cells(&total).trim_start(),
         cost.map_or(
             " (no price known for these models)".to_string(),
-            |c| format!(" · {}", braincode_runtime::report::fmt_cost(c))
+            |c| format!(" · {}", braincode_session::report::fmt_cost(c))
         )
     ));
     lines.push("`braincode usage` sums every session".into());

@@ -25,7 +25,7 @@ pub(crate) fn status_row(status: &StatusLine, width: usize, now_ms: i64) -> Line
     }
     let mut tokens = format!("{} tok", fmt_tokens(status.tokens));
     if let Some(cost) = status.cost {
-        tokens.push_str(&format!(" · {}", braincode_runtime::report::fmt_cost(cost)));
+        tokens.push_str(&format!(" · {}", braincode_session::report::fmt_cost(cost)));
     }
     parts.push((6, tokens, theme::STATUS));
     if !status.permission.is_empty() {

@@ -217,8 +217,8 @@ fn report_rows(report: &FinalReport, width: usize, lines: &mut Vec<Line<'static>
         if metrics.tokens.total.total > 0 {
             facts.push(format!("{} tokens", fmt_tokens(metrics.tokens.total.total)));
         }
-        if let Some(cost) = braincode_runtime::report::cost_usd(&metrics.tokens) {
-            facts.push(braincode_runtime::report::fmt_cost(cost));
+        if let Some(cost) = braincode_session::report::cost_usd(&metrics.tokens) {
+            facts.push(braincode_session::report::fmt_cost(cost));
         }
         match metrics.tool_calls.total {
             0 => {}

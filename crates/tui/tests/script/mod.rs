@@ -11,7 +11,7 @@ use braincode_protocol::{
     TodoUpdate, TokenUsage, ToolCallOrigin, ToolExecutionSummary, ToolStage, Usage, Warning,
     WorkerEnd, WorkerError, WorkerPhase, WorkerResult, WorkerStart,
 };
-use braincode_runtime::fold::RunState;
+use braincode_session::fold::RunState;
 use serde_json::Value;
 
 /// Epoch milliseconds every script starts at.

@@ -47,7 +47,7 @@ pub fn execute(args: BaselineBenchArgs) -> anyhow::Result<ExitCode> {
     for index in 0..=runs {
         let started = Instant::now();
         let baseline = runtime
-            .block_on(braincode_runtime::git::PatchBaseline::capture(&root))
+            .block_on(braincode_runtime::PatchBaseline::capture(&root))
             .context("no baseline: is git installed, and an OS sandbox available?")?;
         let capture_ms = started.elapsed().as_secs_f64() * 1_000.0;
         let started = Instant::now();

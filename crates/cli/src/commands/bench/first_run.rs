@@ -126,7 +126,7 @@ fn path_claims(dir: &Path, answer: &str) -> (usize, usize, usize) {
         None => (answer, ""),
     };
     let flagged: Vec<&str> = flagged.lines().next().unwrap_or("").split(", ").collect();
-    let mentioned = braincode_runtime::repo_facts::mentioned_paths(dir, claims);
+    let mentioned = braincode_runtime::mentioned_paths(dir, claims);
     let existing = mentioned.iter().filter(|(_, exists)| *exists).count();
     let caught = mentioned
         .iter()

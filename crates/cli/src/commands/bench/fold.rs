@@ -16,7 +16,7 @@ use anyhow::Context;
 use braincode_config::Home;
 use braincode_config::journal::{read_journal, scan_journal};
 use braincode_protocol::{FinalReport, Record, SessionId};
-use braincode_runtime::fold::{RunState, fold_runs};
+use braincode_session::fold::{RunState, fold_runs};
 use serde::{Deserialize, Serialize};
 
 use super::journal_gen::write_journal;

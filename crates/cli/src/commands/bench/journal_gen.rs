@@ -25,7 +25,7 @@ use braincode_protocol::{
     ToolApprovalDecision, ToolCallCount, ToolCallOrigin, ToolExecutionSummary, ToolStage, Warning,
     WorkerEnd, WorkerPhase, WorkerResult, WorkerStart,
 };
-use braincode_runtime::fold::RunState;
+use braincode_session::fold::RunState;
 
 use super::filler::{Filler, usage};
 use braincode_tools::summarize_json;

@@ -22,7 +22,7 @@ use braincode_llm::{
     StopReason,
 };
 use braincode_protocol::{ModelDefinition, Record, Usage, WorkerPhase};
-use braincode_runtime::models::ClientOverride;
+use braincode_runtime::ClientOverride;
 use braincode_runtime::{
     JournalTarget, MemoryJournal, PermissionMode, RoutingChoice, RunRequest, RunServices, run,
 };
@@ -254,7 +254,7 @@ pub(super) fn request(repo: &Path) -> RunRequest {
         fetch_deps: false,
         network_allowlist: false,
         routing: RoutingChoice::Auto,
-        budget: braincode_runtime::run::RunBudget::default(),
+        budget: braincode_runtime::RunBudget::default(),
     }
 }
 

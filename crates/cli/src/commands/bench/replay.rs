@@ -3,7 +3,7 @@
 //! One orchestrated run (router, `--workers` support workers, a primary that reads a file,
 //! review) is made in process against a scripted model and journaled to a real session file
 //! in a temporary home. That run is then replayed `--iterations` times with
-//! [`braincode_runtime::replay::replay`]: no model, no tool, no hook, every reply and result
+//! [`braincode_runtime::replay`]: no model, no tool, no hook, every reply and result
 //! from the journal, the records compared with the original's. The goal is ≤ 50 ms per
 //! replay; the figure is printed next to it and never fails the command.
 
@@ -20,8 +20,8 @@ use braincode_llm::{
     ToolCall,
 };
 use braincode_protocol::{FinalStatus, ModelDefinition, Record, SessionId, Usage, WorkerPhase};
-use braincode_runtime::models::ClientOverride;
-use braincode_runtime::replay::{ReplayOutcome, replay};
+use braincode_runtime::ClientOverride;
+use braincode_runtime::{ReplayOutcome, replay};
 use braincode_runtime::{RunServices, run};
 use futures::stream;
 use serde::Serialize;

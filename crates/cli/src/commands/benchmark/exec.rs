@@ -431,21 +431,17 @@ pub fn execute(args: &ExecArgs) -> anyhow::Result<ExitCode> {
     let brains: Vec<String> = match &args.compare {
         Some(pair) => pair.clone(),
         None => {
-            let settings = braincode_runtime::config::load_settings(&user)?;
-            let presets = braincode_runtime::config::load_brain_presets(&user)?;
-            let (id, _) = braincode_runtime::config::select_brain(
-                &user,
-                &presets,
-                &settings,
-                args.brain.as_deref(),
-            )?;
-            vec![id]
+            let settings = braincode_runtime::load_settings(&user)?;
+            let presets = braincode_runtime::load_brain_presets(&user)?;
+            let selected =
+                braincode_runtime::select_brain(&user, &presets, &settings, args.brain.as_deref())?;
+            vec![selected.id]
         }
     };
     let scratch = tempfile::tempdir()?;
     let home = run_home(&user, scratch.path(), args.mode)?;
     {
-        let presets = braincode_runtime::config::load_brain_presets(&home)?;
+        let presets = braincode_runtime::load_brain_presets(&home)?;
         for brain in &brains {
             braincode_brain::select_brain(&presets, brain)
                 .with_context(|| format!("--compare/--brain names brain {brain:?}"))?;

@@ -12,7 +12,7 @@ use braincode_llm::{
     ToolCall,
 };
 use braincode_protocol::{ModelDefinition, Usage};
-use braincode_runtime::models::ClientOverride;
+use braincode_runtime::ClientOverride;
 use futures::stream;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;

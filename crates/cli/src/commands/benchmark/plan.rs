@@ -377,17 +377,16 @@ async fn router(
 pub fn execute(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let tasks = load_tasks(args)?;
     let home = Home::from_env().context("cannot locate the Braincode home")?;
-    let settings = braincode_runtime::config::load_settings(&home)?;
-    let presets = braincode_runtime::config::load_brain_presets(&home)?;
+    let settings = braincode_runtime::load_settings(&home)?;
+    let presets = braincode_runtime::load_brain_presets(&home)?;
     let wanted: Vec<Option<&str>> = match &args.compare {
         Some(pair) => pair.iter().map(|b| Some(b.as_str())).collect(),
         None => vec![args.brain.as_deref()],
     };
     let mut brains = Vec::new();
     for brain in wanted {
-        brains.push(braincode_runtime::config::select_brain(
-            &home, &presets, &settings, brain,
-        )?);
+        let selected = braincode_runtime::select_brain(&home, &presets, &settings, brain)?;
+        brains.push((selected.id, selected.brain));
     }
     let started = Instant::now();
     let mut outcomes: Vec<Outcome> = Vec::new();

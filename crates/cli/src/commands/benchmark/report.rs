@@ -71,7 +71,7 @@ fn cost(usd: f64) -> String {
     if usd == 0.0 {
         "$0".to_string()
     } else {
-        braincode_runtime::report::fmt_cost_fixed(usd)
+        braincode_session::report::fmt_cost_fixed(usd)
     }
 }
 

@@ -16,10 +16,10 @@ pub(super) fn check_brain(
     checks: &mut Checks,
 ) {
     // The same selection a run makes (without a --brain override).
-    let brain = match braincode_runtime::config::select_brain(home, brains, settings, None) {
-        Ok((_, brain)) => {
-            let why = braincode_runtime::config::default_brain(home, settings)
-                .reason
+    let brain = match braincode_runtime::select_brain(home, brains, settings, None) {
+        Ok(selected) => {
+            let brain = selected.brain;
+            let why = (selected.reason)
                 .map(|reason| format!(": {reason}"))
                 .unwrap_or_else(|| " (defaultBrainId in settings.json)".to_string());
             checks.ok(

@@ -2,7 +2,7 @@
 //! turning a config-file error into a precise fix.
 
 use braincode_config::ConfigError;
-use braincode_runtime::config::ConfigError as RunConfigError;
+use braincode_runtime::ConfigError as RunConfigError;
 
 use super::{CheckStatus, DoctorCheck};
 

@@ -5,10 +5,8 @@
 use std::path::Path;
 
 use braincode_config::{Home, Scope, Settings};
-use braincode_runtime::mcp::PlannedServer;
-use braincode_runtime::mcp::check::{
-    CHECK_BUDGET, McpCheckStatus, McpServerCheck, UNTRUSTED_REASON,
-};
+use braincode_runtime::PlannedServer;
+use braincode_runtime::{CHECK_BUDGET, McpCheckStatus, McpServerCheck, UNTRUSTED_REASON};
 
 use super::CheckStatus;
 use super::checks::Checks;
@@ -19,6 +17,7 @@ use crate::commands::mcp::Loaded;
 pub(super) fn check_mcp(
     home: &Home,
     project: &Path,
+    trust: &braincode_config::ProjectTrust,
     settings: Option<&Settings>,
     live: bool,
     checks: &mut Checks,
@@ -27,6 +26,7 @@ pub(super) fn check_mcp(
     let loaded = Loaded::with_settings(
         home.clone(),
         project.to_path_buf(),
+        trust,
         settings.unwrap_or(&default),
     );
     if !loaded.setup.warnings.is_empty() {

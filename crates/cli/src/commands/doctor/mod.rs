@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use braincode_config::{AuthStore, Home};
-use braincode_runtime::config::{
+use braincode_runtime::{
     load_brain_presets, load_hook_sources, load_models, load_settings, load_trust,
     permission_policy, read_tools_file,
 };
@@ -243,7 +243,9 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
         Ok(None) => checks.ok("tools", "tools.json not present; defaults are used"),
         Err(err) => checks.run_config_error("tools", &err),
     }
-    match load_hook_sources(home, project) {
+    // Trust is decided once: the hooks and MCP checks below read with this verdict.
+    let (trust, trust_error) = load_trust(home, project);
+    match load_hook_sources(home, project, &trust) {
         Ok(sources) => {
             let handlers: usize = sources.iter().map(|s| s.file.handler_count()).sum();
             let warnings: Vec<String> = sources.iter().flat_map(|s| s.warnings.clone()).collect();
@@ -273,8 +275,8 @@ pub fn diagnose(home: &Home, project: &Path) -> DoctorReport {
         }
         Err(err) => checks.run_config_error("hooks", &err),
     }
-    mcp::check_mcp(home, project, settings.as_ref(), false, &mut checks);
-    match load_trust(home, project) {
+    mcp::check_mcp(home, project, &trust, settings.as_ref(), false, &mut checks);
+    match (trust, trust_error) {
         (_, Some(err)) => checks.run_config_error("trust", &err),
         (trust, None) => match trust.notice() {
             Some(notice) => checks.warn(
@@ -356,7 +358,8 @@ pub fn diagnose_mcp(home: &Home, project: &Path) -> DoctorReport {
             None
         }
     };
-    mcp::check_mcp(home, project, settings.as_ref(), true, &mut checks);
+    let (trust, _) = braincode_config::check_trust(home, project);
+    mcp::check_mcp(home, project, &trust, settings.as_ref(), true, &mut checks);
     report_of(home, project, checks)
 }
 

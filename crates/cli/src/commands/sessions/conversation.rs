@@ -14,7 +14,7 @@ use braincode_config::journal::{ScanReport, scan_journal};
 use braincode_config::{Home, resolve_session};
 use braincode_protocol::secrets::redact_secrets;
 use braincode_protocol::{BrainRef, FinalStatus, JournalEntry, Record, WorkerPhase};
-use braincode_runtime::fold::{RunState, fold_runs};
+use braincode_session::fold::{RunState, fold_runs};
 use serde::{Serialize, Serializer};
 
 use super::{ShowArgs, journal_check, local_time};

@@ -91,7 +91,7 @@ fn other_tools_show_their_arguments_clipped_and_cleaned() {
 fn checks_say_what_runs_and_why() {
     let request = ApprovalRequest {
         call_id: "patch-checks:s:0".into(),
-        tool_name: braincode_runtime::run::CHECK_TOOL.into(),
+        tool_name: braincode_runtime::CHECK_TOOL.into(),
         arguments: serde_json::json!({
             "command": "cargo check --all-targets && cargo test",
             "scripts": ["cargo check", "cargo test"],

@@ -21,7 +21,6 @@ use braincode_protocol::{
 };
 
 pub use live::LiveState;
-pub(crate) use plan::{brain_ref, planned_workers};
 pub use runs::{fold_runs, split_runs};
 
 use crate::report::TokenTally;
@@ -209,7 +208,7 @@ impl RunState {
                 self.clarification = Some(request.clarification.clone());
             }
             Record::ExecutionPlanReview(review) => {
-                self.plan_review = Some(crate::run::plan_review_for_report(review));
+                self.plan_review = Some(plan::plan_review(review));
             }
             Record::PatchSummary(patch) => self.patch = Some(patch.patch.clone()),
             Record::FileChange(change) => self.changes.add(change),
@@ -393,10 +392,10 @@ impl RunState {
         for todo in todos.iter_mut().filter(|t| ids.contains(&t.id)) {
             todo.status = status;
             if let Some(summary) = summary {
-                todo.summary = Some(braincode_context::clip_chars(summary, 600));
+                todo.summary = Some(braincode_protocol::clip_chars(summary, 600));
             }
             if let Some(error) = error {
-                todo.error = Some(braincode_context::clip_chars(error, 600));
+                todo.error = Some(braincode_protocol::clip_chars(error, 600));
             }
         }
         todos

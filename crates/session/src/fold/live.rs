@@ -1,11 +1,11 @@
-//! The live fold: the run's [`RunState`] kept current as a subscriber of its sink.
+//! The live fold: the run's [`RunState`] kept current as its records are emitted (the run's
+//! sink applies each one; readers take the state under the same lock).
 
 use std::sync::Mutex;
 
-use braincode_protocol::RunEvent;
+use braincode_protocol::JournalEntry;
 
 use super::RunState;
-use crate::sink::EventSubscriber;
 
 /// The live fold: a sink subscriber that applies every record as it is emitted.
 #[derive(Debug, Default)]
@@ -28,15 +28,12 @@ impl LiveState {
             Err(poisoned) => read(&poisoned.into_inner()),
         }
     }
-}
 
-impl EventSubscriber for LiveState {
-    fn on_event(&self, event: &RunEvent) {
-        if let RunEvent::Record { entry, .. } = event {
-            match self.state.lock() {
-                Ok(mut state) => state.apply(entry),
-                Err(poisoned) => poisoned.into_inner().apply(entry),
-            }
+    /// Applies one record, as it is emitted.
+    pub fn apply(&self, entry: &JournalEntry) {
+        match self.state.lock() {
+            Ok(mut state) => state.apply(entry),
+            Err(poisoned) => poisoned.into_inner().apply(entry),
         }
     }
 }

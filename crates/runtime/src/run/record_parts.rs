@@ -3,7 +3,7 @@
 use braincode_protocol::{BrainRef, Mode, PlannedWorker};
 
 /// The brain a run uses, for its `run_start` record.
-pub(crate) fn brain_ref(id: &str, name: &str, mode: Mode) -> BrainRef {
+pub(super) fn brain_ref(id: &str, name: &str, mode: Mode) -> BrainRef {
     BrainRef {
         id: id.to_string(),
         name: name.to_string(),
@@ -12,7 +12,7 @@ pub(crate) fn brain_ref(id: &str, name: &str, mode: Mode) -> BrainRef {
 }
 
 /// The plan's workers, for the `routing` record.
-pub(crate) fn planned_workers(plan: &braincode_brain::RuntimePlan) -> Vec<PlannedWorker> {
+pub(super) fn planned_workers(plan: &braincode_brain::RuntimePlan) -> Vec<PlannedWorker> {
     plan.workers
         .iter()
         .map(|w| PlannedWorker {
