@@ -1,15 +1,13 @@
 //! Process tools: sessions, background lifecycle, kills, cancellation and process groups.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{Repo, group_gone};
 use braincode_tools::exec::{
     ExecCommand, ExecLimits, ExecSessions, KillBackground, ListBackground, Shell, WriteStdin,
 };
 use braincode_tools::{Tool, ToolContext};
-use common::{Repo, group_gone};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

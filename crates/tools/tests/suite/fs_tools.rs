@@ -1,8 +1,7 @@
 //! File, git and script tools against real temporary git repositories.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::{Repo, git};
 use braincode_tools::fs::apply_patch::ApplyPatch;
 use braincode_tools::fs::edit_file::EditFile;
 use braincode_tools::fs::list_files::ListFiles;
@@ -10,7 +9,6 @@ use braincode_tools::fs::read_file::ReadFile;
 use braincode_tools::fs::search_files::SearchFiles;
 use braincode_tools::git::{GetChangedFiles, GitDiff};
 use braincode_tools::script::RunScript;
-use common::{Repo, git};
 use serde_json::json;
 
 #[tokio::test]

@@ -1,0 +1,8 @@
+//! The test modules, one per former test binary.
+
+mod evidence_cache;
+mod exec_tools;
+mod fs_tools;
+mod netproxy;
+mod policy_bypass;
+mod registry;
