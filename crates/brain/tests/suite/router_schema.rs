@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::uncapped_brain;
 use braincode_brain::{
     RoutedRole, RouterClarification, RouterDecision, RouterDependency, RouterOption, RouterTodo,
     RouterWorker, heuristic_route, normalize_router_decision, parse_router_reply,
@@ -13,7 +12,6 @@ use braincode_brain::{
 };
 use braincode_protocol::{Mode, Role};
 use serde_json::Value;
-use support::uncapped_brain;
 
 fn role(role: Role) -> RoutedRole {
     RoutedRole::new(role).unwrap()

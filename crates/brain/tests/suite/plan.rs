@@ -3,15 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::{counter, default_brain, uncapped_brain};
 use braincode_brain::{
     FAST_PATH_REASON, PlanInput, RoutingPlan, RuntimePlan, build_runtime_plan, heuristic_route,
     heuristic_route_uncapped, is_fast_path_eligible, normalize_router_decision, routing_limits,
 };
 use braincode_protocol::{ContextId, Mode, Role, RoutingSource, ThinkingLevel, WorkerPhase};
 use serde_json::json;
-use support::{counter, default_brain, uncapped_brain};
 
 fn plan_for(brain: &braincode_brain::BrainModel, routing: RoutingPlan, goal: &str) -> RuntimePlan {
     let mut ids = counter();

@@ -3,10 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
 use std::collections::HashSet;
 
+use crate::support::default_brain;
 use braincode_brain::{
     RoutingLimits, RoutingPlan, heuristic_route, normalize_router_decision, normalize_todo_id,
     routing_limits,
@@ -14,7 +13,6 @@ use braincode_brain::{
 use braincode_protocol::{Mode, Role};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::default_brain;
 
 fn role_name() -> impl Strategy<Value = Value> {
     prop_oneof![

@@ -3,11 +3,9 @@
 //! about the code base (explain it, where is, how does, summarise this repo) is looked up.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::default_brain;
 use braincode_brain::{heuristic_route, is_fast_path_eligible};
 use braincode_protocol::{Mode, Role};
-use support::default_brain;
 
 /// Prompts that need no repository: the fast path, no tools, no worker but rush.
 const FAST: &[&str] = &[

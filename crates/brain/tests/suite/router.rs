@@ -3,8 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::{self, default_brain, uncapped_brain};
 use braincode_brain::{
     BrainModel, DEFAULT_ROUTER_REASON, ROUTER_MAX_DEPENDENCIES, RouterParseError,
     RouterPromptInput, RoutingLimits, RoutingPlan, build_router_prompt, default_models,
@@ -13,7 +12,6 @@ use braincode_brain::{
 };
 use braincode_protocol::{Mode, Role};
 use serde_json::{Value, json};
-use support::{default_brain, uncapped_brain};
 
 fn limits(brain: &BrainModel) -> RoutingLimits {
     routing_limits(&brain.routing, Mode::Auto)

@@ -3,13 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::{default_brain, uncapped_brain};
 use braincode_brain::{
     SUPPORT_KEEP_ORDER, Signals, heuristic_route, heuristic_route_uncapped, routing_limits,
 };
 use braincode_protocol::{Mode, Role};
-use support::{default_brain, uncapped_brain};
 
 fn roles(plan: &braincode_brain::RoutingPlan) -> Vec<Role> {
     plan.workers.iter().map(|w| w.role).collect()
