@@ -1,4 +1,5 @@
-//! Record builders shared by the integration tests.
+//! Record builders shared by the integration tests, and the name of a test of this binary for
+//! a child process that re-runs it.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use braincode_protocol::Record;
@@ -62,4 +63,14 @@ pub fn token_usage() -> Record {
         json!({"type": "token_usage", "role": "backend", "phase": "primary",
         "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "total": 15}}),
     )
+}
+
+/// The name libtest gives the test `function` of the module at `module_path` (pass
+/// `module_path!()`; its first segment is the test binary, which test names leave out), for
+/// a test that re-runs one test of this binary in a child process with `--exact`.
+pub fn test_name(module_path: &str, function: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{function}"),
+        None => function.to_string(),
+    }
 }

@@ -1,20 +1,18 @@
 //! Session journal: crash and concurrency safety, listing, lookup and snapshots.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
+use crate::common::*;
 use braincode_config::journal::{SnapshotOptions, session_snapshot};
 use braincode_config::{
     Home, JournalWriter, ListOptions, LookupError, SessionStatus, continuity_block, list_sessions,
     read_journal, resolve_session, session_has_runs,
 };
 use braincode_protocol::{JournalEntry, Record, SessionId};
-use common::*;
 
 #[test]
 fn torn_last_line_is_reported_and_earlier_records_survive() {
@@ -121,7 +119,12 @@ fn two_processes_appending_never_interleave_lines() {
         .iter()
         .map(|tag| {
             Command::new(&exe)
-                .args(["--exact", "append_child_process", "--test-threads", "1"])
+                .args([
+                    "--exact",
+                    &test_name(module_path!(), "append_child_process"),
+                    "--test-threads",
+                    "1",
+                ])
                 .env(CHILD_ENV, format!("{}|{tag}", dir.path().display()))
                 .stdout(std::process::Stdio::null())
                 .spawn()

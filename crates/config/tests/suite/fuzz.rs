@@ -1,7 +1,7 @@
 //! Property tests ("fuzzing") of the journal line reader, the backward snapshot reader and the
 //! `@`-reference tokenizer. The normal suite runs a few hundred cases each; the `#[ignore]`d
 //! `*_long` variants run 100,000+ cases:
-//! `cargo test -p braincode-config --release --test fuzz -- --ignored --nocapture`.
+//! `cargo test -p braincode-config --release --test all -- suite::fuzz --ignored --nocapture`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,8 +1,6 @@
 //! `@path` / `@@id` expansion: inlining, images, limits and project containment.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::fs;
 use std::path::PathBuf;
 
@@ -11,6 +9,8 @@ use braincode_config::{
     expand_references,
 };
 use braincode_protocol::SessionId;
+
+use crate::common;
 
 struct Fixture {
     _dir: tempfile::TempDir,

@@ -92,10 +92,13 @@ const SECRET_VAR: &str = "BRAINCODE_TEST_SECRET_API_KEY";
 #[cfg(target_os = "linux")]
 #[test]
 fn agents_md_linked_to_proc_environ_never_reaches_the_model() {
-    const NAME: &str = "agents_md_linked_to_proc_environ_never_reaches_the_model";
     if std::env::var_os(ENVIRON_CHILD).is_none() {
+        let name = crate::common::test_name(
+            module_path!(),
+            "agents_md_linked_to_proc_environ_never_reaches_the_model",
+        );
         let output = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .args([name.as_str(), "--exact", "--nocapture", "--test-threads=1"])
             .env(ENVIRON_CHILD, "1")
             .env(SECRET_VAR, MARKER)
             .output()
