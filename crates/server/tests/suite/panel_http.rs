@@ -3,14 +3,12 @@
 //! live stream show of real journals.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::{fixture, form_version, model, plain_client, write_session};
 use braincode_config::Home;
 use braincode_protocol::{Record, Role, TokenUsage, Usage};
 use braincode_server::{ServeOptions, start};
-use common::{fixture, form_version, model, plain_client, write_session};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -3,10 +3,8 @@
 //! what it was asked to change (the other entries of the file keep their bytes).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::{fixture, form_version, model};
 use braincode_config::Home;
-use common::{fixture, form_version, model};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

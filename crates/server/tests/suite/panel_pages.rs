@@ -3,11 +3,9 @@
 //! address that keeps its parameters when the token leaves it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::{fixture, plain_client, write_session};
 use braincode_config::Home;
 use braincode_protocol::SessionId;
-use common::{fixture, plain_client, write_session};
 use reqwest::StatusCode;
 use serde_json::json;
 

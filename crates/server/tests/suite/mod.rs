@@ -1,0 +1,5 @@
+//! The test modules, one per former test binary.
+
+mod panel_http;
+mod panel_pages;
+mod panel_saves;
