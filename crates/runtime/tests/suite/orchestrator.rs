@@ -6,20 +6,18 @@
 //! file edits only when edits are allowed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{
+    self, BrainConfig, CallKind, Matcher, Script, ScriptedReply, TestOutcome, TestRun, is,
+    review_json, router_clarification_json, router_decision_json, worker_result_for,
+};
 use braincode_llm::ErrorKind;
 use braincode_protocol::{
     ExecutionPlanReview, FinalStatus, Record, ReportWorker, ReviewVerdict, Role, RunError,
     WorkerError, WorkerPhase,
 };
 use braincode_runtime::PermissionMode;
-use support::{
-    BrainConfig, CallKind, Matcher, Script, ScriptedReply, TestOutcome, TestRun, is, review_json,
-    router_clarification_json, router_decision_json, worker_result_for,
-};
 
 const PROMPT: &str = "Fix the session token validation in the backend and add a regression test";
 const ANSWER: &str = "Validation now rejects empty tokens; a regression test covers it.";

@@ -3,12 +3,10 @@
 //! (the router's strict, the worker's and the reviewer's not).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::{CallKind, Matcher, Script, ScriptedReply, TestRun, router_decision_json};
 use braincode_context::{review_result_schema, worker_result_schema};
 use braincode_llm::{ChatMessage, ChatRequest, ContentPart, wire::is_strict_compatible};
 use braincode_protocol::Role;
-use support::{CallKind, Matcher, Script, ScriptedReply, TestRun, router_decision_json};
 
 /// Most bytes of the whole router request (`serde_json::to_vec(&ChatRequest)`: system prompt,
 /// the user turn and the reply schema) for a short task in a small repository. It was about

@@ -5,18 +5,18 @@
 //! and the run still answers once; a slow server never holds up the run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::support::{
+    self, BrainConfig, Matcher, ModelCall, Script, ScriptedReply, TestOutcome, TestRun,
+};
 use braincode_llm::ChatMessage;
 use braincode_protocol::{McpConnect, Role, ToolExecutionSummary, ToolStage};
 use braincode_runtime::McpHubCache;
 use braincode_runtime::PermissionMode;
 use braincode_test_support::mcp::test_server_binary;
 use serde_json::{Value, json};
-use support::{BrainConfig, Matcher, ModelCall, Script, ScriptedReply, TestOutcome, TestRun};
 
 const PROMPT: &str = "Use the project's tools to look this up and tell me what you found";
 /// A task the planner routes (not the fast path).

@@ -5,12 +5,10 @@
 //! server is not installed (no npm on the machine).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
 use std::path::PathBuf;
 
+use crate::support::{self, TestRun};
 use serde_json::{Value, json};
-use support::TestRun;
 
 /// Where `.ci/run` installs the server (`BRAINCODE_TEST_NPM_MCP` overrides).
 fn server_path() -> Option<PathBuf> {

@@ -1,0 +1,10 @@
+//! The test modules, one per former test binary.
+
+mod agent_loop;
+mod approval_gate;
+mod hooks;
+mod mcp_runs;
+mod mcp_third_party;
+mod orchestrator;
+mod pet_model;
+mod router_request;
