@@ -4,12 +4,12 @@
 //! repository's own hooks do not run until it is trusted, and a replay runs no hook at all.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
 use std::path::Path;
 
+use crate::run_harness::{
+    braincode, configure, journal, replay_check, repo, review_reply, worker_reply,
+};
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
-use run_harness::{braincode, configure, journal, replay_check, repo, review_reply, worker_reply};
 use serde_json::{Value, json};
 
 /// A hook command that appends its JSON payload, one line, to `log`.

@@ -8,10 +8,10 @@ use std::os::unix::net::UnixListener;
 use braincode_test_support::{HitServer, Matcher, Reply, Script, ScriptedServer, TempHome};
 use serde_json::{Value, json};
 
-use super::run_harness::{all_requests_text, braincode_env as braincode};
 use super::{
     DOTENV_MARKER, ENV_MARKER, Output, Scene, attacking_server, configure, outside_tmp, run_attack,
 };
+use crate::run_harness::{all_requests_text, braincode_env as braincode};
 
 /// The report of a finished run (printed with `--json`, whatever its status).
 fn report(out: &Output) -> Value {
@@ -454,7 +454,7 @@ async fn a_key_is_redacted_reversed_spaced_encoded_or_in_part() {
 /// every connection asked for is journaled (`network_access`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_registries_network_lets_only_allowlisted_names_through() {
-    let Some(host) = super::run_harness::npm_registry::loopback_name() else {
+    let Some(host) = crate::run_harness::npm_registry::loopback_name() else {
         eprintln!("skipped: this machine's name does not resolve to 127.0.0.1");
         return;
     };

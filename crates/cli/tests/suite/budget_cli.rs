@@ -4,13 +4,11 @@
 //! stops at the same record.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{self, BRAIN_ROLES, braincode, journal, replay_check, repo};
 use braincode_protocol::{ModelPricing, Usage};
 use braincode_test_support::{
     Matcher, Reply, Script, ScriptedServer, TempHome, scripted_model_entry,
 };
-use run_harness::{BRAIN_ROLES, braincode, journal, replay_check, repo};
 use serde_json::{Value, json};
 
 /// A home whose every role runs `test/any`, priced at $3 / $15 per million tokens.

@@ -3,18 +3,15 @@
 //! side effect (a marker file, a hit on a 127.0.0.1 server, a secret in a model request).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "untrusted_repo/host_acts.rs"]
 mod host_acts;
-mod run_harness;
-#[path = "untrusted_repo/sandbox_promises.rs"]
 mod sandbox_promises;
 
-use braincode_test_support::{
-    HitServer, Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo,
-};
-use run_harness::{
+use crate::run_harness::{
     Output, all_requests_text, braincode_env as braincode, configure_one_model as configure,
     hello_server, run_json,
+};
+use braincode_test_support::{
+    HitServer, Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo,
 };
 use serde_json::{Value, json};
 

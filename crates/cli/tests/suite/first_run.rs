@@ -4,16 +4,14 @@
 //! the network: models are scripted, and pip is a script that fails as pip does offline.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
 use std::path::Path;
 
-use braincode_test_support::{
-    Matcher, Reply, Script, ScriptedServer, TempHome, scripted_model_entry,
-};
-use run_harness::{
+use crate::run_harness::{
     braincode, braincode_env, configure, configure_one_model, hello_server, journal, repo,
     review_reply, types, worker_reply,
+};
+use braincode_test_support::{
+    Matcher, Reply, Script, ScriptedServer, TempHome, scripted_model_entry,
 };
 use serde_json::Value;
 

@@ -5,12 +5,10 @@
 //! as the recorded fallback when that model fails or is too slow.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
-use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
-use run_harness::{
+use crate::run_harness::{
     all_requests_text, braincode, configure_one_model, hello_server, journal, repo, run_json,
 };
+use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
 use serde_json::{Value, json};
 
 fn handoffs(records: &[Value]) -> Vec<&Value> {

@@ -2,10 +2,8 @@
 //! call has no side effects), each retry is journaled, and the answer is the good one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{configure_one_model as configure, journal, run_json};
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
-use run_harness::{configure_one_model as configure, journal, run_json};
 use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

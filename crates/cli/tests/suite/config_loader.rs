@@ -2,10 +2,10 @@
 //! reports invalid with the same message, and one doctor passes, a run accepts.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{
+    braincode, configure_one_model, doctor_check, hello_server, repo, run_json,
+};
 use braincode_test_support::TempHome;
-use run_harness::{braincode, configure_one_model, doctor_check, hello_server, repo, run_json};
 
 /// tools.json texts a run must refuse, and what each message must name.
 const REJECTED: [(&str, &str, &str); 4] = [

@@ -10,14 +10,12 @@
     clippy::print_stderr
 )]
 
-mod run_harness;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::run_harness::configure;
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
-use run_harness::configure;
 use serde_json::json;
 
 /// A guard against a hung session, never a timing assertion.

@@ -7,15 +7,13 @@
 //! are never asserted: every wait is a generous upper bound on behaviour.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
 use std::time::Duration;
 
-use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
-use run_harness::{
-    configure, journal, processes_with_arg, repo, send_signal, spawn_braincode, survivors, types,
-    unique_sleep_marker, wait_for_processes, worker_reply,
+use crate::run_harness::{
+    self, configure, journal, processes_with_arg, repo, send_signal, spawn_braincode, survivors,
+    types, unique_sleep_marker, wait_for_processes, worker_reply,
 };
+use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 

@@ -4,10 +4,8 @@
 //! was expected and got, and `--compare` ranks two brains whose models cost differently.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{BRAIN_ROLES, braincode_env, repo};
 use braincode_test_support::TempHome;
-use run_harness::{BRAIN_ROLES, braincode_env, repo};
 use serde_json::{Value, json};
 
 fn leftovers(tmp: &std::path::Path) -> Vec<String> {

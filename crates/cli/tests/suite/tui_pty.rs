@@ -17,17 +17,15 @@
     clippy::print_stderr
 )]
 
-mod run_harness;
-
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::run_harness::{configure, review_reply};
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
-use run_harness::{configure, review_reply};
 use serde_json::{Value, json};
 
 const ROWS: u16 = 30;

@@ -3,13 +3,11 @@
 //! prices in models.json; a model without a price is counted and named, never costed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{BRAIN_ROLES, braincode, journal, repo, run_json};
 use braincode_protocol::{ModelPricing, Usage};
 use braincode_test_support::{
     Matcher, Reply, Script, ScriptedServer, TempHome, scripted_model_entry,
 };
-use run_harness::{BRAIN_ROLES, braincode, journal, repo, run_json};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

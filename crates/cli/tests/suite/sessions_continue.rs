@@ -2,10 +2,10 @@
 //! (a session as a conversation), end to end through the binary.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{
+    braincode, configure_one_model, journal, requests_text_after, run_json, types,
+};
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
-use run_harness::{braincode, configure_one_model, journal, requests_text_after, run_json, types};
 use serde_json::{Value, json};
 
 /// Each request token gets its own answer; the newest request of a continued session also

@@ -4,10 +4,8 @@
 //! after a backup. And with no brain chosen, a provider key found picks its brain.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{self, BRAIN_ROLES, braincode, braincode_env, hello_server, repo};
 use braincode_test_support::{TempHome, scripted_model_entry};
-use run_harness::{BRAIN_ROLES, braincode, braincode_env, hello_server, repo};
 use serde_json::{Value, json};
 
 /// A TypeScript Braincode home whose roles all use one scripted model.

@@ -9,8 +9,8 @@ use std::path::Path;
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
 use serde_json::{Value, json};
 
-use super::run_harness::{all_requests_text, braincode_env as braincode, hello_server, run_json};
 use super::{SSH_MARKER, Scene, attacking_server, configure, run_attack};
+use crate::run_harness::{all_requests_text, braincode_env as braincode, hello_server, run_json};
 
 fn git_in(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")

@@ -3,12 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
 use std::os::unix::fs::PermissionsExt;
 
+use crate::run_harness::{configure_one_model, hello_server, replay_check, repo, run_json};
 use braincode_test_support::TempHome;
-use run_harness::{configure_one_model, hello_server, replay_check, repo, run_json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_starts_no_process_and_calls_no_model() {

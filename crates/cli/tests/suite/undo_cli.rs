@@ -4,10 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{braincode, configure_one_model, journal, repo};
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
-use run_harness::{braincode, configure_one_model, journal, repo};
 use serde_json::{Value, json};
 
 const ORIGINAL: &str = "pub fn valid(token: &str) -> bool { !token.is_empty() }\n";

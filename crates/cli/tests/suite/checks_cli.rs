@@ -3,10 +3,8 @@
 //! named, not fatal), and running the checks the current change selects.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{self, braincode, npm_registry};
 use braincode_test_support::{TempHome, TempRepo};
-use run_harness::{braincode, npm_registry};
 use serde_json::Value;
 
 fn names(list: &Value) -> Vec<String> {

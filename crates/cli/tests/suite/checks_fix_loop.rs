@@ -13,10 +13,8 @@
     clippy::print_stderr
 )]
 
-mod run_harness;
-
+use crate::run_harness::{self, BRAIN_ROLES, braincode, journal, review_reply, worker_reply};
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
-use run_harness::{BRAIN_ROLES, braincode, journal, review_reply, worker_reply};
 use serde_json::{Value, json};
 
 /// A home whose `test` brain sends the primary (the one agent offered `edit_file`) through

@@ -5,10 +5,8 @@
 //! unchanged; the summary is a marked block of the system prompt, never a user turn.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{self, BRAIN_ROLES, braincode, journal};
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
-use run_harness::{BRAIN_ROLES, braincode, journal};
 use serde_json::{Value, json};
 
 const TASK: &str = "Summarise the data files in data/";

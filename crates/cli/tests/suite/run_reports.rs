@@ -3,15 +3,13 @@
 //! prompts too big for the command line and replies too big for one journal line.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{
+    self, braincode, braincode_with_input, configure, journal, journal_path, repo, review_reply,
+    types, worker_reply,
+};
 use braincode_config::journal::MAX_RECORD_BYTES;
 use braincode_test_support::{
     Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo, scripted_model_entry,
-};
-use run_harness::{
-    braincode, braincode_with_input, configure, journal, journal_path, repo, review_reply, types,
-    worker_reply,
 };
 use serde_json::Value;
 

@@ -13,17 +13,14 @@
     clippy::print_stderr
 )]
 
-#[path = "web_panel_browser/layout.rs"]
 mod layout;
-mod run_harness;
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::run_harness::{command, configure_one_model, repo};
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
 use fantoccini::{Client, ClientBuilder, Locator};
-use run_harness::{command, configure_one_model, repo};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;

@@ -3,10 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{braincode, configure_one_model, hello_server, repo};
 use braincode_test_support::TempHome;
-use run_harness::{braincode, configure_one_model, hello_server, repo};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_terminal_the_session_says_how_to_run_a_task() {

@@ -3,10 +3,8 @@
 //! an unknown id is an error, and a wrong expectation fails with what was expected and got.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{braincode, repo};
 use braincode_test_support::TempHome;
-use run_harness::{braincode, repo};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,12 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
 use std::time::Duration;
 
+use crate::run_harness::{
+    self, braincode, configure, journal, repo, review_reply, spawn_braincode,
+};
 use braincode_test_support::{Matcher, RecordedRequest, Script, ScriptedServer, TempHome};
-use run_harness::{braincode, configure, journal, repo, review_reply, spawn_braincode};
 use serde_json::Value;
 
 const PROMPT: &str = "Build a login page in React, a backend auth API in the server, a database \

@@ -2,16 +2,14 @@
 //! HTTP: routing, isolation, fallbacks, one voice, cancellation, hooks and the journal.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
 use std::process::Stdio;
 use std::time::Duration;
 
-use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
-use run_harness::{
+use crate::run_harness::{
     Output, braincode, configure, first, journal, model_requests, repo, review_reply, types,
     worker_reply,
 };
+use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;

@@ -4,11 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod run_harness;
-
+use crate::run_harness::{configure_one_model, journal, replay_check, repo, run_json, types};
 use braincode_test_support::mcp::test_server_binary;
 use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome};
-use run_harness::{configure_one_model, journal, replay_check, repo, run_json, types};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
