@@ -198,16 +198,18 @@ impl BwrapBackend {
             }
         }
         let prefix = std::mem::take(&mut args);
-        for root in &policy.writable {
-            push(
-                &mut args,
-                &[s("--bind"), root.as_os_str(), root.as_os_str()],
-            );
-        }
+        // A read-only project first: a writable root inside it (Braincode's own git writing
+        // `.git/objects` for a writers' snapshot) is bound over it, not hidden under it.
         if let Some(project) = &policy.read_only_project {
             push(
                 &mut args,
                 &[s("--ro-bind"), project.as_os_str(), project.as_os_str()],
+            );
+        }
+        for root in &policy.writable {
+            push(
+                &mut args,
+                &[s("--bind"), root.as_os_str(), root.as_os_str()],
             );
         }
         for path in &policy.read_only {
