@@ -142,6 +142,7 @@ fn preset(
             prefer_cheap_model_for_simple_tasks: Some(true),
             escalate_on_uncertainty: Some(true),
             require_review_for_file_edits: Some(true),
+            parallel_writers: None,
         }),
         context: Some(PartialContextPolicy {
             max_input_tokens: Some(120_000),

@@ -37,6 +37,10 @@ pub struct RuntimeWorkerPlan {
     pub model_chain: Vec<String>,
     /// Reasoning effort from the role's policy.
     pub thinking_level: ThinkingLevel,
+    /// A support worker that changes files: it works in its own git worktree and its change
+    /// is merged back into the project (the brain's `routing.parallelWriters`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub writer: bool,
 }
 
 /// Everything a run executes, as decided before any worker starts.
@@ -237,6 +241,9 @@ pub fn build_runtime_plan(input: PlanInput<'_>) -> RuntimePlan {
                     .clone()
                     .map_or_else(|| policy.chain(), |id| vec![id]),
                 thinking_level: policy.thinking_level,
+                writer: brain.routing.parallel_writers
+                    && phase_of(worker.role, primary) == WorkerPhase::Support
+                    && !crate::is_read_only_support_role(worker.role),
             }
         })
         .collect();

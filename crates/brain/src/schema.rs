@@ -303,6 +303,11 @@ pub struct Routing {
     pub escalate_on_uncertainty: bool,
     /// Whether file-editing requests get an independent review worker.
     pub require_review_for_file_edits: bool,
+    /// Whether support workers of editing roles write in parallel, each in its own git
+    /// worktree, their changes merged back in dependency order (`parallelWriters`; off unless
+    /// a brain turns it on).
+    #[serde(default)]
+    pub parallel_writers: bool,
 }
 
 impl Default for Routing {
@@ -312,6 +317,7 @@ impl Default for Routing {
             prefer_cheap_model_for_simple_tasks: true,
             escalate_on_uncertainty: true,
             require_review_for_file_edits: true,
+            parallel_writers: false,
         }
     }
 }
@@ -333,6 +339,8 @@ pub struct PartialRouting {
     pub escalate_on_uncertainty: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_review_for_file_edits: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_writers: Option<bool>,
 }
 
 impl PartialRouting {
@@ -349,6 +357,7 @@ impl PartialRouting {
             require_review_for_file_edits: self
                 .require_review_for_file_edits
                 .unwrap_or(base.require_review_for_file_edits),
+            parallel_writers: self.parallel_writers.unwrap_or(base.parallel_writers),
         }
     }
 }

@@ -578,6 +578,9 @@ pub struct FinalReport {
     /// is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<crate::McpConnectReport>,
+    /// Each parallel writer's merge back into the project, in merge order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merges: Vec<crate::WriterMerge>,
 }
 
 /// The exit code of `braincode run` when the run answered but its review was inconclusive

@@ -173,6 +173,21 @@ impl PolicyGate {
         self
     }
 
+    /// The same gate for a parallel writer's worktree at `root`: the same policy, mode, person
+    /// and trust; its own session approvals (`sandboxed`: whether its commands have a sandbox).
+    pub fn for_root(&self, root: PathBuf, sandboxed: bool) -> PolicyGate {
+        PolicyGate::new(
+            self.policy.clone(),
+            root,
+            self.mode,
+            self.permission,
+            self.handler.clone(),
+            self.sink.clone(),
+            sandboxed,
+        )
+        .with_project_trust(self.project_trusted)
+    }
+
     /// Whether a person can be asked in this run (a TUI, a panel or a terminal prompt).
     pub fn has_person(&self) -> bool {
         self.handler.is_some()

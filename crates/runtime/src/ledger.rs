@@ -132,6 +132,16 @@ impl PatchLedger {
         paths
     }
 
+    /// The state of `paths` before Braincode itself writes them (a writer's merge); `None` in
+    /// a replay or for no path.
+    pub fn snapshot_paths(&self, paths: &[String]) -> Option<Snapshot> {
+        self.store.as_ref()?;
+        let files: Vec<(String, FileState)> = (paths.iter())
+            .map(|path| (path.clone(), FileState::read(&self.root, path)))
+            .collect();
+        (!files.is_empty()).then_some(Snapshot { files })
+    }
+
     /// The state of what a Write call is about to change (`None` in a replay, or when its
     /// arguments name no path).
     pub fn before(&self, tool_name: &str, arguments: &Value) -> Option<Snapshot> {

@@ -21,6 +21,7 @@ mod repo_facts;
 mod run;
 mod sink;
 mod tape;
+mod writers;
 
 // The reading side lives in `braincode-session`; the run keeps its fold current.
 use braincode_session::{fold, report};
@@ -85,3 +86,6 @@ pub use pet::{NoPetModel, PET_POLL, PetModel, PetReply, PetSnapshot, SNAPSHOT_IT
 pub use replay::{Divergence, JournaledRun, ReplayOutcome, replay};
 pub use repo_facts::mentioned_paths;
 pub use tape::TapeMode;
+
+// Parallel writers' worktrees (`braincode bench writers` times them).
+pub use writers::Worktrees as WriterWorktrees;

@@ -17,7 +17,7 @@ use braincode_protocol::{
     BrainRef, CheckSummary, Clarification, FinalReport, FinalStatus, JournalEntry,
     McpConnectReport, Metrics, Mode, PatchSummary, PlanReview, PlannedWorker, Record,
     ReportRouting, ReportWorker, ReviewDecision, Role, RoutingRecord, TaskStatus, Todo,
-    ToolCallCounts, ToolStage, Usage, WorkerPhase, WorkerResult,
+    ToolCallCounts, ToolStage, Usage, WorkerPhase, WorkerResult, WriterMerge,
 };
 
 pub use live::LiveState;
@@ -93,6 +93,7 @@ pub struct RunState {
     tool_call_record: Option<ToolCallCounts>,
     warnings: Vec<String>,
     mcp: Option<McpConnectReport>,
+    merges: Vec<WriterMerge>,
     terminal: Option<Terminal>,
 }
 
@@ -212,6 +213,7 @@ impl RunState {
             }
             Record::PatchSummary(patch) => self.patch = Some(patch.patch.clone()),
             Record::FileChange(change) => self.changes.add(change),
+            Record::WriterMerge(merge) => self.merges.push(merge.clone()),
             Record::CheckSummary(checks) => self.checks = Some(checks.summary.clone()),
             Record::FixIteration(fix) => {
                 self.fix_iterations = Some(self.fix_iterations.unwrap_or(0).max(fix.iteration));
@@ -483,6 +485,7 @@ impl RunState {
             fix_iterations: self.fix_iterations,
             warnings: self.warnings.clone(),
             mcp: self.mcp.clone(),
+            merges: self.merges.clone(),
             error,
         }
     }

@@ -307,6 +307,7 @@ pub(crate) fn distill(entry: &JournalEntry, is_latest_summary: bool) -> Option<S
         | Record::FileChange(_)
         | Record::PatchBaseline(_)
         | Record::Undo(_)
+        | Record::WriterMerge(_)
         | Record::Compaction(_)
         | Record::Unknown(_) => return None,
     };

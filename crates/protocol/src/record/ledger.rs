@@ -102,3 +102,68 @@ pub struct UndoRecord {
     #[serde(default)]
     pub files: Vec<UndoneFile>,
 }
+
+/// How a writer's change came back into the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeOutcome {
+    /// Every file merged without a conflict and was written.
+    Clean,
+    /// The writer changed nothing.
+    Empty,
+    /// A file changed on both sides in the same place: nothing of this writer was written;
+    /// the conflict goes to the primary, which resolves it with its tools.
+    Conflict,
+    /// A file the writer changed was changed in the project during the run by someone else:
+    /// nothing of this writer was written (never a lost edit).
+    Refused,
+    /// The writer failed or was stopped: it contributes nothing.
+    Failed,
+}
+
+impl MergeOutcome {
+    /// Its journal spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MergeOutcome::Clean => "clean",
+            MergeOutcome::Empty => "empty",
+            MergeOutcome::Conflict => "conflict",
+            MergeOutcome::Refused => "refused",
+            MergeOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// One file of a writer's merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MergedFile {
+    /// Project-relative path.
+    pub path: String,
+    /// What happened to it: `written`, `deleted`, `unchanged`, `conflict`, `changed_in_project`,
+    /// `binary_conflict`.
+    pub status: String,
+}
+
+/// `writer_merge`: a parallel writer's change, merged back (or not) into the project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WriterMerge {
+    /// The writer's role.
+    pub role: crate::Role,
+    /// Its task context.
+    pub context_id: String,
+    /// Where it worked (its git worktree).
+    pub worktree: String,
+    /// The outcome.
+    pub outcome: MergeOutcome,
+    /// Its files.
+    #[serde(default)]
+    pub files: Vec<MergedFile>,
+    /// Why, for an outcome that is not clean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Where its patch was saved when it was not applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_path: Option<String>,
+}

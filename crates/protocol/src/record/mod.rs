@@ -158,6 +158,8 @@ records! {
     "patch_baseline" => PatchBaseline(PatchBaselineRecord),
     /// A run's changes were taken back.
     "undo" => Undo(UndoRecord),
+    /// A parallel writer's change, merged back into the project (or why not).
+    "writer_merge" => WriterMerge(WriterMerge),
     /// An agent's conversation was compacted.
     "compaction" => Compaction(CompactionRecord),
 }

@@ -101,6 +101,9 @@ fn sample(ty: &str) -> Option<Value> {
         "patch_baseline" => json!({"entries": [{"path": "a.rs", "status": " M",
                                                 "hash": "12"}]}),
         "undo" => json!({"runId": "r1", "files": [{"path": "a.rs", "action": "restored"}]}),
+        "writer_merge" => json!({"role": "backend", "contextId": "t1", "worktree": "/w/t1",
+            "outcome": "conflict", "files": [{"path": "a.rs", "status": "conflict"}],
+            "reason": "a.rs changed on both sides", "patchPath": "/h/t1.patch"}),
         "compaction" => {
             json!({"agentSessionId": "a-1", "call": 3, "trigger": "auto", "applied": true,
             "tokensBefore": 10, "tokensAfter": 4, "turnsSummarized": 2, "linesDropped": 0,
@@ -162,6 +165,7 @@ fn has_sample(record: &Record) -> bool {
         | Record::FileChange(_)
         | Record::PatchBaseline(_)
         | Record::Undo(_)
+        | Record::WriterMerge(_)
         | Record::Compaction(_) => true,
         Record::Unknown(_) => false,
     }

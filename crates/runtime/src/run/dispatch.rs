@@ -136,10 +136,12 @@ impl Tool for DispatchTool {
                 todo_ids: Vec::new(),
                 model_chain: policy.chain(),
                 thinking_level: policy.thinking_level,
+                writer: false,
             },
             parent: self.parent.clone(),
             upstream: Vec::new(),
             prompt_override: None,
+            place: None,
         };
         let run = match run_worker(&self.shared, job).await {
             Ok(run) => run,

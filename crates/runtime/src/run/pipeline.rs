@@ -2,6 +2,7 @@
 //! SessionStart and UserPromptSubmit hooks, the request as agents see it, the plan and the
 //! clarification gate, support workers, the primary, review and the Stop hook.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use braincode_brain::{RuntimePlan, RuntimeWorkerPlan, mode_policy, routing_limits};
@@ -422,9 +423,28 @@ async fn support_stage(
     plan: &RuntimePlan,
 ) -> Result<Vec<ForwardedResult>, RunError> {
     let limits = routing_limits(&shared.brain.routing, shared.mode);
-    let runs = workers::run_support_pool(shared, plan, limits.max_parallel_agents as usize)
-        .await
-        .map_err(RunError::from_agent)?;
+    let writers = crate::writers::prepare(shared, plan).await;
+    let pool = workers::run_support_pool(
+        shared,
+        plan,
+        limits.max_parallel_agents as usize,
+        writers.as_ref(),
+    )
+    .await;
+    let (runs, notes) = match (pool, writers) {
+        (Ok(runs), Some(writers)) => {
+            let notes = crate::writers::merge_back(shared, plan, writers, &runs).await;
+            (runs, notes)
+        }
+        (Ok(runs), None) => (runs, BTreeMap::new()),
+        (Err(err), writers) => {
+            // Stopped: the worktrees go, nothing of the writers is merged.
+            if let Some(writers) = writers {
+                writers.discard().await;
+            }
+            return Err(RunError::from_agent(err));
+        }
+    };
     for (index, run) in &runs {
         let status = run.status();
         let error = (status != TaskStatus::Completed).then_some(run.result.summary.as_str());
@@ -441,7 +461,14 @@ async fn support_stage(
             error,
         );
     }
-    Ok(runs.values().map(workers::WorkerRun::forwarded).collect())
+    Ok(runs
+        .iter()
+        .map(|(index, run)| {
+            let mut forwarded = run.forwarded();
+            forwarded.merge_note = notes.get(index).cloned();
+            forwarded
+        })
+        .collect())
 }
 
 /// What the user is told about a support worker that did not complete.

@@ -24,6 +24,9 @@ pub struct ForwardedResult {
     pub result: WorkerResult,
     /// A review verdict, when the worker was the reviewer.
     pub verdict: Option<String>,
+    /// For a parallel writer whose change was not merged: what happened, and the conflict's
+    /// three sides for the primary to resolve.
+    pub merge_note: Option<String>,
 }
 
 /// Renders worker results as a compact, typed list (never raw replies).
@@ -60,6 +63,9 @@ pub fn format_results(results: &[ForwardedResult]) -> String {
         list(&mut out, "Artifacts", &artifacts);
         list(&mut out, "Risks", &result.risks);
         list(&mut out, "Open questions", &result.next_questions);
+        if let Some(note) = &forwarded.merge_note {
+            let _ = writeln!(out, "Merge: {note}");
+        }
         out.push('\n');
     }
     out

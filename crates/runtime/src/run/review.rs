@@ -36,6 +36,7 @@ pub(crate) fn review_worker(
         todo_ids: Vec::new(),
         model_chain: policy.chain(),
         thinking_level: policy.thinking_level,
+        writer: false,
     }
 }
 
@@ -177,6 +178,7 @@ pub(crate) async fn run_review(
                     handoff,
                 )
             })),
+            place: None,
         }
     };
     // A reply without a decision is asked again of the next review model, if the chain has

@@ -250,6 +250,27 @@ pub fn project_sandbox(
     )
 }
 
+/// The sandbox of a parallel writer's commands: the run's settings, its worktree the project
+/// (the one writable root; the user's project is not in it).
+pub(crate) fn writer_sandbox(
+    home: &Home,
+    worktree: &std::path::Path,
+    settings: &braincode_config::Settings,
+    permission: PermissionMode,
+) -> Result<Arc<Sandbox>, String> {
+    make_sandbox(
+        home,
+        worktree,
+        &SandboxRequest {
+            settings: &settings.sandbox,
+            allow_network: settings.sandbox.allow_network,
+            denied: Vec::new(),
+            unattended: matches!(permission, PermissionMode::AllowEdits | PermissionMode::Yes),
+            route: None,
+        },
+    )
+}
+
 /// Starts the run's network allowlist proxy (the registries and `sandbox.networkAllow`), its
 /// decisions journaled on `sink`; and the route commands take to it.
 fn start_proxy(

@@ -175,6 +175,11 @@ impl ContextIds {
         }
     }
 
+    /// The run's id (the seed of its context ids).
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
     /// The next id in creation order.
     pub fn next(&self) -> String {
         let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
@@ -263,6 +268,27 @@ impl RunBase {
             },
             stats: self.stats.clone(),
             protected: self.protected.clone(),
+        }
+    }
+
+    /// Services for a parallel writer running `client` in its worktree: tools rooted there,
+    /// its own sandbox and gate; no ledger (its change reaches the project by the merge, which
+    /// the ledger records) and no protected-path watch (the project is not in its sandbox).
+    pub fn services_in(
+        &self,
+        client: Arc<dyn braincode_llm::ModelClient>,
+        place: &crate::writers::WriterPlace,
+    ) -> AgentServices {
+        AgentServices {
+            gate: place.gate.clone(),
+            ledger: None,
+            protected: None,
+            tool_context: ToolContext {
+                project_root: place.root.clone(),
+                cancel: self.cancel.clone(),
+                sandbox: place.sandbox.clone(),
+            },
+            ..self.services(client)
         }
     }
 

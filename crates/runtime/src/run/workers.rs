@@ -24,6 +24,7 @@ use crate::hooks::HookEvent;
 use crate::run::fallback::{Fallback, StopRule, each_candidate};
 use crate::run::prompts::{ForwardedResult, worker_prompt};
 use crate::run::state::{AgentIdentity, RunShared};
+use crate::writers::{WriterPlace, Writers};
 
 /// Tool turns a support worker may take.
 const WORKER_MAX_TURNS: u32 = 12;
@@ -75,6 +76,7 @@ impl WorkerRun {
                 .review
                 .as_ref()
                 .map(|r| r.decision.as_str().to_string()),
+            merge_note: None,
         }
     }
 }
@@ -90,6 +92,8 @@ pub(crate) struct WorkerJob {
     pub upstream: Vec<ForwardedResult>,
     /// For the reviewer: a fully built prompt replaces the worker prompt.
     pub prompt_override: Option<PromptBuilder>,
+    /// A parallel writer's worktree, sandbox and gate (none: the worker reads the project).
+    pub place: Option<WriterPlace>,
 }
 
 fn blocked_result(handoff: &HandoffPacket, reason: &str) -> WorkerResult {
@@ -98,11 +102,27 @@ fn blocked_result(handoff: &HandoffPacket, reason: &str) -> WorkerResult {
     result
 }
 
-fn worker_tools(shared: &RunShared, role: Role, supports_tools: bool) -> (Vec<SharedTool>, String) {
+fn worker_tools(
+    shared: &RunShared,
+    role: Role,
+    supports_tools: bool,
+    place: Option<&WriterPlace>,
+) -> (Vec<SharedTool>, String) {
     if !supports_tools {
         return (
             Vec::new(),
             "No tools: answer from the handoff and the results above.".into(),
+        );
+    }
+    if place.is_some() {
+        let tools = builtin_tools(
+            crate::run::primary::tool_mode(shared.permission),
+            &shared.tools_config,
+            shared.exec_sessions.clone(),
+        );
+        return (
+            tools,
+            "You are a writer: make your change yourself with your tools, in your own copy of the project (a git worktree; paths are the project's). Other writers work in parallel on their parts; your change is merged back into the project after you finish, so change only what your goal needs.".into(),
         );
     }
     if is_read_only_support_role(role) {
@@ -316,8 +336,12 @@ async fn attempt_worker(
         .client(candidate)
         .await
         .map_err(AgentError::Model)?;
-    let (mut tools, mut tool_note) =
-        worker_tools(shared, role, candidate.definition.supports_tools);
+    let (mut tools, mut tool_note) = worker_tools(
+        shared,
+        role,
+        candidate.definition.supports_tools,
+        job.place.as_ref(),
+    );
     let mut resolver = None;
     if candidate.definition.supports_tools {
         // MCP tools: reads for the read-only roles, what the run's permission mode allows for
@@ -378,12 +402,11 @@ async fn attempt_worker(
         }),
         ..shared.agent_setup(identity, candidate)
     };
-    let outcome = run_agent(
-        &setup,
-        &shared.services(client),
-        vec![ChatMessage::User { content }],
-    )
-    .await?;
+    let services = match &job.place {
+        Some(place) => shared.services_in(client, place),
+        None => shared.services(client),
+    };
+    let outcome = run_agent(&setup, &services, vec![ChatMessage::User { content }]).await?;
     // A reply that only repeats the template it was shown is no result: the next model.
     if !review && braincode_context::echoes_template(&outcome.text) {
         return Err(AgentError::Model(
@@ -399,7 +422,7 @@ async fn attempt_worker(
 
 /// The support workers' upstream workers: the owners of every todo that one of the worker's
 /// todos depends on.
-fn upstream_of(plan: &RuntimePlan, worker: usize) -> BTreeSet<usize> {
+pub(crate) fn upstream_of(plan: &RuntimePlan, worker: usize) -> BTreeSet<usize> {
     let mine: BTreeSet<&str> = plan.workers[worker]
         .todo_ids
         .iter()
@@ -424,6 +447,7 @@ pub(crate) async fn run_support_pool(
     shared: &Arc<RunShared>,
     plan: &RuntimePlan,
     limit: usize,
+    writers: Option<&Writers>,
 ) -> Result<BTreeMap<usize, WorkerRun>, AgentError> {
     let support: Vec<usize> = plan
         .workers
@@ -466,6 +490,7 @@ pub(crate) async fn run_support_pool(
                         .map(WorkerRun::forwarded)
                         .collect(),
                     prompt_override: None,
+                    place: writers.and_then(|w| w.place(index)),
                 };
                 let shared = Arc::clone(shared);
                 let token = shared.sink.task_token();

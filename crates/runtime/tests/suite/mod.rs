@@ -8,3 +8,4 @@ mod mcp_third_party;
 mod orchestrator;
 mod pet_model;
 mod router_request;
+mod writers;

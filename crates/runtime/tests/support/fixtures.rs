@@ -36,6 +36,7 @@ pub struct BrainConfig {
     roles: BTreeMap<Role, Vec<String>>,
     max_parallel_agents: u32,
     mcp_servers: BTreeMap<Role, Vec<String>>,
+    parallel_writers: bool,
 }
 
 impl BrainConfig {
@@ -50,6 +51,7 @@ impl BrainConfig {
                 .collect(),
             max_parallel_agents: 4,
             mcp_servers: BTreeMap::new(),
+            parallel_writers: false,
         }
     }
 
@@ -63,6 +65,7 @@ impl BrainConfig {
                 .collect(),
             max_parallel_agents: 4,
             mcp_servers: BTreeMap::new(),
+            parallel_writers: false,
         }
     }
 
@@ -86,6 +89,12 @@ impl BrainConfig {
     /// How many support workers run at once (and the worker budget).
     pub fn max_parallel_agents(mut self, count: u32) -> Self {
         self.max_parallel_agents = count;
+        self
+    }
+
+    /// Support workers of editing roles write in parallel worktrees (`parallelWriters`).
+    pub fn parallel_writers(mut self) -> Self {
+        self.parallel_writers = true;
         self
     }
 
@@ -123,6 +132,7 @@ impl BrainConfig {
                 ),
                 routing: Some(PartialRouting {
                     max_parallel_agents: Some(self.max_parallel_agents),
+                    parallel_writers: self.parallel_writers.then_some(true),
                     ..PartialRouting::default()
                 }),
                 ..BrainPreset::default()

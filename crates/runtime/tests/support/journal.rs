@@ -9,7 +9,7 @@ use braincode_protocol::{
     FinalReportRecord, JournalEntry, McpConnect, ModelReply, ModelRetry, PatchSummaryRecord,
     Record, ReviewDecisionRecord, Role, RoutingRecord, RunEnd, RunError, RunEvent, RunStart,
     TodoPlan, TodoUpdate, TokenUsage, ToolCallCount, ToolExecutionSummary, Warning, WorkerEnd,
-    WorkerError, WorkerPhase, WorkerStart,
+    WorkerError, WorkerPhase, WorkerStart, WriterMerge,
 };
 use braincode_runtime::EventSubscriber;
 use braincode_session::fold::RunState;
@@ -58,6 +58,7 @@ payloads! {
     ToolExecutionSummary => ToolExecutionSummary,
     TokenUsage => TokenUsage,
     McpConnect => McpConnect,
+    WriterMerge => WriterMerge,
 }
 
 /// The records of a run, in journal order.

@@ -237,6 +237,11 @@ impl Script {
         });
         self
     }
+    /// These rules, then `later`'s (tried after these).
+    pub fn then(mut self, later: Script) -> Self {
+        self.rules.extend(later.rules);
+        self
+    }
 }
 
 struct Shared {

@@ -257,6 +257,25 @@ fn report_rows(report: &FinalReport, width: usize, lines: &mut Vec<Line<'static>
             theme::DIM,
         ));
     }
+    // Parallel writers: how each came back (clean, conflict the primary resolved, refused…).
+    for merge in &report.merges {
+        let mut text = format!("{} writer merged: {}", merge.role, merge.outcome.as_str());
+        if let Some(reason) = &merge.reason {
+            text.push_str(&format!(" — {reason}"));
+        }
+        let style = match merge.outcome {
+            braincode_protocol::MergeOutcome::Clean | braincode_protocol::MergeOutcome::Empty => {
+                theme::DIM
+            }
+            braincode_protocol::MergeOutcome::Conflict
+            | braincode_protocol::MergeOutcome::Refused => theme::WARN,
+            braincode_protocol::MergeOutcome::Failed => theme::ERROR,
+        };
+        lines.push(Line::styled(
+            format!("     {}", truncate(&text, width.saturating_sub(5))),
+            style,
+        ));
+    }
 }
 
 /// Each changed file with its lines (`calc.py +1 −1, test_calc.py new +8`), then the run's
@@ -348,6 +367,42 @@ mod tests {
             added: lines.map(|l| l.0),
             removed: lines.map(|l| l.1),
         }
+    }
+
+    #[test]
+    fn the_report_card_names_each_writer_merge_and_marks_the_ones_not_applied() {
+        let report: FinalReport = serde_json::from_value(serde_json::json!({
+            "version": 1, "status": "answered", "task": "t", "sessionId": "s",
+            "brain": {"id": "b", "name": "B", "mode": "auto"},
+            "routing": {"source": "heuristic", "primaryRole": "backend", "reason": "r", "workers": []},
+            "todos": [], "modelSummary": "done", "warnings": [],
+            "merges": [
+                {"role": "frontend", "contextId": "t-1", "worktree": "/w/1", "outcome": "clean"},
+                {"role": "dba", "contextId": "t-2", "worktree": "/w/2", "outcome": "refused",
+                 "reason": "db.sql changed in the project during the run"}
+            ]
+        }))
+        .unwrap();
+        let mut lines = Vec::new();
+        report_rows(&report, 100, &mut lines);
+        let text = |line: &Line<'_>| {
+            line.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+        };
+        let clean = lines
+            .iter()
+            .find(|l| text(l).contains("frontend writer merged: clean"))
+            .unwrap();
+        assert_eq!(clean.style, theme::DIM);
+        let refused = lines
+            .iter()
+            .find(|l| {
+                text(l).contains("dba writer merged: refused — db.sql changed in the project")
+            })
+            .unwrap();
+        assert_eq!(refused.style, theme::WARN);
     }
 
     #[test]

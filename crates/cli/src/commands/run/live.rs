@@ -98,6 +98,16 @@ impl EventSubscriber for Progress {
                         .map(|c| format!(" · confidence {:.0}%", c * 100.0))
                         .unwrap_or_default()
                 )),
+                Record::WriterMerge(merge) => Some(format!(
+                    "· {} writer merged back: {}{}",
+                    merge.role,
+                    merge.outcome.as_str(),
+                    merge
+                        .reason
+                        .as_deref()
+                        .map(|reason| format!(" ({reason})"))
+                        .unwrap_or_default()
+                )),
                 // Listed, so a new record type is a decision here: the rest reach the
                 // terminal as status events, or not at all.
                 Record::RunStart(_)

@@ -38,6 +38,12 @@ pub fn format_plan(plan: &RuntimePlan) -> String {
             worker.model_chain.join(" → ")
         );
         let _ = writeln!(out, "           {}", worker.goal);
+        if worker.writer {
+            let _ = writeln!(
+                out,
+                "           writer: edits in its own git worktree, merged back after its upstream"
+            );
+        }
     }
     let _ = writeln!(out, "Todos:");
     for todo in &plan.todos {

@@ -201,6 +201,16 @@ pub fn format_report(report: &FinalReport) -> String {
         for file in patch_files(report) {
             let _ = writeln!(out, "{:<9} {file}", "");
         }
+        for merge in &report.merges {
+            let mut text = format!("{} writer {}", merge.role, merge.outcome.as_str());
+            if let Some(reason) = &merge.reason {
+                let _ = write!(text, ": {reason}");
+            }
+            if let Some(patch) = &merge.patch_path {
+                let _ = write!(text, " (its patch: {patch})");
+            }
+            line(&mut out, "Merge", &text);
+        }
 
         if let Some(checks) = &report.checks {
             line(
@@ -339,6 +349,30 @@ mod tests {
             added: counts.map(|(added, _)| added),
             removed: counts.map(|(_, removed)| removed),
         }
+    }
+
+    #[test]
+    fn each_writer_merge_has_its_line_with_why_and_its_saved_patch() {
+        let report: FinalReport = serde_json::from_value(serde_json::json!({
+            "version": 1, "status": "answered", "task": "t", "sessionId": "s",
+            "brain": {"id": "b", "name": "B", "mode": "auto"},
+            "routing": {"source": "heuristic", "primaryRole": "backend", "reason": "r",
+                        "workers": [{"role": "backend", "phase": "primary", "status": "completed"}]},
+            "todos": [], "modelSummary": "done", "warnings": [],
+            "merges": [
+                {"role": "frontend", "contextId": "t-1", "worktree": "/w/1", "outcome": "clean"},
+                {"role": "dba", "contextId": "t-2", "worktree": "/w/2", "outcome": "conflict",
+                 "reason": "db.sql changed on both sides in the same place",
+                 "patchPath": "/h/writers/r/t-2.patch"}
+            ]
+        }))
+        .unwrap();
+        let text = format_report(&report);
+        assert!(text.contains("frontend writer clean\n"), "{text}");
+        assert!(
+            text.contains("dba writer conflict: db.sql changed on both sides in the same place (its patch: /h/writers/r/t-2.patch)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -160,6 +160,16 @@ fn entry_markup<'a>(
         Record::Warning(warning) => html! {
             div.note.warn { "warning: " (warning.message) }
         },
+        Record::WriterMerge(merge) => html! {
+            div class=(if matches!(merge.outcome, braincode_protocol::MergeOutcome::Clean | braincode_protocol::MergeOutcome::Empty) { "note" } else { "note warn" }) {
+                code { (merge.role.as_str()) } " writer merged back: " (merge.outcome.as_str())
+                @if !merge.files.is_empty() {
+                    " (" (merge.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")) ")"
+                }
+                @if let Some(reason) = &merge.reason { " — " (reason) }
+                @if let Some(patch) = &merge.patch_path { " · its patch: " code { (patch) } }
+            }
+        },
         _ => html! {},
     }
 }
@@ -197,5 +207,24 @@ mod tests {
         assert_eq!(args_line(Some(&json!({"path": "src/a.rs"}))), "src/a.rs");
         assert_eq!(args_line(Some(&json!({"n": 1}))), "{\"n\":1}");
         assert_eq!(args_line(None), "");
+    }
+
+    #[test]
+    fn a_writer_merge_is_shown_with_its_files_why_and_patch() {
+        let merge: braincode_protocol::WriterMerge = serde_json::from_value(json!({
+            "role": "dba", "contextId": "t-2", "worktree": "/w/2", "outcome": "conflict",
+            "files": [{"path": "db.sql", "status": "conflict"}],
+            "reason": "db.sql changed on both sides in the same place",
+            "patchPath": "/h/writers/r/t-2.patch"
+        }))
+        .unwrap();
+        let html = render(&[JournalEntry::new(1, Record::WriterMerge(merge))]).into_string();
+        assert!(html.contains("note warn"), "{html}");
+        assert!(
+            html.contains("writer merged back: conflict (db.sql)"),
+            "{html}"
+        );
+        assert!(html.contains("changed on both sides"), "{html}");
+        assert!(html.contains("/h/writers/r/t-2.patch"), "{html}");
     }
 }

@@ -1,0 +1,318 @@
+//! Merging a writer's change back into the project: a three-way merge per file against the
+//! snapshot, all of a writer or nothing.
+//!
+//! For each file the writer changed (its worktree against the snapshot):
+//! - `ours` is the project's file now, `expected` what Braincode knows it holds (the snapshot,
+//!   or what an earlier writer's merge wrote). When they differ, somebody changed the file
+//!   during the run: the writer's merge is refused, never written over an edit.
+//! - the writer's content goes in as is when nobody else changed the file; when an earlier
+//!   writer did, the three contents are merged line by line (`diffy`, the diff3 algorithm
+//!   git uses); overlapping changes, or a binary file changed on both sides, are a conflict.
+//!
+//! A writer with a conflict or a refusal writes nothing; its conflicts go to the primary.
+
+use std::collections::HashMap;
+
+use braincode_protocol::{MergeOutcome, MergedFile};
+
+/// One file of a writer's change: its path and the three sides.
+#[derive(Debug, Clone)]
+pub(crate) struct FileSides {
+    /// Project-relative path.
+    pub path: String,
+    /// At the snapshot (`None`: the file did not exist).
+    pub base: Option<Vec<u8>>,
+    /// In the project now.
+    pub ours: Option<Vec<u8>>,
+    /// In the writer's worktree (`None`: the writer deleted it).
+    pub theirs: Option<Vec<u8>>,
+}
+
+/// What to write for one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FileAction {
+    /// Write these bytes.
+    Write(Vec<u8>),
+    /// Delete it.
+    Delete,
+}
+
+/// A file that changed on both sides in the same place.
+#[derive(Debug, Clone)]
+pub(crate) struct Conflict {
+    /// Project-relative path.
+    pub path: String,
+    /// The three sides, as text (lossy for a binary file).
+    pub base: String,
+    pub ours: String,
+    pub theirs: String,
+    /// The merge with conflict markers (empty for a binary file).
+    pub marked: String,
+}
+
+/// What merging one writer decided.
+#[derive(Debug, Clone)]
+pub(crate) struct MergePlan {
+    pub outcome: MergeOutcome,
+    /// The files, in path order, with what happened to each.
+    pub files: Vec<MergedFile>,
+    /// What to write (only for a clean outcome).
+    pub actions: Vec<(String, FileAction)>,
+    pub conflicts: Vec<Conflict>,
+    /// Why, for a refused outcome.
+    pub reason: Option<String>,
+}
+
+/// Decides one writer's merge. `expected` holds what earlier merges of this run wrote (a
+/// path absent from it is expected to hold its snapshot content).
+pub(crate) fn plan_merge(
+    sides: &[FileSides],
+    expected: &HashMap<String, Option<Vec<u8>>>,
+) -> MergePlan {
+    let mut files = Vec::new();
+    let mut actions = Vec::new();
+    let mut conflicts = Vec::new();
+    let mut refused = Vec::new();
+    for side in sides {
+        let expected_now = expected.get(&side.path).unwrap_or(&side.base);
+        let status = if &side.ours != expected_now {
+            refused.push(side.path.clone());
+            "changed_in_project"
+        } else if &side.theirs == expected_now {
+            "unchanged"
+        } else if *expected_now == side.base {
+            // Nobody else touched it: the writer's content as is.
+            actions.push((side.path.clone(), action_for(side.theirs.clone())));
+            if side.theirs.is_some() {
+                "written"
+            } else {
+                "deleted"
+            }
+        } else {
+            match three_way(side) {
+                Ok(merged) => {
+                    actions.push((side.path.clone(), FileAction::Write(merged)));
+                    "written"
+                }
+                Err(conflict) => {
+                    let binary = conflict.marked.is_empty();
+                    conflicts.push(conflict);
+                    if binary {
+                        "binary_conflict"
+                    } else {
+                        "conflict"
+                    }
+                }
+            }
+        };
+        files.push(MergedFile {
+            path: side.path.clone(),
+            status: status.to_string(),
+        });
+    }
+    let outcome = if !refused.is_empty() {
+        MergeOutcome::Refused
+    } else if !conflicts.is_empty() {
+        MergeOutcome::Conflict
+    } else if actions.is_empty() {
+        MergeOutcome::Empty
+    } else {
+        MergeOutcome::Clean
+    };
+    let reason = match outcome {
+        MergeOutcome::Refused => Some(format!(
+            "{} changed in the project during the run; the writer's change was not written over it",
+            refused.join(", ")
+        )),
+        MergeOutcome::Conflict => Some(format!(
+            "{} changed on both sides in the same place",
+            conflicts
+                .iter()
+                .map(|c| c.path.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        MergeOutcome::Clean | MergeOutcome::Empty | MergeOutcome::Failed => None,
+    };
+    if outcome != MergeOutcome::Clean {
+        actions.clear();
+    }
+    MergePlan {
+        outcome,
+        files,
+        actions,
+        conflicts,
+        reason,
+    }
+}
+
+fn action_for(content: Option<Vec<u8>>) -> FileAction {
+    match content {
+        Some(bytes) => FileAction::Write(bytes),
+        None => FileAction::Delete,
+    }
+}
+
+/// The line merge of a file an earlier writer changed too.
+fn three_way(side: &FileSides) -> Result<Vec<u8>, Conflict> {
+    let text = |bytes: &Option<Vec<u8>>| -> Option<String> {
+        match bytes {
+            None => Some(String::new()),
+            Some(bytes) if bytes.contains(&0) => None,
+            Some(bytes) => String::from_utf8(bytes.clone()).ok(),
+        }
+    };
+    let lossy = |bytes: &Option<Vec<u8>>| {
+        bytes
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
+    };
+    let conflict = |marked: String| Conflict {
+        path: side.path.clone(),
+        base: lossy(&side.base),
+        ours: lossy(&side.ours),
+        theirs: lossy(&side.theirs),
+        marked,
+    };
+    let (Some(base), Some(ours), Some(theirs)) =
+        (text(&side.base), text(&side.ours), text(&side.theirs))
+    else {
+        return Err(conflict(String::new()));
+    };
+    // A deletion on one side and an edit on the other is a conflict, not an empty file.
+    if side.ours.is_none() != side.theirs.is_none() {
+        return Err(conflict(String::new()));
+    }
+    match diffy::merge(&base, &ours, &theirs) {
+        Ok(merged) => Ok(merged.into_bytes()),
+        Err(marked) => Err(conflict(marked)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(path: &str, base: Option<&str>, ours: Option<&str>, theirs: Option<&str>) -> FileSides {
+        let bytes = |s: Option<&str>| s.map(|s| s.as_bytes().to_vec());
+        FileSides {
+            path: path.into(),
+            base: bytes(base),
+            ours: bytes(ours),
+            theirs: bytes(theirs),
+        }
+    }
+
+    #[test]
+    fn a_file_only_the_writer_changed_is_written_as_is() {
+        let plan = plan_merge(
+            &[
+                side("a.rs", Some("a\n"), Some("a\n"), Some("b\n")),
+                side("new.rs", None, None, Some("new\n")),
+                side("gone.rs", Some("x\n"), Some("x\n"), None),
+            ],
+            &HashMap::new(),
+        );
+        assert_eq!(plan.outcome, MergeOutcome::Clean);
+        assert_eq!(
+            plan.actions,
+            vec![
+                ("a.rs".into(), FileAction::Write(b"b\n".to_vec())),
+                ("new.rs".into(), FileAction::Write(b"new\n".to_vec())),
+                ("gone.rs".into(), FileAction::Delete),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_edit_made_in_the_project_during_the_run_refuses_the_whole_writer() {
+        let plan = plan_merge(
+            &[
+                side("a.rs", Some("a\n"), Some("a\n"), Some("b\n")),
+                side(
+                    "user.rs",
+                    Some("u\n"),
+                    Some("user typed\n"),
+                    Some("writer\n"),
+                ),
+            ],
+            &HashMap::new(),
+        );
+        assert_eq!(plan.outcome, MergeOutcome::Refused);
+        assert!(
+            plan.actions.is_empty(),
+            "nothing of a refused writer is written"
+        );
+        assert!(
+            plan.reason
+                .unwrap()
+                .contains("user.rs changed in the project")
+        );
+    }
+
+    #[test]
+    fn two_writers_on_different_lines_of_one_file_merge_and_on_the_same_line_conflict() {
+        let base = "fn a() {}\n\nfn b() {}\n\nfn c() {}\n";
+        let first = "fn a() { 1 }\n\nfn b() {}\n\nfn c() {}\n";
+        let mut expected = HashMap::new();
+        expected.insert("m.rs".to_string(), Some(first.as_bytes().to_vec()));
+        let clean = plan_merge(
+            &[side(
+                "m.rs",
+                Some(base),
+                Some(first),
+                Some("fn a() {}\n\nfn b() {}\n\nfn c() { 3 }\n"),
+            )],
+            &expected,
+        );
+        assert_eq!(clean.outcome, MergeOutcome::Clean);
+        assert_eq!(
+            clean.actions[0].1,
+            FileAction::Write(b"fn a() { 1 }\n\nfn b() {}\n\nfn c() { 3 }\n".to_vec())
+        );
+        let clash = plan_merge(
+            &[side(
+                "m.rs",
+                Some(base),
+                Some(first),
+                Some("fn a() { 2 }\n\nfn b() {}\n\nfn c() {}\n"),
+            )],
+            &expected,
+        );
+        assert_eq!(clash.outcome, MergeOutcome::Conflict);
+        assert!(clash.actions.is_empty());
+        assert!(clash.conflicts[0].marked.contains("<<<<<<<"));
+    }
+
+    #[test]
+    fn two_writers_creating_the_same_file_or_a_binary_clash_are_conflicts() {
+        let mut expected = HashMap::new();
+        expected.insert("new.rs".to_string(), Some(b"one\n".to_vec()));
+        expected.insert("logo.png".to_string(), Some(vec![0, 1, 2]));
+        let plan = plan_merge(
+            &[
+                side("new.rs", None, Some("one\n"), Some("two\n")),
+                FileSides {
+                    path: "logo.png".into(),
+                    base: Some(vec![0, 9]),
+                    ours: Some(vec![0, 1, 2]),
+                    theirs: Some(vec![0, 3, 4]),
+                },
+            ],
+            &expected,
+        );
+        assert_eq!(plan.outcome, MergeOutcome::Conflict);
+        let statuses: Vec<&str> = plan.files.iter().map(|f| f.status.as_str()).collect();
+        assert_eq!(statuses, ["conflict", "binary_conflict"]);
+    }
+
+    #[test]
+    fn a_writer_that_changed_nothing_is_empty() {
+        let plan = plan_merge(
+            &[side("a.rs", Some("a\n"), Some("a\n"), Some("a\n"))],
+            &HashMap::new(),
+        );
+        assert_eq!(plan.outcome, MergeOutcome::Empty);
+    }
+}

@@ -1,0 +1,365 @@
+//! Parallel writers, run in process against scripted models and real git repositories: two
+//! writers on different files both land; two on the same line conflict and the primary
+//! resolves it with the three sides it is shown; the user's uncommitted and untracked changes
+//! are in every writer's worktree and still in the project afterwards; an edit made in the
+//! project during the run refuses the writer instead of being written over; a project that is
+//! not a git repository, or a plan with one writer, runs as before and says why; no worktree
+//! is left behind.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use crate::support::{
+    BrainConfig, Matcher, Script, ScriptedReply, TestOutcome, TestRun, review_json,
+    router_decision_json, worker_result_for,
+};
+use braincode_protocol::{MergeOutcome, ReviewVerdict, Role, Warning, WriterMerge};
+use braincode_runtime::PermissionMode;
+use braincode_test_support::TempRepo;
+use serde_json::json;
+
+const PROMPT: &str = "Add the signup endpoint, its form and its table";
+const ANSWER: &str = "Signup is in: endpoint, form and table.";
+
+/// Router → backend primary, frontend and dba support writers; each writer edits `file`'s
+/// `old` into `new` (by role), then reports; the reviewer approves; the primary answers.
+fn writers_script(edits: Vec<(Role, &'static str, &'static str, &'static str)>) -> Script {
+    let mut script = Script::new().when(
+        Matcher::router(),
+        ScriptedReply::json(&router_decision_json(
+            Role::Backend,
+            &[Role::Frontend, Role::Dba],
+        )),
+    );
+    for (role, file, old, new) in edits {
+        script = script.when_fn(Matcher::support(role), move |call| {
+            if call.is_tool_turn() {
+                ScriptedReply::json(&worker_result_for(call, &format!("{role} edited {file}")))
+            } else {
+                ScriptedReply::tool_call(
+                    "edit_file",
+                    &json!({"path": file, "oldString": old, "newString": new}),
+                )
+            }
+        });
+    }
+    script
+        .when(
+            Matcher::review(),
+            ScriptedReply::json(&review_json(ReviewVerdict::Approved)),
+        )
+        .when(Matcher::primary(), ScriptedReply::text(ANSWER))
+}
+
+fn merges(outcome: &TestOutcome) -> Vec<&WriterMerge> {
+    outcome.journal.of_type::<WriterMerge>()
+}
+
+fn read(root: &Path, relative: &str) -> String {
+    std::fs::read_to_string(root.join(relative)).unwrap_or_else(|err| panic!("{relative}: {err}"))
+}
+
+/// Nothing of the writers is left: no directory under `.git/braincode-writers/`, no worktree
+/// in git's list.
+fn assert_no_worktree_left(project: &Path) {
+    let writers = project.join(".git/braincode-writers");
+    let left: Vec<_> = std::fs::read_dir(&writers)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "worktrees left behind: {left:?}");
+    let list = std::process::Command::new("git")
+        .args(["worktree", "list", "--porcelain"])
+        .current_dir(project)
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(list.matches("worktree ").count(), 1, "{list}");
+}
+
+#[tokio::test]
+async fn two_writers_on_different_files_both_land_and_leave_no_worktree() {
+    let repo = TempRepo::new();
+    repo.write("web/form.ts", "export const fields = [];\n");
+    repo.write("db/schema.sql", "-- tables\n");
+    repo.commit("start");
+    // What a run killed with `kill -9` left: its writers directory, its lock held by nobody.
+    let killed = repo.path().join(".git/braincode-writers/killed-run/t-1");
+    std::fs::create_dir_all(&killed).unwrap();
+    std::fs::write(killed.join("half-edited.ts"), "x").unwrap();
+    let outcome = TestRun::new(PROMPT)
+        .project_dir(repo.path())
+        .permission(PermissionMode::AllowEdits)
+        .brain(BrainConfig::per_role().parallel_writers())
+        .script(writers_script(vec![
+            (Role::Frontend, "web/form.ts", "[]", "['email', 'password']"),
+            (
+                Role::Dba,
+                "db/schema.sql",
+                "-- tables",
+                "CREATE TABLE users (email TEXT);",
+            ),
+        ]))
+        .run()
+        .await;
+
+    let project = repo.path();
+    let merges = merges(&outcome);
+    // No merge at all: the warnings say why the writers did not run in parallel.
+    assert_eq!(merges.len(), 2, "{:?}", outcome.report.warnings);
+    assert_eq!(
+        read(project, "web/form.ts"),
+        "export const fields = ['email', 'password'];\n"
+    );
+    assert_eq!(
+        read(project, "db/schema.sql"),
+        "CREATE TABLE users (email TEXT);\n"
+    );
+    assert!(
+        merges.iter().all(|m| m.outcome == MergeOutcome::Clean),
+        "{merges:?}"
+    );
+    assert_eq!(outcome.report.merges.len(), 2);
+    // Each writer worked in its own worktree, not in the project.
+    assert!(
+        merges
+            .iter()
+            .all(|m| m.worktree.contains("/.git/braincode-writers/"))
+    );
+    // The merge is the ledger's: `braincode undo` can take each file back.
+    assert_eq!(
+        outcome.journal.count("file_change"),
+        2,
+        "one file_change per merged file"
+    );
+    // This run's worktrees and the killed run's directory are gone.
+    assert_no_worktree_left(project);
+    assert_eq!(outcome.folded_report(), outcome.report);
+}
+
+#[tokio::test]
+async fn a_conflict_goes_to_the_primary_with_the_three_sides_and_it_resolves_it() {
+    let primary_prompt = Arc::new(Mutex::new(String::new()));
+    let seen = primary_prompt.clone();
+    let script = writers_script(vec![
+        (Role::Frontend, "src/limits.rs", "10", "20"),
+        (Role::Dba, "src/limits.rs", "10", "30"),
+    ]);
+    // The primary resolves by writing both intents, once it has been told.
+    let script = Script::new()
+        .when_fn(Matcher::primary(), move |call| {
+            if call.is_tool_turn() {
+                return ScriptedReply::text(ANSWER);
+            }
+            *seen.lock().unwrap() = call.first_user_text();
+            ScriptedReply::tool_call(
+                "edit_file",
+                &json!({"path": "src/limits.rs", "oldString": "20", "newString": "20 + 30"}),
+            )
+        })
+        .then(script);
+    let outcome = TestRun::new(PROMPT)
+        .git_repo()
+        .permission(PermissionMode::AllowEdits)
+        .brain(BrainConfig::per_role().parallel_writers())
+        .file("src/limits.rs", "pub const MAX: u32 = 10;\n")
+        .script(script)
+        .run()
+        .await;
+
+    let merges = merges(&outcome);
+    let outcomes: Vec<MergeOutcome> = merges.iter().map(|m| m.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [MergeOutcome::Clean, MergeOutcome::Conflict],
+        "{merges:?}"
+    );
+    let conflict = merges[1];
+    assert!(
+        conflict
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("src/limits.rs")
+    );
+    let patch = conflict
+        .patch_path
+        .as_deref()
+        .expect("the conflicting patch is saved");
+    assert!(
+        std::fs::read_to_string(patch)
+            .unwrap()
+            .contains("+pub const MAX: u32 = 30;")
+    );
+    // The primary was shown what happened and the three sides.
+    let prompt = primary_prompt.lock().unwrap().clone();
+    assert!(prompt.contains("NOT applied"), "{prompt}");
+    assert!(prompt.contains("pub const MAX: u32 = 30;"), "{prompt}");
+    assert!(prompt.contains("pub const MAX: u32 = 20;"), "{prompt}");
+    // The first writer landed, the primary's resolution on top of it.
+    assert_eq!(
+        read(outcome.project(), "src/limits.rs"),
+        "pub const MAX: u32 = 20 + 30;\n"
+    );
+    assert_no_worktree_left(outcome.project());
+}
+
+#[tokio::test]
+async fn uncommitted_and_untracked_changes_reach_the_writers_and_stay_in_the_project() {
+    let repo = TempRepo::new();
+    repo.write("web/form.ts", "export const fields = [];\n");
+    repo.write("db/schema.sql", "-- tables\n");
+    repo.commit("start");
+    // The user's work in progress: a modified tracked file and a new one, neither committed.
+    repo.write("web/form.ts", "export const fields = []; // wip\n");
+    repo.write("NOTES.md", "my notes\n");
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let outcome = TestRun::new(PROMPT)
+        .project_dir(repo.path())
+        .permission(PermissionMode::AllowEdits)
+        .brain(BrainConfig::per_role().parallel_writers())
+        .script(writers_script(vec![
+            // Only matches the user's uncommitted text: the worktree has it.
+            (
+                Role::Frontend,
+                "web/form.ts",
+                "[]; // wip",
+                "['email']; // wip",
+            ),
+            (
+                Role::Dba,
+                "db/schema.sql",
+                "-- tables",
+                "CREATE TABLE users ();",
+            ),
+        ]))
+        .run()
+        .await;
+
+    let merges = merges(&outcome);
+    assert!(
+        merges.iter().all(|m| m.outcome == MergeOutcome::Clean),
+        "{merges:?}"
+    );
+    assert_eq!(
+        read(repo.path(), "web/form.ts"),
+        "export const fields = ['email']; // wip\n"
+    );
+    assert_eq!(read(repo.path(), "NOTES.md"), "my notes\n");
+    // Nothing was committed or staged for the user.
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(repo.git(&["branch", "--list"]).lines().count(), 1);
+    assert_eq!(repo.git(&["diff", "--cached", "--name-only"]).trim(), "");
+    assert_no_worktree_left(repo.path());
+}
+
+#[tokio::test]
+async fn an_edit_made_in_the_project_during_the_run_refuses_the_writer() {
+    let repo = TempRepo::new();
+    repo.write("web/form.ts", "export const fields = [];\n");
+    repo.write("db/schema.sql", "-- tables\n");
+    repo.commit("start");
+    let project = repo.path().to_path_buf();
+    // While the frontend writer works, the user saves the same file in their editor.
+    let script = Script::new()
+        .when_fn(Matcher::support(Role::Frontend), move |call| {
+            if call.is_tool_turn() {
+                std::fs::write(
+                    project.join("web/form.ts"),
+                    "export const fields = ['mine'];\n",
+                )
+                .unwrap();
+                ScriptedReply::json(&worker_result_for(call, "frontend edited web/form.ts"))
+            } else {
+                ScriptedReply::tool_call(
+                    "edit_file",
+                    &json!({"path": "web/form.ts", "oldString": "[]", "newString": "['email']"}),
+                )
+            }
+        })
+        .then(writers_script(vec![(
+            Role::Dba,
+            "db/schema.sql",
+            "-- tables",
+            "CREATE TABLE users ();",
+        )]));
+    let outcome = TestRun::new(PROMPT)
+        .project_dir(repo.path())
+        .permission(PermissionMode::AllowEdits)
+        .brain(BrainConfig::per_role().parallel_writers())
+        .script(script)
+        .run()
+        .await;
+
+    let merges = merges(&outcome);
+    let frontend = merges.iter().find(|m| m.role == Role::Frontend).unwrap();
+    assert_eq!(frontend.outcome, MergeOutcome::Refused, "{merges:?}");
+    assert!(
+        frontend
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("web/form.ts changed in the project")
+    );
+    // The user's edit stands; the other writer landed.
+    assert_eq!(
+        read(repo.path(), "web/form.ts"),
+        "export const fields = ['mine'];\n"
+    );
+    assert_eq!(
+        read(repo.path(), "db/schema.sql"),
+        "CREATE TABLE users ();\n"
+    );
+    assert_no_worktree_left(repo.path());
+}
+
+#[tokio::test]
+async fn without_git_or_with_one_writer_the_run_goes_on_as_before_and_says_why() {
+    let plain = TestRun::new(PROMPT)
+        .permission(PermissionMode::AllowEdits)
+        .brain(BrainConfig::per_role().parallel_writers())
+        .file("web/form.ts", "export const fields = [];\n")
+        .script(writers_script(vec![]).then(
+            Script::new().when_fn(Matcher::any_support(), |call| {
+                ScriptedReply::json(&worker_result_for(call, "looked"))
+            }),
+        ))
+        .run()
+        .await;
+    let warnings: Vec<&str> = plain
+        .journal
+        .of_type::<Warning>()
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("writers not parallel:") && w.contains("not a git repository")),
+        "{warnings:?}"
+    );
+    assert!(merges(&plain).is_empty());
+    assert_eq!(plain.report.model_summary, ANSWER);
+
+    let read_only = TestRun::new(PROMPT)
+        .git_repo()
+        .brain(BrainConfig::per_role().parallel_writers())
+        .file("web/form.ts", "export const fields = [];\n")
+        .script(writers_script(vec![]).then(
+            Script::new().when_fn(Matcher::any_support(), |call| {
+                ScriptedReply::json(&worker_result_for(call, "looked"))
+            }),
+        ))
+        .run()
+        .await;
+    let said = read_only
+        .journal
+        .of_type::<Warning>()
+        .iter()
+        .any(|w| w.message.contains("this run may not change files"));
+    assert!(said);
+    assert_eq!(
+        read(read_only.project(), "web/form.ts"),
+        "export const fields = [];\n"
+    );
+}
