@@ -6,7 +6,7 @@
 //! missing field, a todo's or an edge's `reason`, a clarification's `reason`, `missing` and
 //! option `description` (defaults otherwise), `confidence`, `requiresReview` and `modelId`,
 //! none of which the router is asked for; a decision of this shape is read field for field
-//! (tested in `tests/router.rs`).
+//! (tested in `tests/suite/router.rs`).
 
 use std::borrow::Cow;
 

@@ -56,6 +56,15 @@ fn merges(outcome: &TestOutcome) -> Vec<&WriterMerge> {
     outcome.journal.of_type::<WriterMerge>()
 }
 
+/// A committed repository with the two files the writers of [`writers_script`] edit.
+fn form_and_schema_repo() -> TempRepo {
+    let repo = TempRepo::new();
+    repo.write("web/form.ts", "export const fields = [];\n");
+    repo.write("db/schema.sql", "-- tables\n");
+    repo.commit("start");
+    repo
+}
+
 fn read(root: &Path, relative: &str) -> String {
     std::fs::read_to_string(root.join(relative)).unwrap_or_else(|err| panic!("{relative}: {err}"))
 }
@@ -79,10 +88,7 @@ fn assert_no_worktree_left(project: &Path) {
 
 #[tokio::test]
 async fn two_writers_on_different_files_both_land_and_leave_no_worktree() {
-    let repo = TempRepo::new();
-    repo.write("web/form.ts", "export const fields = [];\n");
-    repo.write("db/schema.sql", "-- tables\n");
-    repo.commit("start");
+    let repo = form_and_schema_repo();
     // What a run killed with `kill -9` left: its writers directory, its lock held by nobody.
     let killed = repo.path().join(".git/braincode-writers/killed-run/t-1");
     std::fs::create_dir_all(&killed).unwrap();
@@ -206,10 +212,7 @@ async fn a_conflict_goes_to_the_primary_with_the_three_sides_and_it_resolves_it(
 
 #[tokio::test]
 async fn uncommitted_and_untracked_changes_reach_the_writers_and_stay_in_the_project() {
-    let repo = TempRepo::new();
-    repo.write("web/form.ts", "export const fields = [];\n");
-    repo.write("db/schema.sql", "-- tables\n");
-    repo.commit("start");
+    let repo = form_and_schema_repo();
     // The user's work in progress: a modified tracked file and a new one, neither committed.
     repo.write("web/form.ts", "export const fields = []; // wip\n");
     repo.write("NOTES.md", "my notes\n");
@@ -255,10 +258,7 @@ async fn uncommitted_and_untracked_changes_reach_the_writers_and_stay_in_the_pro
 
 #[tokio::test]
 async fn an_edit_made_in_the_project_during_the_run_refuses_the_writer() {
-    let repo = TempRepo::new();
-    repo.write("web/form.ts", "export const fields = [];\n");
-    repo.write("db/schema.sql", "-- tables\n");
-    repo.commit("start");
+    let repo = form_and_schema_repo();
     let project = repo.path().to_path_buf();
     // While the frontend writer works, the user saves the same file in their editor.
     let script = Script::new()
