@@ -20,6 +20,7 @@ mod tokens_cache;
 mod tokens_model;
 mod tokens_repo;
 mod usage;
+mod writers;
 
 use std::process::ExitCode;
 
@@ -56,6 +57,9 @@ pub enum BenchCommand {
     /// A first "Say hello" to a remote model: request bytes, time to the request, wall, peak
     /// RSS.
     Hello(hello::HelloBenchArgs),
+    /// Parallel writers: wall time of 3 writers vs 1, worktree start/add/remove on a
+    /// 10,000-file repository, merge-back time, disk per writer.
+    Writers(writers::WritersBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -74,6 +78,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Usage(args) => usage::execute(&args),
         BenchCommand::Panel(args) => panel::execute(&args),
         BenchCommand::Hello(args) => hello::execute(&args),
+        BenchCommand::Writers(args) => writers::execute(args),
     }
 }
 
