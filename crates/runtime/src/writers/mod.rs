@@ -209,6 +209,12 @@ pub(crate) async fn merge_back(
                 if let Err(why) = write_merge(shared, &merge, &worker.context_id.to_string()) {
                     record.outcome = MergeOutcome::Failed;
                     record.reason = Some(why);
+                    record.patch_path = save_patch(shared, &worker.context_id.to_string(), &sides);
+                    let failed = MergePlan {
+                        reason: record.reason.clone(),
+                        ..merge.clone()
+                    };
+                    notes.insert(index, primary_note(&failed, record.patch_path.as_deref()));
                 } else {
                     for (path, action) in &merge.actions {
                         let content = match action {
@@ -265,7 +271,8 @@ fn write_merge(shared: &RunShared, merge: &MergePlan, context_id: &str) -> Resul
         .ledger
         .as_ref()
         .and_then(|l| l.snapshot_paths(&paths));
-    for (path, action) in &merge.actions {
+    let mut failed = None;
+    for (done, (path, action)) in merge.actions.iter().enumerate() {
         let relative = Path::new(path);
         let written = match action {
             FileAction::Delete => {
@@ -279,7 +286,14 @@ fn write_merge(shared: &RunShared, merge: &MergePlan, context_id: &str) -> Resul
                 braincode_sandbox::beneath::write_file(&shared.project_root, relative, bytes, mode)
             }
         };
-        written.map_err(|err| format!("{path} could not be written: {err}"))?;
+        if let Err(err) = written {
+            // The files before it are written: they go in the ledger below, so `braincode
+            // undo` takes them back; the writer is reported failed with its patch saved.
+            failed = Some(format!(
+                "{path} could not be written ({err}); {done} file(s) of this writer were written before it and can be undone"
+            ));
+            break;
+        }
     }
     if let (Some(ledger), Some(snapshot)) = (&shared.ledger, snapshot) {
         let call = format!("merge-{context_id}");
@@ -292,7 +306,7 @@ fn write_merge(shared: &RunShared, merge: &MergePlan, context_id: &str) -> Resul
             },
         );
     }
-    Ok(())
+    failed.map_or(Ok(()), Err)
 }
 
 /// Saves the writer's change as a patch under the Braincode home; its path, when saved.

@@ -314,6 +314,54 @@ async fn an_edit_made_in_the_project_during_the_run_refuses_the_writer() {
 }
 
 #[tokio::test]
+async fn a_link_planted_in_the_project_during_the_run_is_never_written_through() {
+    let repo = form_and_schema_repo();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("schema.sql"), "-- tables\n").unwrap();
+    let (project, target) = (repo.path().to_path_buf(), outside.path().to_path_buf());
+    // While the dba writer works, `db/` becomes a link to a directory outside the project.
+    let script = Script::new()
+        .when_fn(Matcher::support(Role::Dba), move |call| {
+            if call.is_tool_turn() {
+                std::fs::remove_dir_all(project.join("db")).unwrap();
+                std::os::unix::fs::symlink(&target, project.join("db")).unwrap();
+                ScriptedReply::json(&worker_result_for(call, "dba edited db/schema.sql"))
+            } else {
+                ScriptedReply::tool_call(
+                    "edit_file",
+                    &json!({"path": "db/schema.sql", "oldString": "-- tables", "newString": "DROP TABLE users;"}),
+                )
+            }
+        })
+        .then(writers_script(vec![(
+            Role::Frontend,
+            "web/form.ts",
+            "[]",
+            "['email']",
+        )]));
+    let outcome = TestRun::new(PROMPT)
+        .project_dir(repo.path())
+        .permission(PermissionMode::AllowEdits)
+        .brain(BrainConfig::per_role().parallel_writers())
+        .script(script)
+        .run()
+        .await;
+
+    let merges = merges(&outcome);
+    let dba = merges.iter().find(|m| m.role == Role::Dba).unwrap();
+    assert_eq!(dba.outcome, MergeOutcome::Failed, "{merges:?}");
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("schema.sql")).unwrap(),
+        "-- tables\n",
+        "the file behind the link is untouched"
+    );
+    assert_eq!(
+        read(repo.path(), "web/form.ts"),
+        "export const fields = ['email'];\n"
+    );
+}
+
+#[tokio::test]
 async fn without_git_or_with_one_writer_the_run_goes_on_as_before_and_says_why() {
     let plain = TestRun::new(PROMPT)
         .permission(PermissionMode::AllowEdits)
