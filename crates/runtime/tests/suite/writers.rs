@@ -17,7 +17,7 @@ use crate::support::{
 use braincode_protocol::{MergeOutcome, ReviewVerdict, Role, Warning, WriterMerge};
 use braincode_runtime::PermissionMode;
 use braincode_test_support::TempRepo;
-use serde_json::json;
+use serde_json::{Value, json};
 
 const PROMPT: &str = "Add the signup endpoint, its form and its table";
 const ANSWER: &str = "Signup is in: endpoint, form and table.";
@@ -54,6 +54,30 @@ fn writers_script(edits: Vec<(Role, &'static str, &'static str, &'static str)>) 
 
 fn merges(outcome: &TestOutcome) -> Vec<&WriterMerge> {
     outcome.journal.of_type::<WriterMerge>()
+}
+
+/// `role`'s writer: its edit (`edit_file` arguments), then `meanwhile` (something that happens
+/// in the project while it works), then its result.
+fn writer_then(role: Role, edit: Value, meanwhile: impl Fn() + Send + Sync + 'static) -> Script {
+    Script::new().when_fn(Matcher::support(role), move |call| {
+        if call.is_tool_turn() {
+            meanwhile();
+            ScriptedReply::json(&worker_result_for(call, &format!("{role} edited")))
+        } else {
+            ScriptedReply::tool_call("edit_file", &edit)
+        }
+    })
+}
+
+/// A run with edits allowed and parallel writers, in `repo`.
+async fn run_writers(repo: &TempRepo, script: Script) -> TestOutcome {
+    TestRun::new(PROMPT)
+        .project_dir(repo.path())
+        .permission(PermissionMode::AllowEdits)
+        .brain(BrainConfig::per_role().parallel_writers())
+        .script(script)
+        .run()
+        .await
 }
 
 /// A committed repository with the two files the writers of [`writers_script`] edit.
@@ -261,35 +285,24 @@ async fn an_edit_made_in_the_project_during_the_run_refuses_the_writer() {
     let repo = form_and_schema_repo();
     let project = repo.path().to_path_buf();
     // While the frontend writer works, the user saves the same file in their editor.
-    let script = Script::new()
-        .when_fn(Matcher::support(Role::Frontend), move |call| {
-            if call.is_tool_turn() {
-                std::fs::write(
-                    project.join("web/form.ts"),
-                    "export const fields = ['mine'];\n",
-                )
-                .unwrap();
-                ScriptedReply::json(&worker_result_for(call, "frontend edited web/form.ts"))
-            } else {
-                ScriptedReply::tool_call(
-                    "edit_file",
-                    &json!({"path": "web/form.ts", "oldString": "[]", "newString": "['email']"}),
-                )
-            }
-        })
-        .then(writers_script(vec![(
-            Role::Dba,
-            "db/schema.sql",
-            "-- tables",
-            "CREATE TABLE users ();",
-        )]));
-    let outcome = TestRun::new(PROMPT)
-        .project_dir(repo.path())
-        .permission(PermissionMode::AllowEdits)
-        .brain(BrainConfig::per_role().parallel_writers())
-        .script(script)
-        .run()
-        .await;
+    let script = writer_then(
+        Role::Frontend,
+        json!({"path": "web/form.ts", "oldString": "[]", "newString": "['email']"}),
+        move || {
+            std::fs::write(
+                project.join("web/form.ts"),
+                "export const fields = ['mine'];\n",
+            )
+            .unwrap();
+        },
+    )
+    .then(writers_script(vec![(
+        Role::Dba,
+        "db/schema.sql",
+        "-- tables",
+        "CREATE TABLE users ();",
+    )]));
+    let outcome = run_writers(&repo, script).await;
 
     let merges = merges(&outcome);
     let frontend = merges.iter().find(|m| m.role == Role::Frontend).unwrap();
@@ -320,32 +333,18 @@ async fn a_link_planted_in_the_project_during_the_run_is_never_written_through()
     std::fs::write(outside.path().join("schema.sql"), "-- tables\n").unwrap();
     let (project, target) = (repo.path().to_path_buf(), outside.path().to_path_buf());
     // While the dba writer works, `db/` becomes a link to a directory outside the project.
-    let script = Script::new()
-        .when_fn(Matcher::support(Role::Dba), move |call| {
-            if call.is_tool_turn() {
-                std::fs::remove_dir_all(project.join("db")).unwrap();
-                std::os::unix::fs::symlink(&target, project.join("db")).unwrap();
-                ScriptedReply::json(&worker_result_for(call, "dba edited db/schema.sql"))
-            } else {
-                ScriptedReply::tool_call(
-                    "edit_file",
-                    &json!({"path": "db/schema.sql", "oldString": "-- tables", "newString": "DROP TABLE users;"}),
-                )
-            }
-        })
-        .then(writers_script(vec![(
-            Role::Frontend,
-            "web/form.ts",
-            "[]",
-            "['email']",
-        )]));
-    let outcome = TestRun::new(PROMPT)
-        .project_dir(repo.path())
-        .permission(PermissionMode::AllowEdits)
-        .brain(BrainConfig::per_role().parallel_writers())
-        .script(script)
-        .run()
-        .await;
+    let edit = json!({"path": "db/schema.sql", "oldString": "-- tables", "newString": "DROP TABLE users;"});
+    let script = writer_then(Role::Dba, edit, move || {
+        std::fs::remove_dir_all(project.join("db")).unwrap();
+        std::os::unix::fs::symlink(&target, project.join("db")).unwrap();
+    })
+    .then(writers_script(vec![(
+        Role::Frontend,
+        "web/form.ts",
+        "[]",
+        "['email']",
+    )]));
+    let outcome = run_writers(&repo, script).await;
 
     let merges = merges(&outcome);
     let dba = merges.iter().find(|m| m.role == Role::Dba).unwrap();
