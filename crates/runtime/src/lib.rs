@@ -35,8 +35,9 @@ pub use config::{
     load_settings, load_trust, local_server, permission_policy, read_tools_file, select_brain,
 };
 pub use run::{
-    CHECK_TOOL, JournalTarget, RoutingChoice, RunBudget, RunError, RunRequest, RunServices,
-    new_session_id, plan_loaded, plan_only, project_sandbox, run, run_loaded,
+    CHECK_TOOL, JournalTarget, NoSandbox, PlanError, RoutingChoice, RunBudget, RunError,
+    RunRequest, RunServices, StartError, new_session_id, plan_loaded, plan_only, project_sandbox,
+    run, run_loaded,
 };
 pub use sink::{ChannelSubscriber, EventSubscriber, MemoryJournal, RunSink};
 
@@ -88,4 +89,4 @@ pub use repo_facts::mentioned_paths;
 pub use tape::TapeMode;
 
 // Parallel writers' worktrees (`braincode bench writers` times them).
-pub use writers::Worktrees as WriterWorktrees;
+pub use writers::{LeftoverWriters, Worktrees as WriterWorktrees, leftover_writers};

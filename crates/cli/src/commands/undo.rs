@@ -1,6 +1,7 @@
-//! `braincode undo [<session>] [--run <id>] [--dry-run] [--json]`: puts back the files a
-//! run changed, from its `file_change` records and the contents kept in
-//! `<home>/undo/<session>/`, and journals an `undo` record so it is done once.
+//! `braincode undo [<session>] [--run <id>] [--writer <role|context>] [--dry-run] [--json]`:
+//! puts back the files a run changed (or what one of its parallel writers' merges wrote),
+//! from its `file_change` records and the contents kept in `<home>/undo/<session>/`, and
+//! journals an `undo` record so it is done once.
 
 use std::process::ExitCode;
 
@@ -25,6 +26,10 @@ pub struct UndoArgs {
     /// The run to undo, by id or unique prefix (default: the session's last run).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+    /// Undo only what one parallel writer's merge wrote: its role (`frontend`) or its task
+    /// context id, as the run's report names it.
+    #[arg(long, value_name = "WRITER")]
+    pub writer: Option<String>,
     /// Say what would be restored; change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -35,7 +40,22 @@ pub struct UndoArgs {
 
 /// How the command ended, for the JSON output.
 fn outcome(status: &str, session: &SessionId, plan: &UndoPlan) -> serde_json::Value {
-    json!({"status": status, "session": session.as_str(), "runId": plan.run_id})
+    let mut value = json!({"status": status, "session": session.as_str(), "runId": plan.run_id});
+    if let Some(writer) = &plan.writer {
+        value["writer"] = json!({"contextId": writer.context_id, "role": writer.role});
+    }
+    value
+}
+
+/// What is undone, in words: `run 1a2b3c4d`, or `the backend writer (1a2b3c4d-02) of run …`.
+fn what(plan: &UndoPlan) -> String {
+    match &plan.writer {
+        Some(writer) => format!(
+            "the {} writer ({}) of run {}",
+            writer.role, writer.context_id, plan.run_id
+        ),
+        None => format!("run {}", plan.run_id),
+    }
 }
 
 fn print(args: &UndoArgs, value: serde_json::Value, text: &str) {
@@ -71,14 +91,17 @@ pub fn execute(args: UndoArgs) -> anyhow::Result<ExitCode> {
             path.display()
         );
     }
-    let plan = undo::plan(&read.entries, args.run.as_deref())?;
+    let plan = match &args.writer {
+        Some(writer) => undo::plan_writer(&read.entries, args.run.as_deref(), writer)?,
+        None => undo::plan(&read.entries, args.run.as_deref())?,
+    };
     if plan.already_undone {
-        let text = format!("run {} of session {session} is already undone", plan.run_id);
+        let text = format!("{} of session {session} is already undone", what(&plan));
         print(&args, outcome("already_undone", &session, &plan), &text);
         return Ok(ExitCode::SUCCESS);
     }
     if plan.files.is_empty() {
-        let text = format!("run {} changed no file; nothing to undo", plan.run_id);
+        let text = format!("{} changed no file; nothing to undo", what(&plan));
         print(&args, outcome("nothing", &session, &plan), &text);
         return Ok(ExitCode::SUCCESS);
     }
@@ -97,8 +120,8 @@ pub fn execute(args: UndoArgs) -> anyhow::Result<ExitCode> {
         let mut value = outcome("dry_run", &session, &plan);
         value["files"] = serde_json::to_value(&planned)?;
         let text = format!(
-            "undo of run {} would put back:\n{}",
-            plan.run_id,
+            "undo of {} would put back:\n{}",
+            what(&plan),
             listing(&planned)
         );
         print(&args, value, &text);
@@ -107,18 +130,19 @@ pub fn execute(args: UndoArgs) -> anyhow::Result<ExitCode> {
     let store = BlobStore::new(home.root(), session.as_str());
     let done = undo::apply(&plan, &store).with_context(|| {
         format!(
-            "undo of run {} stopped; files listed before this one were put back",
-            plan.run_id
+            "undo of {} stopped; files listed before this one were put back",
+            what(&plan)
         )
     })?;
     let mut writer = JournalWriter::open(&home, &session)?;
     writer.append(&Record::Undo(UndoRecord {
         run_id: plan.run_id.clone(),
+        writer: plan.writer.as_ref().map(|w| w.context_id.clone()),
         files: done.clone(),
     }))?;
     let mut value = outcome("restored", &session, &plan);
     value["files"] = serde_json::to_value(&done)?;
-    let text = format!("undid run {}:\n{}", plan.run_id, listing(&done));
+    let text = format!("undid {}:\n{}", what(&plan), listing(&done));
     print(&args, value, &text);
     Ok(ExitCode::SUCCESS)
 }
@@ -151,8 +175,8 @@ fn refuse(args: &UndoArgs, session: &SessionId, plan: &UndoPlan, blockers: &Bloc
         lines.push(format!("cannot be undone: {path} ({reason})"));
     }
     eprintln!(
-        "undo of run {} refused — {}; nothing was restored",
-        plan.run_id,
+        "undo of {} refused — {}; nothing was restored",
+        what(plan),
         lines.join("; ")
     );
 }

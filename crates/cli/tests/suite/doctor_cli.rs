@@ -274,3 +274,52 @@ fn without_the_embedded_model_no_role_can_run_and_doctor_says_so() {
     let output = text(&out);
     assert!(output.contains("✓ roles"), "{output}");
 }
+
+/// A run killed with `kill -9` leaves its parallel writers' worktrees under
+/// `.git/braincode-writers/<run>`: doctor lists them (a warning with the fix); a live run's
+/// (its lock held) is not listed.
+#[test]
+fn worktrees_a_killed_run_left_are_listed_and_a_live_runs_are_not() {
+    let (_dir, home, project) = setup();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&project)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    let writers = project.join(".git/braincode-writers");
+    let killed = writers.join("deadbeef/deadbeef-02");
+    std::fs::create_dir_all(&killed).unwrap();
+    std::fs::write(killed.join("form.ts"), "x".repeat(2_000_000)).unwrap();
+    std::fs::write(writers.join("deadbeef/.alive"), "").unwrap();
+    // A run in progress holds its lock.
+    let live = writers.join("cafe0001");
+    std::fs::create_dir_all(live.join("cafe0001-03")).unwrap();
+    let lock = std::fs::File::create(live.join(".alive")).unwrap();
+    lock.try_lock().unwrap();
+
+    let report: Value = serde_json::from_slice(&doctor(&home, &project, true).stdout).unwrap();
+    let check = (report["checks"].as_array().unwrap().iter())
+        .find(|c| c["id"] == "writers")
+        .unwrap_or_else(|| panic!("no writers check: {report:#}"));
+    assert_eq!(check["status"], "warning");
+    let message = check["message"].as_str().unwrap();
+    assert!(
+        message.contains("1 run(s)") && message.contains("1 worktree(s), 2.0 MB"),
+        "{message}"
+    );
+    assert!(message.contains("deadbeef") && !message.contains("cafe0001"));
+    assert!(check["fix"].as_str().unwrap().contains("worktree prune"));
+
+    // Once it is gone, doctor says nothing of writers.
+    std::fs::remove_dir_all(writers.join("deadbeef")).unwrap();
+    let report: Value = serde_json::from_slice(&doctor(&home, &project, true).stdout).unwrap();
+    assert!(
+        !(report["checks"].as_array().unwrap().iter()).any(|c| c["id"] == "writers"),
+        "{report:#}"
+    );
+    drop(lock);
+}

@@ -124,6 +124,27 @@ async fn undo_restores_the_tree_byte_for_byte_once() {
     assert_eq!(project.git(&["status", "--porcelain"]), "");
 }
 
+/// `--writer` on a run that had no parallel writer: a clear error naming what the run had,
+/// and nothing restored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_of_a_writer_the_run_did_not_have_restores_nothing() {
+    let (home, project, session) = edited().await;
+    let root = project.path();
+    let edited_now = project.read("src/token.rs");
+
+    let out = braincode(&home, root, &["undo", "--writer", "frontend"]).await;
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("has no writer \"frontend\"")
+            && out.stderr.contains("none (the run had no parallel writer)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(project.read("src/token.rs"), edited_now);
+    assert!(root.join("src/new.rs").exists());
+    assert!(!journal(&home, &session).iter().any(|r| r["type"] == "undo"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_refuses_when_a_changed_file_was_edited_since() {
     let (home, project, session) = edited().await;

@@ -98,6 +98,10 @@ pub struct UndoneFile {
 pub struct UndoRecord {
     /// The run whose changes were undone.
     pub run_id: String,
+    /// The parallel writer (its task context) whose merge alone was undone; none: the run's
+    /// every change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<String>,
     /// The files put back.
     #[serde(default)]
     pub files: Vec<UndoneFile>,
@@ -141,7 +145,8 @@ pub struct MergedFile {
     /// Project-relative path.
     pub path: String,
     /// What happened to it: `written`, `deleted`, `unchanged`, `conflict`, `changed_in_project`,
-    /// `binary_conflict`.
+    /// `binary_conflict`, `deleted_on_one_side` (renamed or deleted by one writer, edited by
+    /// the other).
     pub status: String,
 }
 

@@ -36,6 +36,26 @@ pub enum UndoError {
         /// The run.
         run_id: String,
     },
+    /// `--writer` matched no parallel writer of the run.
+    #[error("run {run_id} has no writer {query:?}; its writers: {writers}")]
+    NoSuchWriter {
+        /// The run.
+        run_id: String,
+        /// What was asked.
+        query: String,
+        /// Its writers (`role context-id`), or `none`.
+        writers: String,
+    },
+    /// `--writer` named a role that several writers of the run had.
+    #[error("{query:?} names several writers of run {run_id} ({writers}); give the context id")]
+    AmbiguousWriter {
+        /// The run.
+        run_id: String,
+        /// What was asked.
+        query: String,
+        /// The matching writers.
+        writers: String,
+    },
     /// A file could not be put back.
     #[error("{path}: {reason}")]
     File {
@@ -74,11 +94,22 @@ impl UndoFile {
     }
 }
 
-/// What undoing one run means.
+/// A parallel writer of a run, as the undo names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoWriter {
+    /// Its task context (its merge's changes are journaled under `merge-<context>`).
+    pub context_id: String,
+    /// Its role.
+    pub role: braincode_protocol::Role,
+}
+
+/// What undoing one run, or one parallel writer's merge of it, means.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoPlan {
     /// The run.
     pub run_id: String,
+    /// The writer whose merge alone is undone; none: the whole run.
+    pub writer: Option<UndoWriter>,
     /// Its project directory.
     pub root: PathBuf,
     /// The files it changed (ones it left as it found them are not listed).
@@ -118,14 +149,36 @@ pub fn run_ids(entries: &[JournalEntry]) -> Vec<String> {
 }
 
 /// The undo of run `run` (an id or a unique prefix; `None`: the session's last run that
-/// changed a file and is not undone yet, else its last run) from a session's records. Every segment of the run counts (a resumed run's too).
+/// changed a file and is not undone yet, else its last run) from a session's records. Every
+/// segment of the run counts (a resumed run's too). A writer whose merge was undone on its
+/// own is left out.
 pub fn plan(entries: &[JournalEntry], run: Option<&str>) -> Result<UndoPlan, UndoError> {
+    scoped(entries, run, None)
+}
+
+/// The undo of one parallel writer's merge in run `run` (as [`plan`]; `None`: the session's
+/// last run with such a writer whose merge is not undone yet): `writer` is its context id (or
+/// a unique prefix) or its role. Only the files its merge wrote are put back; a file changed
+/// again after the merge (by a later writer or the primary) refuses, as any undo does.
+pub fn plan_writer(
+    entries: &[JournalEntry],
+    run: Option<&str>,
+    writer: &str,
+) -> Result<UndoPlan, UndoError> {
+    scoped(entries, run, Some(writer))
+}
+
+fn scoped(
+    entries: &[JournalEntry],
+    run: Option<&str>,
+    writer: Option<&str>,
+) -> Result<UndoPlan, UndoError> {
     let ids = run_ids(entries);
     if run.is_none() {
         // The session's last run that changed a file and is not undone yet: a later run that
         // only answered a question does not hide the edits before it.
         for id in ids.iter().rev() {
-            if let Ok(plan) = plan(entries, Some(id))
+            if let Ok(plan) = scoped(entries, Some(id), writer)
                 && !plan.files.is_empty()
                 && !plan.already_undone
             {
@@ -165,6 +218,22 @@ pub fn plan(entries: &[JournalEntry], run: Option<&str>) -> Result<UndoPlan, Und
             }
         }
     };
+    let writer = match writer {
+        Some(query) => Some(find_writer(entries, &run_id, query)?),
+        None => None,
+    };
+    let merge_call = |context_id: &str| format!("merge-{context_id}");
+    // Writers undone on their own: their merges are no longer the run's to undo.
+    let undone_writers: Vec<String> = (entries.iter())
+        .filter_map(|entry| match &entry.record {
+            Record::Undo(undo) if undo.run_id == run_id => undo.writer.as_deref().map(merge_call),
+            _ => None,
+        })
+        .collect();
+    let counts = |call: Option<&str>| match &writer {
+        Some(writer) => call == Some(merge_call(&writer.context_id).as_str()),
+        None => call.is_none_or(|call| !undone_writers.iter().any(|undone| undone == call)),
+    };
     let mut root = None;
     let mut files: Vec<UndoFile> = Vec::new();
     let mut already_undone = false;
@@ -180,8 +249,15 @@ pub fn plan(entries: &[JournalEntry], run: Option<&str>) -> Result<UndoPlan, Und
                         .map(|s| PathBuf::from(&s.root));
                 }
             }
-            Record::Undo(undo) if undo.run_id == run_id => already_undone = true,
-            Record::FileChange(change) if in_run => {
+            Record::Undo(undo) if undo.run_id == run_id => {
+                // The whole run's undo covers every writer; a writer's covers itself.
+                already_undone |= match (&undo.writer, &writer) {
+                    (None, _) => true,
+                    (Some(undone), Some(asked)) => *undone == asked.context_id,
+                    (Some(_), None) => false,
+                };
+            }
+            Record::FileChange(change) if in_run && counts(change.tool_call_id.as_deref()) => {
                 match files.iter_mut().find(|f| f.path == change.path) {
                     Some(file) => file.after_hash = change.after_hash.clone(),
                     None => files.push(UndoFile {
@@ -203,10 +279,67 @@ pub fn plan(entries: &[JournalEntry], run: Option<&str>) -> Result<UndoPlan, Und
     files.retain(|f| f.before_hash != f.after_hash || !f.undoable);
     Ok(UndoPlan {
         run_id,
+        writer,
         root,
         files,
         already_undone,
     })
+}
+
+/// The parallel writer of run `run_id` that `query` names: its context id, a unique prefix of
+/// it, or its role when one writer had it.
+fn find_writer(
+    entries: &[JournalEntry],
+    run_id: &str,
+    query: &str,
+) -> Result<UndoWriter, UndoError> {
+    let mut writers: Vec<UndoWriter> = Vec::new();
+    let mut in_run = false;
+    for entry in entries {
+        match &entry.record {
+            Record::RunStart(start) => in_run = start.run_id.as_deref() == Some(run_id),
+            Record::WriterMerge(merge)
+                if in_run && !writers.iter().any(|w| w.context_id == merge.context_id) =>
+            {
+                writers.push(UndoWriter {
+                    context_id: merge.context_id.clone(),
+                    role: merge.role,
+                });
+            }
+            _ => {}
+        }
+    }
+    let named = |found: &[&UndoWriter]| {
+        found
+            .iter()
+            .map(|w| format!("{} {}", w.role, w.context_id))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let exact: Vec<&UndoWriter> = writers.iter().filter(|w| w.context_id == query).collect();
+    let matching: Vec<&UndoWriter> = if exact.is_empty() {
+        (writers.iter())
+            .filter(|w| w.context_id.starts_with(query) || w.role.as_str() == query)
+            .collect()
+    } else {
+        exact
+    };
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(UndoError::NoSuchWriter {
+            run_id: run_id.to_string(),
+            query: query.to_string(),
+            writers: match named(&writers.iter().collect::<Vec<_>>()) {
+                none if none.is_empty() => "none (the run had no parallel writer)".into(),
+                some => some,
+            },
+        }),
+        many => Err(UndoError::AmbiguousWriter {
+            run_id: run_id.to_string(),
+            query: query.to_string(),
+            writers: named(many),
+        }),
+    }
 }
 
 /// What stands in the way of `plan` now: files changed since the run, files it cannot put

@@ -95,13 +95,16 @@ pub(crate) fn plan_merge(
                     "written"
                 }
                 Err(conflict) => {
-                    let binary = conflict.marked.is_empty();
-                    conflicts.push(conflict);
-                    if binary {
+                    let status = if side.ours.is_none() != side.theirs.is_none() {
+                        // Renamed or deleted on one side, edited on the other.
+                        "deleted_on_one_side"
+                    } else if conflict.marked.is_empty() {
                         "binary_conflict"
                     } else {
                         "conflict"
-                    }
+                    };
+                    conflicts.push(conflict);
+                    status
                 }
             }
         };
@@ -305,6 +308,32 @@ mod tests {
         assert_eq!(plan.outcome, MergeOutcome::Conflict);
         let statuses: Vec<&str> = plan.files.iter().map(|f| f.status.as_str()).collect();
         assert_eq!(statuses, ["conflict", "binary_conflict"]);
+    }
+
+    /// One writer renamed `old.rs` to `new.rs` (merged first: `old.rs` is gone, `new.rs` has
+    /// its content); the next writer edited `old.rs`. Its edit has no file to land in: a
+    /// conflict for the primary, never a silently recreated `old.rs` nor a lost edit.
+    #[test]
+    fn a_rename_on_one_side_and_an_edit_on_the_other_is_a_conflict() {
+        let mut expected = HashMap::new();
+        expected.insert("old.rs".to_string(), None);
+        expected.insert("new.rs".to_string(), Some(b"fn f() {}\n".to_vec()));
+        let plan = plan_merge(
+            &[side(
+                "old.rs",
+                Some("fn f() {}\n"),
+                None,
+                Some("fn f() { edited() }\n"),
+            )],
+            &expected,
+        );
+        assert_eq!(plan.outcome, MergeOutcome::Conflict);
+        assert!(plan.actions.is_empty());
+        assert_eq!(plan.files[0].status, "deleted_on_one_side");
+        let conflict = &plan.conflicts[0];
+        assert_eq!(conflict.ours, "");
+        assert!(conflict.theirs.contains("edited()"), "{conflict:?}");
+        assert!(plan.reason.unwrap().contains("old.rs"));
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::ledger::CallOrigin;
 use crate::run::state::RunShared;
 use crate::run::workers::{WorkerRun, upstream_of};
 use merge::{FileAction, FileSides, MergePlan, plan_merge};
-pub use worktree::Worktrees;
+pub use worktree::{LeftoverWriters, Worktrees, leftover_writers};
 
 /// The largest file a merge reads on any side.
 const MAX_MERGE_FILE_BYTES: u64 = 8 * 1024 * 1024;

@@ -410,3 +410,76 @@ async fn without_git_or_with_one_writer_the_run_goes_on_as_before_and_says_why()
         "export const fields = [];\n"
     );
 }
+
+/// `braincode undo --writer`: one writer's merge is taken back alone (the other writer's file
+/// stays), the same writer twice is refused as done, an unknown writer is named with the
+/// run's writers, and the whole run's undo afterwards takes back the rest only.
+#[tokio::test]
+async fn one_writer_is_undone_alone_then_the_rest_of_the_run() {
+    use braincode_runtime::BlobStore;
+    use braincode_runtime::undo::{self, UndoError};
+
+    let repo = form_and_schema_repo();
+    let outcome = run_writers(
+        &repo,
+        writers_script(vec![
+            (Role::Frontend, "web/form.ts", "[]", "['email']"),
+            (
+                Role::Dba,
+                "db/schema.sql",
+                "-- tables",
+                "CREATE TABLE users (email TEXT);",
+            ),
+        ]),
+    )
+    .await;
+    let project = repo.path();
+    assert_eq!(merges(&outcome).len(), 2, "{:?}", outcome.report.warnings);
+    let store = BlobStore::new(
+        outcome.fixtures.home.path(),
+        outcome.report.session_id.as_str(),
+    );
+    let mut entries = outcome.journal.entries().to_vec();
+
+    // By role: the frontend writer's file goes back to the commit; the dba's stays merged.
+    let plan = undo::plan_writer(&entries, None, "frontend").unwrap();
+    let writer = plan.writer.clone().unwrap();
+    assert_eq!(writer.role, Role::Frontend);
+    let paths: Vec<&str> = plan.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["web/form.ts"]);
+    assert!(undo::check(&plan).is_empty(), "{:?}", undo::check(&plan));
+    let done = undo::apply(&plan, &store).unwrap();
+    assert_eq!(read(project, "web/form.ts"), "export const fields = [];\n");
+    assert_eq!(
+        read(project, "db/schema.sql"),
+        "CREATE TABLE users (email TEXT);\n"
+    );
+    // What `braincode undo` journals.
+    entries.push(braincode_protocol::JournalEntry::new(
+        0,
+        braincode_protocol::Record::Undo(braincode_protocol::UndoRecord {
+            run_id: plan.run_id.clone(),
+            writer: Some(writer.context_id.clone()),
+            files: done,
+        }),
+    ));
+
+    // The same writer again, by its context id: already undone.
+    let again = undo::plan_writer(&entries, Some(&plan.run_id), &writer.context_id).unwrap();
+    assert!(again.already_undone);
+    // A writer the run did not have: the error names the ones it had.
+    let err = undo::plan_writer(&entries, Some(&plan.run_id), "security").unwrap_err();
+    assert!(
+        matches!(&err, UndoError::NoSuchWriter { writers, .. } if writers.contains("dba") && writers.contains("frontend")),
+        "{err}"
+    );
+
+    // The whole run now: only what is left (the dba's merge), not the undone writer's file.
+    let rest = undo::plan(&entries, None).unwrap();
+    assert!(!rest.already_undone);
+    let paths: Vec<&str> = rest.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["db/schema.sql"]);
+    assert!(undo::check(&rest).is_empty(), "{:?}", undo::check(&rest));
+    undo::apply(&rest, &store).unwrap();
+    assert_eq!(read(project, "db/schema.sql"), "-- tables\n");
+}

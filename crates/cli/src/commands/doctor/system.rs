@@ -102,4 +102,30 @@ pub(super) fn check_git(project: &Path, checks: &mut Checks) {
             format!("git init {}", project.display()),
         ),
     }
+    check_leftover_writers(project, checks);
+}
+
+/// Parallel writers' worktrees that a run killed before its cleanup left in the project.
+fn check_leftover_writers(project: &Path, checks: &mut Checks) {
+    let left = braincode_runtime::leftover_writers(project);
+    if left.is_empty() {
+        return;
+    }
+    let worktrees: usize = left.iter().map(|l| l.worktrees).sum();
+    let bytes: u64 = left.iter().map(|l| l.bytes).sum();
+    let dirs: Vec<String> = left.iter().map(|l| l.dir.display().to_string()).collect();
+    checks.warn(
+        "writers",
+        format!(
+            "{} run(s) stopped before removing their parallel writers' worktrees ({worktrees} worktree(s), {:.1} MB): {}",
+            left.len(),
+            bytes as f64 / 1e6,
+            dirs.join(", ")
+        ),
+        format!(
+            "the next run with parallel writers removes them; or now: rm -rf {} && git -C {} worktree prune",
+            dirs.join(" "),
+            project.display()
+        ),
+    );
 }

@@ -202,7 +202,12 @@ pub fn format_report(report: &FinalReport) -> String {
             let _ = writeln!(out, "{:<9} {file}", "");
         }
         for merge in &report.merges {
-            let mut text = format!("{} writer {}", merge.role, merge.outcome.as_str());
+            let mut text = format!(
+                "{} writer ({}) {}",
+                merge.role,
+                merge.context_id,
+                merge.outcome.as_str()
+            );
             if let Some(reason) = &merge.reason {
                 let _ = write!(text, ": {reason}");
             }
@@ -368,9 +373,9 @@ mod tests {
         }))
         .unwrap();
         let text = format_report(&report);
-        assert!(text.contains("frontend writer clean\n"), "{text}");
+        assert!(text.contains("frontend writer (t-1) clean\n"), "{text}");
         assert!(
-            text.contains("dba writer conflict: db.sql changed on both sides in the same place (its patch: /h/writers/r/t-2.patch)"),
+            text.contains("dba writer (t-2) conflict: db.sql changed on both sides in the same place (its patch: /h/writers/r/t-2.patch)"),
             "{text}"
         );
     }
