@@ -416,7 +416,8 @@ pub async fn set_up(
         bridge: std::env::current_exe()
             .map_err(|err| format!("cannot find the braincode binary for the bridge: {err}"))?,
     };
-    let sandbox = crate::run::fetch_sandbox(home, root, settings, route, &writable)?;
+    let sandbox = crate::run::fetch_sandbox(home, root, settings, route, &writable)
+        .map_err(|err| err.to_string())?;
     for step in pending {
         let started = Instant::now();
         let command = sandbox.command(

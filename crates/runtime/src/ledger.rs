@@ -50,12 +50,29 @@ pub struct CallOrigin<'a> {
     pub agent_session_id: Option<&'a str>,
 }
 
+/// What the ledger knows of the tree a run started from, when it reconciles: a file dirty then
+/// has no known before state.
+#[derive(Debug, Clone, Copy)]
+pub enum TreeAtStart<'a> {
+    /// The baseline taken when the run started.
+    Baseline(&'a PatchBaseline),
+    /// None was taken (a replay, or outside git): no file's before state is known.
+    Unknown,
+}
+
+impl TreeAtStart<'_> {
+    fn is_dirty(self, path: &str) -> bool {
+        match self {
+            TreeAtStart::Baseline(baseline) => baseline.is_dirty(path),
+            TreeAtStart::Unknown => true,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct LedgerState {
     /// Every path the run changed, with its latest after hash.
     latest: BTreeMap<String, Option<String>>,
-    /// The dirty tree the run started from.
-    baseline: Option<PatchBaseline>,
     /// Reconciliations made (a replay serves the n-th one's records).
     reconciles: usize,
 }
@@ -100,12 +117,6 @@ impl PatchLedger {
             Ok(state) => state,
             Err(poisoned) => poisoned.into_inner(),
         }
-    }
-
-    /// Tells the ledger the dirty tree the run started from (files dirty then have no known
-    /// before state for [`PatchLedger::reconcile`]).
-    pub fn set_baseline(&self, baseline: PatchBaseline) {
-        self.state().baseline = Some(baseline);
     }
 
     /// The project-relative paths a call of `tool_name` writes, as the permission policy
@@ -246,7 +257,12 @@ impl PatchLedger {
     /// undone. A file the ledger knows that changed again since its last record gets a new
     /// record. Call it after each `patch_summary` record; a replay serves the journaled
     /// records of the same call back.
-    pub async fn reconcile(&self, summary: &PatchSummary, root: &Path) -> Vec<FileChange> {
+    pub async fn reconcile(
+        &self,
+        summary: &PatchSummary,
+        root: &Path,
+        start: TreeAtStart<'_>,
+    ) -> Vec<FileChange> {
         let call = {
             let mut state = self.state();
             state.reconciles += 1;
@@ -260,10 +276,7 @@ impl PatchLedger {
             }
             return served;
         }
-        let (latest, baseline) = {
-            let state = self.state();
-            (state.latest.clone(), state.baseline.clone())
-        };
+        let latest = self.state().latest.clone();
         let mut paths: Vec<String> = summary
             .changed_files
             .iter()
@@ -296,7 +309,7 @@ impl PatchLedger {
                         .insert(path.clone(), change.after_hash.clone());
                     change
                 }
-                None if baseline.as_ref().is_none_or(|b| b.is_dirty(&path)) => {
+                None if start.is_dirty(&path) => {
                     let change = FileChange {
                         path: path.clone(),
                         after_hash: after.hash().map(str::to_string),

@@ -16,9 +16,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::PermissionMode;
+use crate::config::{LoadOptions, RunConfig};
 use crate::fold::RunState;
 use crate::models::ClientOverride;
-use crate::run::{JournalTarget, RoutingChoice, RunRequest, RunServices, run};
+use crate::run::{JournalTarget, RoutingChoice, RunRequest, RunServices, StartError, run_loaded};
 use crate::sink::MemoryJournal;
 use crate::tape::{Tape, TapeMode, comparable};
 
@@ -270,19 +271,6 @@ impl JournaledRun {
         Tape::from_entries(mode, &self.run_id, &self.session_entries, target)
     }
 
-    /// Whether an earlier run of the session came before this one (it then continued them).
-    pub fn continues_earlier_runs(&self) -> bool {
-        self.session_entries
-            .iter()
-            .filter_map(|e| match &e.record {
-                Record::RunStart(start) => Some(start),
-                _ => None,
-            })
-            .take_while(|start| start.run_id.as_deref() != Some(self.run_id.as_str()))
-            .next()
-            .is_some()
-    }
-
     /// Checks that this run can be resumed: it did not answer (no terminal record, or it was
     /// cancelled).
     pub fn check_resumable(&self, session: &SessionId) -> Result<(), ReplayError> {
@@ -371,9 +359,13 @@ pub async fn replay(
     services.tape = Some(Arc::new(journaled.tape(TapeMode::Replay)));
     services.client_override = Some(Arc::new(ReplayClients));
     services.approver = None;
-    services.continues = Some(journaled.continues_earlier_runs());
-    services.start_refused = journaled.refused_start();
-    let report = Box::pin(run(journaled.request.clone(), services)).await;
+    // A run that could not start fails the same way again, whatever the home holds now.
+    let loaded = match journaled.refused_start() {
+        Some(reason) => Err(StartError::Refused(reason)),
+        None => RunConfig::load(&services.home, &LoadOptions::from(&journaled.request))
+            .map_err(StartError::from),
+    };
+    let report = Box::pin(run_loaded(journaled.request.clone(), services, loaded)).await;
     let replayed = memory.entries();
     Ok(ReplayOutcome {
         report,

@@ -299,7 +299,6 @@ async fn reconcile_records_what_commands_changed() {
     let root = scene.root();
     std::fs::write(root.join("run.sh"), "dirty before\n").unwrap();
     let baseline = PatchBaseline::capture(&root).await.unwrap();
-    scene.ledger.set_baseline(baseline.clone());
     scene
         .call(
             &EditFile::default(),
@@ -314,7 +313,10 @@ async fn reconcile_records_what_commands_changed() {
     git(&root, &["mv", "-k", "made.txt", "made2.txt"]);
     std::fs::write(root.join("made2.txt"), "made\n").unwrap();
     let summary = baseline.summarize(&root).await.unwrap();
-    let changes = scene.ledger.reconcile(&summary, &root).await;
+    let changes = scene
+        .ledger
+        .reconcile(&summary, &root, TreeAtStart::Baseline(&baseline))
+        .await;
     let by_path = |path: &str| changes.iter().find(|c| c.path == path);
     let again = by_path("a.txt").unwrap();
     assert!(again.tool_call_id.is_none() && again.undoable);
@@ -323,7 +325,13 @@ async fn reconcile_records_what_commands_changed() {
     let made = by_path("made2.txt").unwrap();
     assert_eq!(made.before_hash, None);
     assert!(made.undoable);
-    assert!(scene.ledger.reconcile(&summary, &root).await.is_empty());
+    assert!(
+        scene
+            .ledger
+            .reconcile(&summary, &root, TreeAtStart::Baseline(&baseline))
+            .await
+            .is_empty()
+    );
 
     let plan = undo::plan(&scene.entries(), None).unwrap();
     assert_eq!(undo::check(&plan).not_undoable.len(), 1);
@@ -339,11 +347,13 @@ async fn a_committed_file_a_command_changed_is_restored_from_git() {
     let scene = scene(None);
     let root = scene.root();
     let baseline = PatchBaseline::capture(&root).await.unwrap();
-    scene.ledger.set_baseline(baseline.clone());
     std::fs::write(root.join("a.txt"), "shell\n").unwrap();
     git(&root, &["add", "a.txt"]);
     let summary = baseline.summarize(&root).await.unwrap();
-    let changes = scene.ledger.reconcile(&summary, &root).await;
+    let changes = scene
+        .ledger
+        .reconcile(&summary, &root, TreeAtStart::Baseline(&baseline))
+        .await;
     assert_eq!(changes.len(), 1);
     assert!(changes[0].diff.as_deref().unwrap().contains("+shell"));
     scene.undo();
@@ -385,13 +395,21 @@ async fn a_replay_writes_no_blobs_and_serves_reconciled_records() {
     let arguments = json!({"path": "a.txt", "content": "x"});
     assert!(scene.ledger.before("edit_file", &arguments).is_none());
     let served = (scene.ledger)
-        .reconcile(&PatchSummary::default(), &scene.root())
+        .reconcile(
+            &PatchSummary::default(),
+            &scene.root(),
+            TreeAtStart::Unknown,
+        )
         .await;
     assert_eq!(served, [reconciled]);
     assert!(
         scene
             .ledger
-            .reconcile(&PatchSummary::default(), &scene.root())
+            .reconcile(
+                &PatchSummary::default(),
+                &scene.root(),
+                TreeAtStart::Unknown
+            )
             .await
             .is_empty()
     );

@@ -12,6 +12,7 @@ use braincode_protocol::{
 };
 
 use crate::agent::{AgentError, ToolStats};
+use crate::config::ConfigError;
 use crate::fold::{CANCELLED_SUMMARY, LiveState};
 use crate::report::{StatusInputs, final_status};
 use crate::sink::RunSink;
@@ -23,15 +24,27 @@ pub(crate) const JOURNALED_PROMPT_BYTES: usize = MAX_RECORD_BYTES / 4;
 /// journal line. The whole answer is still printed.
 pub(crate) const JOURNALED_ANSWER_BYTES: usize = MAX_RECORD_BYTES / 2;
 
+/// Why a run could not start: journaled as its error, after its `run_start`.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Its configuration did not load (the file and line are in the message).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Its caller found it cannot run: the embedded model it needs is missing and could not
+    /// be fetched; or a replayed run that could not start when it first ran.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// Why a run ended without an answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// Ctrl-C, Esc, a signal or an HTTP cancel.
     #[error("the run was cancelled")]
     Cancelled,
-    /// The configuration could not be loaded.
-    #[error("{0}")]
-    Config(String),
+    /// The run could not start.
+    #[error(transparent)]
+    Start(#[from] StartError),
     /// A hook blocked the run.
     #[error("the {event} hook blocked this run: {reason}")]
     HookBlocked {
@@ -68,7 +81,7 @@ impl RunError {
         match self {
             RunError::Cancelled => FinalStatus::Aborted,
             RunError::HookBlocked { .. } => FinalStatus::Blocked,
-            RunError::Config(_)
+            RunError::Start(_)
             | RunError::Planning(_)
             | RunError::NoPrimary
             | RunError::Primary(_)
@@ -539,17 +552,18 @@ mod tests {
             let journal = MemoryJournal::default();
             let sink = sink_with(&live, &journal);
             start(&sink);
+            let shown = format!("{error:?}");
             let report = finish(
                 &sink,
                 &live,
-                Err(error.clone()),
+                Err(error),
                 &ToolStats::default(),
                 Instant::now(),
                 "task",
                 Some("SIGTERM received"),
                 HandoffPlan::Extend(String::new()),
             );
-            assert_eq!(report.status, status, "{error:?}");
+            assert_eq!(report.status, status, "{shown}");
             let entries = journal.entries();
             assert!(matches!(
                 entries.last().map(|e| &e.record),
@@ -559,7 +573,7 @@ mod tests {
             for entry in &entries {
                 from_file.apply(entry);
             }
-            assert_eq!(from_file.report(), report, "{error:?}");
+            assert_eq!(from_file.report(), report, "{shown}");
         }
     }
 }

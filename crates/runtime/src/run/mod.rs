@@ -19,7 +19,7 @@ pub mod checks;
 pub use budget::{BUDGET_REACHED, BUDGET_STOP_SUFFIX, RunBudget};
 pub use checks::CHECK_TOOL;
 pub(crate) use setup::writer_sandbox;
-pub use setup::{fetch_sandbox, project_sandbox};
+pub use setup::{NoSandbox, fetch_sandbox, project_sandbox};
 mod dispatch;
 pub(crate) mod fallback;
 mod finish;
@@ -57,7 +57,7 @@ use crate::fold::LiveState;
 use crate::models::ClientOverride;
 use crate::sink::{EventSubscriber, JournalAppend, MemoryJournal, RunSink};
 use crate::tape::Tape;
-pub use finish::RunError;
+pub use finish::{RunError, StartError};
 
 use opening::{History, JournalFile, new_run_id, opening_record};
 use pipeline::pipeline;
@@ -126,17 +126,9 @@ pub struct RunServices {
     /// Journaled results to serve instead of calling (replay, resume); the run takes the
     /// tape's run id.
     pub tape: Option<Arc<Tape>>,
-    /// Whether the run continues earlier runs of its session, when known better than from
-    /// the journal as it is now (a replay or a resume runs again a run that was, or was not,
-    /// a continuation when it first ran).
-    pub continues: Option<bool>,
     /// MCP servers shared by the runs of an interactive session (none: each run starts and
     /// stops its own).
     pub mcp_hubs: Option<Arc<crate::mcp::McpHubCache>>,
-    /// Why the run cannot start, found by the caller before it (the embedded model it needs
-    /// is missing and could not be fetched): the run is journaled — its `run_start`, then a
-    /// failed `run_error` with this reason — like a run whose configuration cannot be loaded.
-    pub start_refused: Option<String>,
 }
 
 impl RunServices {
@@ -152,9 +144,7 @@ impl RunServices {
             client_options: ClientOptions::default(),
             journal: JournalTarget::Session,
             tape: None,
-            continues: None,
             mcp_hubs: None,
-            start_refused: None,
         }
     }
 }
@@ -162,16 +152,22 @@ impl RunServices {
 /// Runs one prompt to its one final answer, with the configuration loaded for it.
 pub async fn run(request: RunRequest, services: RunServices) -> FinalReport {
     let loaded = RunConfig::load(&services.home, &LoadOptions::from(&request));
-    Box::pin(run_loaded(request, services, loaded)).await
+    Box::pin(run_loaded(
+        request,
+        services,
+        loaded.map_err(StartError::from),
+    ))
+    .await
 }
 
 /// Runs one prompt with the configuration its caller loaded (`braincode run` loads it once,
-/// and reads the brain it says and the models it needs from the same load). A configuration
-/// that did not load is journaled as the run's error, after its `run_start`.
+/// and reads the brain it says and the models it needs from the same load). A run that
+/// cannot start (its configuration did not load, or its caller found the embedded model it
+/// needs missing) is journaled: its `run_start`, then a failed `run_error` saying why.
 pub async fn run_loaded(
     mut request: RunRequest,
     services: RunServices,
-    loaded: Result<RunConfig, ConfigError>,
+    loaded: Result<RunConfig, StartError>,
 ) -> FinalReport {
     let started = Instant::now();
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
@@ -180,7 +176,12 @@ pub async fn run_loaded(
         .tape
         .as_deref()
         .map_or_else(new_run_id, |tape| tape.run_id().to_string());
-    let mut history = History::probe(&services.home, &request, &session_id, services.continues);
+    let mut history = History::probe(
+        &services.home,
+        &request,
+        &session_id,
+        services.tape.as_deref(),
+    );
     // The run's end extends the session's handoff; a replay says what the run said.
     let handoff = match services.tape.as_deref().filter(|tape| tape.is_strict()) {
         Some(tape) => finish::HandoffPlan::Replayed(tape.run_end_handoff()),
@@ -218,10 +219,6 @@ pub async fn run_loaded(
     let live = Arc::new(LiveState::new(session_id.to_string()));
     let mut subscribers: Vec<Arc<dyn EventSubscriber>> = vec![live.clone()];
     subscribers.extend(services.subscribers.iter().cloned());
-    let loaded = match &services.start_refused {
-        Some(reason) => Err(reason.clone()),
-        None => loaded.map_err(|err| err.to_string()),
-    };
     // The run's limits: the request's (a replay or resume has the run's own, from its
     // `run_start`, so a run that stopped at its budget stops at the same record again) within
     // the brain's, priced with the catalogue's models.
@@ -244,7 +241,7 @@ pub async fn run_loaded(
 
     // The base is built before the first record, so that record can say what project support
     // was found; it is quick and never waits on a model, a hook or the network.
-    let setup = loaded.and_then(|loaded| {
+    let setup = loaded.map(|loaded| {
         build_base(
             &request,
             &services,
@@ -282,7 +279,7 @@ pub async fn run_loaded(
     }
 
     let outcome = match setup {
-        Err(message) => Err(RunError::Config(message)),
+        Err(why) => Err(RunError::Start(why)),
         Ok(shared) => {
             // Boxed: the pipeline's state is large, and the caller's future stays small.
             let pipeline = Box::pin(pipeline(&request, &services, &sink, shared, history));
@@ -323,10 +320,26 @@ pub async fn run_loaded(
     )
 }
 
+/// Why a plan could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The configuration did not load.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The router was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// The request cannot be routed (an image no routed model can see).
+    #[error("{0}")]
+    Routing(String),
+}
+
 /// Plans without running anything (`braincode run --dry-run`): no journal, no tools.
-pub async fn plan_only(request: RunRequest, services: RunServices) -> Result<RuntimePlan, String> {
-    let loaded = RunConfig::load(&services.home, &LoadOptions::from(&request))
-        .map_err(|err| err.to_string())?;
+pub async fn plan_only(
+    request: RunRequest,
+    services: RunServices,
+) -> Result<RuntimePlan, PlanError> {
+    let loaded = RunConfig::load(&services.home, &LoadOptions::from(&request))?;
     Box::pin(plan_loaded(request, services, loaded)).await
 }
 
@@ -335,7 +348,7 @@ pub async fn plan_loaded(
     request: RunRequest,
     services: RunServices,
     loaded: RunConfig,
-) -> Result<RuntimePlan, String> {
+) -> Result<RuntimePlan, PlanError> {
     let session_id = request.session_id.clone().unwrap_or_else(new_session_id);
     let sink = RunSink::new(session_id.to_string(), None, services.subscribers.clone());
     let run_id = new_run_id();
@@ -350,15 +363,15 @@ pub async fn plan_loaded(
         },
         loaded,
         Arc::new(ToolStats::default()),
-    )?;
+    );
     let shared = state::RunShared::new(base, state::PreparedRequest::plain(&request.prompt));
     let mut new_id = || shared.ids.next();
     plan::make_plan(&shared, request.routing, &mut new_id)
         .await
         .map(|planned| planned.plan)
         .map_err(|failure| match failure {
-            plan::PlanFailure::Cancelled => "cancelled".to_string(),
-            plan::PlanFailure::ImageRouting(message) => message,
+            plan::PlanFailure::Cancelled => PlanError::Cancelled,
+            plan::PlanFailure::ImageRouting(message) => PlanError::Routing(message),
         })
 }
 

@@ -67,10 +67,13 @@ impl History {
         home: &Home,
         request: &RunRequest,
         session_id: &SessionId,
-        known: Option<bool>,
+        tape: Option<&Tape>,
     ) -> History {
-        let continuing = known
-            .unwrap_or_else(|| request.session_id.is_some() && session_has_runs(home, session_id));
+        // A replay or a resume knows from the journal whether the run continued others.
+        let continuing = tape.map_or_else(
+            || request.session_id.is_some() && session_has_runs(home, session_id),
+            Tape::continues,
+        );
         let block = if continuing && !request.prompt.contains(&format!("@@{session_id}")) {
             continuity_block(home, session_id)
         } else {

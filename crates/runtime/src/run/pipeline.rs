@@ -352,13 +352,8 @@ async fn plan_stage(
         warn_without_git_sandbox(shared);
         baseline = PatchBaseline::capture(&request.project_root).await;
     }
-    if let Some(baseline) = &baseline {
-        if let Some(record) = baseline.to_record() {
-            sink.record(Record::PatchBaseline(record));
-        }
-        if let Some(ledger) = &shared.ledger {
-            ledger.set_baseline(baseline.clone());
-        }
+    if let Some(record) = baseline.as_ref().and_then(PatchBaseline::to_record) {
+        sink.record(Record::PatchBaseline(record));
     }
     let baseline = baseline.filter(|_| !replaying);
     let plan::Planned { plan, router_model } = plan.map_err(|f| match f {

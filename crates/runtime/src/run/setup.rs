@@ -38,7 +38,7 @@ pub(crate) fn build_base(
     identity: RunIdentity<'_>,
     loaded: Loaded,
     stats: Arc<ToolStats>,
-) -> Result<RunBase, String> {
+) -> RunBase {
     let session_id = identity.session_id;
     let policy = loaded.permissions;
     let project_root = request.project_root.clone();
@@ -96,7 +96,7 @@ pub(crate) fn build_base(
             },
         )
     } else {
-        Err("not set up: this run starts no command".to_string())
+        Err(NoSandbox::NotNeeded)
     };
     // A replay runs no command: nothing can change the project under it.
     let protected = sandbox.as_ref().ok().filter(|_| !replaying).map(|sandbox| {
@@ -150,7 +150,7 @@ pub(crate) fn build_base(
         sandbox: sandbox.as_ref().ok().cloned(),
         protected: protected.clone(),
     };
-    Ok(RunBase {
+    RunBase {
         sink: sink.clone(),
         cancel: services.cancel.clone(),
         project_root,
@@ -227,7 +227,7 @@ pub(crate) fn build_base(
         mcp,
         protected,
         _net_proxy: net_proxy,
-    })
+    }
 }
 
 /// The OS sandbox a project's commands run in when a person runs them (`braincode checks
@@ -236,7 +236,7 @@ pub fn project_sandbox(
     home: &Home,
     project_root: &std::path::Path,
     settings: &braincode_config::Settings,
-) -> Result<Arc<Sandbox>, String> {
+) -> Result<Arc<Sandbox>, NoSandbox> {
     make_sandbox(
         home,
         project_root,
@@ -257,7 +257,7 @@ pub(crate) fn writer_sandbox(
     worktree: &std::path::Path,
     settings: &braincode_config::Settings,
     permission: PermissionMode,
-) -> Result<Arc<Sandbox>, String> {
+) -> Result<Arc<Sandbox>, NoSandbox> {
     make_sandbox(
         home,
         worktree,
@@ -314,7 +314,7 @@ pub fn fetch_sandbox(
     settings: &braincode_config::Settings,
     route: NetRoute,
     writable: &[std::path::PathBuf],
-) -> Result<Arc<Sandbox>, String> {
+) -> Result<Arc<Sandbox>, NoSandbox> {
     let mut sandbox = settings.sandbox.clone();
     sandbox
         .writable_paths
@@ -344,12 +344,44 @@ struct SandboxRequest<'a> {
     route: Option<NetRoute>,
 }
 
+/// Why a run's commands have no OS sandbox.
+#[derive(Debug, thiserror::Error)]
+pub enum NoSandbox {
+    /// The run starts no command, so none was set up.
+    #[error("not set up: this run starts no command")]
+    NotNeeded,
+    /// A `sandbox.*` path in settings.json is neither absolute nor `~/…`.
+    #[error("settings.json sandbox.{field} entry {raw:?} must be absolute or start with ~/")]
+    RelativePath {
+        /// The setting (`writablePaths`, `allowUnixSockets`).
+        field: &'static str,
+        /// The entry as written.
+        raw: String,
+    },
+    /// The OS has no sandbox this user can use.
+    #[error(transparent)]
+    Os(#[from] braincode_sandbox::SandboxError),
+    /// The network allowlist needs a sandbox this machine does not have.
+    #[error("{0}")]
+    Route(String),
+    /// The sandbox has gaps and commands would run unattended.
+    #[error(
+        "the {kind} sandbox is partial here ({gaps}); commands would run with those gaps, so they need a person's approval. Install bubblewrap (`apt install bubblewrap`) where user namespaces work, or accept the gaps with \"sandbox\": {{\"allowPartial\": true}} in settings.json"
+    )]
+    Partial {
+        /// The sandbox's kind.
+        kind: braincode_sandbox::SandboxKind,
+        /// What it does not enforce, joined.
+        gaps: String,
+    },
+}
+
 /// A settings path: absolute, or `~/…` under the user's home.
 fn settings_path(
     raw: &str,
     user_home: Option<&std::path::Path>,
-    field: &str,
-) -> Result<std::path::PathBuf, String> {
+    field: &'static str,
+) -> Result<std::path::PathBuf, NoSandbox> {
     let path = match (raw.strip_prefix("~/"), user_home) {
         (Some(rest), Some(home_dir)) => home_dir.join(rest),
         _ => std::path::PathBuf::from(raw),
@@ -357,9 +389,10 @@ fn settings_path(
     if path.is_absolute() {
         Ok(path)
     } else {
-        Err(format!(
-            "settings.json sandbox.{field} entry {raw:?} must be absolute or start with ~/"
-        ))
+        Err(NoSandbox::RelativePath {
+            field,
+            raw: raw.to_string(),
+        })
     }
 }
 
@@ -368,7 +401,7 @@ fn make_sandbox(
     home: &Home,
     project_root: &std::path::Path,
     request: &SandboxRequest<'_>,
-) -> Result<Arc<Sandbox>, String> {
+) -> Result<Arc<Sandbox>, NoSandbox> {
     let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let mut policy = SandboxPolicy::for_project(project_root, user_home.as_deref(), home.root());
     policy.network = request.allow_network;
@@ -388,16 +421,15 @@ fn make_sandbox(
     if let Some(route) = &request.route {
         policy.allow_unix_sockets.push(route.socket.clone());
     }
-    let mut sandbox = Sandbox::new(policy).map_err(|err| err.to_string())?;
+    let mut sandbox = Sandbox::new(policy)?;
     if let Some(route) = request.route.clone() {
-        sandbox = sandbox.with_route(route)?;
+        sandbox = sandbox.with_route(route).map_err(NoSandbox::Route)?;
     }
     if request.unattended && !sandbox.gaps().is_empty() && !request.settings.allow_partial {
-        return Err(format!(
-            "the {} sandbox is partial here ({}); commands would run with those gaps, so they need a person's approval. Install bubblewrap (`apt install bubblewrap`) where user namespaces work, or accept the gaps with \"sandbox\": {{\"allowPartial\": true}} in settings.json",
-            sandbox.kind(),
-            sandbox.gaps().join("; ")
-        ));
+        return Err(NoSandbox::Partial {
+            kind: sandbox.kind(),
+            gaps: sandbox.gaps().join("; "),
+        });
     }
     Ok(Arc::new(sandbox))
 }

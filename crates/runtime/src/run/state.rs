@@ -58,7 +58,7 @@ pub(crate) struct RunBase {
     pub support_refs: Vec<ContextRef>,
     pub support_summary: ProjectSupportSummary,
     /// The OS sandbox commands run in, or why none could be set up.
-    pub sandbox: Result<Arc<braincode_sandbox::Sandbox>, String>,
+    pub sandbox: Result<Arc<braincode_sandbox::Sandbox>, super::setup::NoSandbox>,
     /// The fold of this run's records so far (the report's only state).
     pub live: Arc<LiveState>,
     /// The run's context ids.

@@ -60,7 +60,7 @@ pub(crate) async fn verify_stage(
     loop {
         // Before git reads the project for the patch and the review diff.
         shared.check_protected("the agents' work").await?;
-        let patch = patch_summary(shared, baseline.as_ref(), iteration).await;
+        let patch = patch_summary(shared, &verify, baseline.as_ref(), iteration).await;
         let checks = match &patch {
             Some(patch) if patch.has_patch_activity => {
                 Some(run_checks(shared, patch, iteration, baseline.as_mut()).await?)
@@ -120,6 +120,7 @@ pub(crate) async fn verify_stage(
 /// The patch of the run so far (journaled), or the journal's in a replay; `None` outside git.
 async fn patch_summary(
     shared: &RunShared,
+    verify: &Verify<'_>,
     baseline: Option<&PatchBaseline>,
     iteration: u32,
 ) -> Option<PatchSummary> {
@@ -135,9 +136,14 @@ async fn patch_summary(
             patch: patch.clone(),
             attempt: None,
         }));
-        // What commands changed (not seen by the edit tools) joins the ledger, for undo.
+        // What commands changed (not seen by the edit tools) joins the ledger, for undo; a
+        // file is known from git's last commit unless it was dirty when the run started.
         if let Some(ledger) = &shared.ledger {
-            ledger.reconcile(patch, &shared.project_root).await;
+            let start = verify.baseline.map_or(
+                crate::ledger::TreeAtStart::Unknown,
+                crate::ledger::TreeAtStart::Baseline,
+            );
+            ledger.reconcile(patch, &shared.project_root, start).await;
         }
     }
     patch

@@ -84,6 +84,7 @@ pub struct TapeUse {
 pub struct Tape {
     mode: TapeMode,
     run_id: String,
+    continues: bool,
     replies: HashMap<(String, u32), (ModelReply, bool)>,
     tools: HashMap<(String, String), TapedTool>,
     hooks: Mutex<HookQueues>,
@@ -149,7 +150,16 @@ impl Tape {
             hook_results: AtomicU64::new(0),
             stop: None,
             repo_facts: None,
+            continues: false,
         };
+        // The session's first run is this one, or this run continued it.
+        tape.continues = entries
+            .iter()
+            .find_map(|entry| match &entry.record {
+                Record::RunStart(start) => Some(start.run_id.as_deref() != Some(run_id)),
+                _ => None,
+            })
+            .unwrap_or(false);
         let mut hooks = HookQueues::new();
         let mut own_items = HashSet::new();
         let mut stop = None;
@@ -338,6 +348,13 @@ impl Tape {
     /// The run whose records this tape serves.
     pub fn run_id(&self) -> &str {
         &self.run_id
+    }
+
+    /// Whether an earlier run of the session came before this one (it then continued them):
+    /// a replay or a resume runs again a run that was, or was not, a continuation when it
+    /// first ran, whatever the journal holds now.
+    pub fn continues(&self) -> bool {
+        self.continues
     }
 
     /// Whether a missing entry is a divergence (replay) rather than a call to make (resume).

@@ -81,7 +81,7 @@ async fn preview(
     };
     let plan = plan_only(request, RunServices::new(state.home.clone()))
         .await
-        .map_err(ApiError::invalid)?;
+        .map_err(|err| ApiError::invalid(err.to_string()))?;
     Ok(api::ok(json!({
         "html": render(&plan).into_string(),
         "plan": plan,

@@ -368,7 +368,7 @@ async fn router(
             passed: false,
             checks: Vec::new(),
             micros: started.elapsed().as_micros(),
-            error: Some(error),
+            error: Some(error.to_string()),
         },
     }
 }

@@ -21,7 +21,7 @@ use braincode_protocol::{FinalStatus, Mode, SessionId};
 use braincode_runtime::JournaledRun;
 use braincode_runtime::TapeMode;
 use braincode_runtime::{
-    ConfigError, LoadOptions, PermissionMode, RoutingChoice, RunConfig, RunRequest, RunServices,
+    LoadOptions, PermissionMode, RoutingChoice, RunConfig, RunRequest, RunServices, StartError,
     plan_loaded, run_loaded,
 };
 
@@ -310,19 +310,15 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // session, with the reason), and its report says what is missing and how to get it.
     // A configuration that does not load is the run's own error (journaled, with the file and
     // line); nothing to fetch for it.
-    let start_refused = match &loaded {
-        Ok(config) if !args.heuristic => local::ensure_local_models(&home, config).err(),
-        _ => None,
-    };
-    run_to_exit(
-        runtime,
-        request,
-        home,
-        &args,
-        Resumed::No,
-        loaded,
-        start_refused,
-    )
+    let loaded = loaded.map_err(StartError::from).and_then(|config| {
+        if args.heuristic {
+            return Ok(config);
+        }
+        local::ensure_local_models(&home, &config)
+            .map(|()| config)
+            .map_err(StartError::Refused)
+    });
+    run_to_exit(runtime, request, home, &args, Resumed::No, loaded)
 }
 
 /// `run --resume`: the interrupted last run of a session, again, reusing what it finished.
@@ -377,8 +373,7 @@ fn resume(home: &Home, prefix: &str, args: &RunArgs) -> anyhow::Result<ExitCode>
         home.clone(),
         args,
         Resumed::Run(Box::new(journaled)),
-        loaded,
-        None,
+        loaded.map_err(StartError::from),
     )
 }
 
@@ -397,11 +392,10 @@ fn run_to_exit(
     home: Home,
     args: &RunArgs,
     resumed: Resumed,
-    loaded: Result<RunConfig, ConfigError>,
-    start_refused: Option<String>,
+    loaded: Result<RunConfig, StartError>,
 ) -> anyhow::Result<ExitCode> {
     let result = runtime.block_on(async {
-        let result = real_run(request, home, args, resumed, loaded, start_refused).await;
+        let result = real_run(request, home, args, resumed, loaded).await;
         // The report is out: wait until nothing Braincode started is alive (SIGKILL after a
         // grace period), with the signal handlers still listening, so a second signal still
         // quits at once.
@@ -425,9 +419,7 @@ async fn dry_run(
     config: RunConfig,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let plan = plan_loaded(request, RunServices::new(home), config)
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let plan = plan_loaded(request, RunServices::new(home), config).await?;
     let mut stdout = std::io::stdout().lock();
     if json {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&plan)?)?;
@@ -442,14 +434,11 @@ async fn real_run(
     home: Home,
     args: &RunArgs,
     resumed: Resumed,
-    loaded: Result<RunConfig, ConfigError>,
-    start_refused: Option<String>,
+    loaded: Result<RunConfig, StartError>,
 ) -> anyhow::Result<ExitCode> {
     let session = request.session_id.clone();
     let mut services = RunServices::new(home);
-    services.start_refused = start_refused;
     if let Resumed::Run(journaled) = resumed {
-        services.continues = Some(journaled.continues_earlier_runs());
         services.tape = Some(Arc::new(journaled.tape(TapeMode::Resume)));
     }
     let printer: Arc<dyn braincode_runtime::EventSubscriber> = if args.events {
