@@ -63,6 +63,10 @@ pub struct WorkerState {
     pub result: Option<Box<WorkerResult>>,
     /// Why it failed, from a `worker_error` with no fallback left.
     pub error: Option<String>,
+    /// The git worktree it wrote in, when it was a parallel writer.
+    pub worktree: Option<String>,
+    /// How its change came back into the project, when it was a parallel writer.
+    pub merge: Option<braincode_protocol::MergeOutcome>,
 }
 
 /// The outcome of a worker the end of its run stopped.
@@ -158,6 +162,7 @@ impl RunState {
                 if let Some(context) = context {
                     let slot = self.slot(start.worker, start.phase, &context);
                     slot.model = start.model.clone();
+                    slot.worktree = start.worktree.clone();
                     slot.running = true;
                     slot.goal = start.goal.clone();
                     slot.started_at = Some(entry.timestamp);
@@ -213,7 +218,14 @@ impl RunState {
             }
             Record::PatchSummary(patch) => self.patch = Some(patch.patch.clone()),
             Record::FileChange(change) => self.changes.add(change),
-            Record::WriterMerge(merge) => self.merges.push(merge.clone()),
+            Record::WriterMerge(merge) => {
+                if let Some(writer) = (self.workers.iter_mut())
+                    .find(|w| w.context_id == merge.context_id && w.role == merge.role)
+                {
+                    writer.merge = Some(merge.outcome);
+                }
+                self.merges.push(merge.clone());
+            }
             Record::CheckSummary(checks) => self.checks = Some(checks.summary.clone()),
             Record::FixIteration(fix) => {
                 self.fix_iterations = Some(self.fix_iterations.unwrap_or(0).max(fix.iteration));
@@ -358,6 +370,8 @@ impl RunState {
                     tokens: Usage::default(),
                     result: None,
                     error: None,
+                    worktree: None,
+                    merge: None,
                 });
                 self.workers.len() - 1
             }

@@ -32,6 +32,9 @@ pub struct WorkerStart {
     /// 1-based attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
+    /// Where a parallel writer works (its git worktree); none: the project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
 }
 
 /// `worker_end`.

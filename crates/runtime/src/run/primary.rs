@@ -217,6 +217,7 @@ async fn attempt_primary(
         model: Some(model_id.clone()),
         agent_session_id: Some(format!("{}-{attempt}", worker.context_id)),
         attempt: Some(attempt),
+        worktree: None,
     }));
     shared
         .sink
@@ -349,6 +350,7 @@ pub(crate) async fn continue_primary(
         model: Some(setup.model_id.clone()),
         agent_session_id: Some(session),
         attempt: setup.origin.attempt,
+        worktree: None,
     }));
     shared
         .sink

@@ -327,6 +327,7 @@ async fn attempt_worker(
         model: Some(model_id.clone()),
         agent_session_id: Some(agent_session_id.clone()),
         attempt: Some(attempt),
+        worktree: (job.place.as_ref()).map(|place| place.root.display().to_string()),
     }));
     shared
         .sink

@@ -1,7 +1,7 @@
 //! A turn's agent section: one row per worker, its tool calls under it, and what an expanded
 //! row shows (a worker's handoff goal and result; a tool call's output or diff).
 
-use braincode_protocol::TaskStatus;
+use braincode_protocol::{MergeOutcome, TaskStatus};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -89,11 +89,31 @@ fn worker_line(row_of: &WorkerRow<'_>, width: usize, now_ms: i64) -> Line<'stati
         Span::styled(glyph, style),
         Span::raw(" "),
         Span::styled(format!("{:<10}", worker.role.as_str()), theme::ROLE),
-        Span::styled(format!(" {:<8}", worker.phase.as_str()), theme::DIM),
+        // A parallel writer says so: it edits in its own worktree, merged back after.
+        Span::styled(
+            format!(
+                " {:<8}",
+                match worker.worktree {
+                    Some(_) => "writer",
+                    None => worker.phase.as_str(),
+                }
+            ),
+            theme::DIM,
+        ),
         Span::styled(format!(" {model}"), theme::DIM),
     ];
     if let Some(verdict) = row_of.verdict {
         left.push(Span::styled(format!(" · {verdict}"), theme::WARN));
+    }
+    if let Some(merge) = worker.merge {
+        let (text, style) = match merge {
+            MergeOutcome::Clean => ("merged", theme::DIM),
+            MergeOutcome::Empty => ("changed nothing", theme::DIM),
+            MergeOutcome::Conflict => ("merge conflict", theme::WARN),
+            MergeOutcome::Refused => ("merge refused", theme::WARN),
+            MergeOutcome::Failed => ("merge failed", theme::WARN),
+        };
+        left.push(Span::styled(format!(" · {text}"), style));
     }
     let mut right = Vec::new();
     let elapsed = match (worker.started_at, worker.ended_at) {
@@ -367,5 +387,83 @@ fn tool_details(
                 lines.push(note(format!("… {} more lines", total - MAX_OUTPUT_ROWS)));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braincode_protocol::{
+        JournalEntry, MergeOutcome, Record, Role, WorkerPhase, WorkerStart, WriterMerge,
+    };
+
+    fn text(line: &Line<'_>) -> String {
+        line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    /// A writer's row says `writer` (not `support`) and how its change came back; a conflict
+    /// stands out, a clean merge does not.
+    #[test]
+    fn a_parallel_writers_row_says_writer_and_how_its_merge_went() {
+        let mut state = RunState::new("s");
+        for (role, context) in [(Role::Frontend, "r-02"), (Role::Dba, "r-03")] {
+            state.apply(&JournalEntry::new(
+                1,
+                Record::WorkerStart(WorkerStart {
+                    phase: WorkerPhase::Support,
+                    worker: role,
+                    goal: "its part".into(),
+                    handoff: None,
+                    model: Some("m".into()),
+                    agent_session_id: Some(format!("{context}-1")),
+                    attempt: Some(1),
+                    worktree: Some(format!("/p/.git/braincode-writers/r/{context}")),
+                }),
+            ));
+        }
+        for (role, context, outcome) in [
+            (Role::Frontend, "r-02", MergeOutcome::Clean),
+            (Role::Dba, "r-03", MergeOutcome::Conflict),
+        ] {
+            state.apply(&JournalEntry::new(
+                2,
+                Record::WriterMerge(WriterMerge {
+                    role,
+                    context_id: context.into(),
+                    worktree: String::new(),
+                    outcome,
+                    files: Vec::new(),
+                    reason: None,
+                    patch_path: None,
+                }),
+            ));
+        }
+        let line = |index: usize| {
+            worker_line(
+                &WorkerRow {
+                    worker: &state.workers()[index],
+                    status: WorkerStatus::Done,
+                    verdict: None,
+                },
+                100,
+                0,
+            )
+        };
+        let clean = line(0);
+        assert!(
+            text(&clean).contains("frontend   writer   m · merged"),
+            "{}",
+            text(&clean)
+        );
+        let conflict = line(1);
+        assert!(
+            text(&conflict).contains("dba        writer   m · merge conflict"),
+            "{}",
+            text(&conflict)
+        );
+        let span = (conflict.spans.iter())
+            .find(|s| s.content.contains("merge conflict"))
+            .unwrap();
+        assert_eq!(span.style, theme::WARN);
     }
 }

@@ -191,6 +191,7 @@ impl Script {
             model: Some(model.into()),
             agent_session_id: Some(format!("{context}-1")),
             attempt: Some(1),
+            worktree: None,
         }))
     }
 

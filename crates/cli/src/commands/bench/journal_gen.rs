@@ -274,6 +274,7 @@ impl RunBuilder {
             model: Some(MODEL.into()),
             agent_session_id: Some(session.clone()),
             attempt: Some(1),
+            worktree: None,
         }));
         for call in 0..3 {
             self.tool_turn(Phase::Support, role, &context, call);
@@ -418,6 +419,7 @@ impl RunBuilder {
             model: Some(MODEL.into()),
             agent_session_id: Some(session.clone()),
             attempt: Some(1),
+            worktree: None,
         }));
         for call in 0..6 {
             self.tool_turn(Phase::Primary, PRIMARY, &primary, call);
@@ -471,6 +473,7 @@ impl RunBuilder {
             model: Some("openai/gpt-5.5".into()),
             agent_session_id: Some(review_session.clone()),
             attempt: Some(1),
+            worktree: None,
         }));
         let decision = ReviewDecision {
             decision: ReviewVerdict::Approved,
