@@ -324,11 +324,8 @@ fn responses_input(body: &Value, collect: &mut Collect) {
 }
 
 fn anthropic_messages(body: &Value, collect: &mut Collect) {
-    match body.get("system") {
-        Some(system @ (Value::String(_) | Value::Array(_))) => {
-            collect.system(content_text(Some(system)))
-        }
-        _ => {}
+    if let Some(system @ (Value::String(_) | Value::Array(_))) = body.get("system") {
+        collect.system(content_text(Some(system)));
     }
     for message in array(body, "messages") {
         let user = str_at(message, "/role") == Some("user");
