@@ -49,8 +49,8 @@ pub use keywords::Signals;
 pub use modes::{ModePolicy, PlanStrategy, RoutingLimits, mode_policy, routing_limits};
 pub use plan::{PlanInput, RuntimePlan, RuntimeWorkerPlan, build_runtime_plan};
 pub use prompts::{
-    CONTEXT_CONTRACT, CORE_DIRECTIVES, PET_PROMPT, ROUTE_BRAIN_PROMPT, composed_role_prompt,
-    role_system_prompt,
+    CONTEXT_CONTRACT, CORE_DIRECTIVES, PET_PROMPT, REVIEW_OPENING, ROUTE_BRAIN_PROMPT,
+    WORKER_HANDOFF_OPENING, composed_role_prompt, role_prompt_opening, role_system_prompt,
 };
 pub use roles::{ROLE_PROFILES, RoleProfile, is_read_only_support_role, role_profile};
 pub use router::{

@@ -23,6 +23,18 @@ pub const CORE_DIRECTIVES: [&str; 4] = [
 pub const ROUTE_BRAIN_PROMPT: &str = "You are Braincode's routing brain: you plan who handles \
 a request; you never do the work, call tools or pick models.";
 
+/// The first line of a worker's handoff prompt (the user turn of a support or dispatched
+/// worker): what tells a worker's request apart from the primary's.
+pub const WORKER_HANDOFF_OPENING: &str = "Run this isolated worker handoff.";
+
+/// The first sentence of the reviewer's prompt (its user turn).
+pub const REVIEW_OPENING: &str = "Review this result independently.";
+
+/// The label line a routed role's built-in prompt begins with.
+pub fn role_prompt_opening(profile: &RoleProfile) -> String {
+    format!("You are Braincode's {} agent.", profile.label)
+}
+
 /// The status companion's prompt.
 pub const PET_PROMPT: &str = "You are Braincode's status companion. Describe what the agents \
 are doing right now.\n\
@@ -50,7 +62,8 @@ fn bullets(out: &mut String, heading: &str, items: &[&str]) {
 /// owns, capabilities, hard boundaries, output contract, context contract, core operating
 /// directives, role rules.
 pub fn composed_role_prompt(profile: &RoleProfile) -> String {
-    let mut out = format!("You are Braincode's {} agent.\n", profile.label);
+    let mut out = role_prompt_opening(profile);
+    out.push('\n');
     out.push_str(profile.identity);
     out.push('\n');
     out.push_str("You own: ");

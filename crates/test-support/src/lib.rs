@@ -1,9 +1,9 @@
-//! The test kit: scripted fake models (in-process and over HTTP/SSE), temporary homes and
+//! The test kit: scripted fake models (in-process and over HTTP), temporary homes and
 //! repositories.
 //!
-//! - [`Script`]: rules `when(matcher) → replies`, shared by [`ScriptedModel`] (an in-process
-//!   `ModelClient`) and [`ScriptedServer`] (a real HTTP server on 127.0.0.1 speaking the
-//!   OpenAI Chat Completions streaming format). Both record every request.
+//! - [`Script`], [`Matcher`], [`Reply`], [`ScriptedModel`] and the scripted server are
+//!   `braincode-scripted`'s, the same fakes `braincode bench` runs on; [`ScriptedServer`]
+//!   here only makes a failure to bind fail the test.
 //! - [`mcp`]: the MCP test server binary (`braincode-mcp-test-server`) and an HTTP instance.
 //! - [`TempHome`] (a `BRAINCODE_HOME` with helpers for settings/models/brains/auth) and
 //!   [`TempRepo`] (a git repository with an initial commit).
@@ -25,15 +25,12 @@
 mod fixtures;
 mod hit;
 pub mod mcp;
-mod request;
-mod script;
-mod scripted_model;
 mod server;
 
+pub use braincode_scripted::{
+    CallKind, HttpFailure, Matcher, ModelCall, Outcome, RawReply, RecordedRequest, Reply, ReplyEnd,
+    RequestSummary, Rule, Script, ScriptedCall, ScriptedModel, Wire,
+};
 pub use fixtures::{HOME_ENV, TempHome, TempRepo, scripted_model_entry};
 pub use hit::HitServer;
-pub use script::{
-    HttpFailure, Matcher, Reply, ReplyEnd, RequestSummary, Rule, Script, ScriptedCall,
-};
-pub use scripted_model::ScriptedModel;
-pub use server::{RecordedRequest, ScriptedServer, sse_chunks};
+pub use server::ScriptedServer;

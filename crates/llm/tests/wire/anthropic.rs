@@ -5,7 +5,7 @@ use braincode_protocol::{ThinkingLevel, Usage};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Canned, ReplayServer, client, hello};
+use crate::common::{Canned, client, hello, serve};
 
 pub const TEXT_STREAM: &str = concat!(
     "event: message_start\n",
@@ -71,7 +71,7 @@ const THINKING_AND_TOOLS: &str = concat!(
 
 #[tokio::test]
 async fn text_with_cache_usage_and_headers() {
-    let server = ReplayServer::start(vec![Canned::sse(TEXT_STREAM)]).await;
+    let server = serve(vec![Canned::sse(TEXT_STREAM)]).await;
     // A base URL ending in /v1 is stripped; the client adds /v1/messages itself.
     let definition =
         crate::common::definition("anthropic-messages", &format!("{}/v1", server.url()));
@@ -110,8 +110,7 @@ async fn text_with_cache_usage_and_headers() {
 
 #[tokio::test]
 async fn prompt_cache_follows_the_model_entry() {
-    let server =
-        ReplayServer::start(vec![Canned::sse(TEXT_STREAM), Canned::sse(TEXT_STREAM)]).await;
+    let server = serve(vec![Canned::sse(TEXT_STREAM), Canned::sse(TEXT_STREAM)]).await;
     for (setting, system) in [
         ("off", json!("You are terse.")),
         (
@@ -142,7 +141,7 @@ async fn prompt_cache_follows_the_model_entry() {
 
 #[tokio::test]
 async fn thinking_then_two_tool_calls() {
-    let server = ReplayServer::start(vec![Canned::sse(THINKING_AND_TOOLS).rechunked(11)]).await;
+    let server = serve(vec![Canned::sse(THINKING_AND_TOOLS).rechunked(11)]).await;
     let client = client("anthropic-messages", &server, Some("k"));
     let mut request = hello();
     request.thinking = ThinkingLevel::Medium;
@@ -175,7 +174,7 @@ async fn overloaded_error_event_before_any_text_is_retried() {
         "event: error\n",
         "data: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n",
     );
-    let server = ReplayServer::start(vec![Canned::sse(overloaded), Canned::sse(TEXT_STREAM)]).await;
+    let server = serve(vec![Canned::sse(overloaded), Canned::sse(TEXT_STREAM)]).await;
     let client = client("anthropic-messages", &server, Some("k"));
     let stream = client
         .stream(hello(), CancellationToken::new())
@@ -198,7 +197,7 @@ async fn error_event_after_text_ends_the_stream_with_an_error() {
         "event: error\n",
         "data: {\"type\": \"error\", \"error\": {\"type\": \"api_error\", \"message\": \"Internal server error\"}}\n\n",
     );
-    let server = ReplayServer::start(vec![Canned::sse(broken), Canned::sse(TEXT_STREAM)]).await;
+    let server = serve(vec![Canned::sse(broken), Canned::sse(TEXT_STREAM)]).await;
     let client = client("anthropic-messages", &server, Some("k"));
     let stream = client
         .stream(hello(), CancellationToken::new())

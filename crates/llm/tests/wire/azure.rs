@@ -8,12 +8,12 @@ use braincode_protocol::{ModelApi, ThinkingLevel};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Canned, ReplayServer, definition, fast_options, hello};
+use crate::common::{Canned, ScriptedServer, definition, fast_options, hello, serve};
 
 const API: &str = "azure-openai-responses";
 const KEY: &str = "0123456789abcdef0123456789abcdef";
 
-fn azure(server: &ReplayServer, base: &str) -> WireClient {
+fn azure(server: &ScriptedServer, base: &str) -> WireClient {
     WireClient::new(
         &definition(API, &format!("{}{base}", server.url())),
         Some(KEY.into()),
@@ -24,7 +24,7 @@ fn azure(server: &ReplayServer, base: &str) -> WireClient {
 
 #[tokio::test]
 async fn text_reply_on_the_v1_path_with_the_api_key_header() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::sse(crate::responses::TEXT_AND_REASONING),
         Canned::sse(crate::responses::TEXT_AND_REASONING),
     ])
@@ -75,7 +75,7 @@ async fn a_content_filter_refusal_is_clear_and_not_retried() {
         "innererror": {"code": "ResponsibleAIPolicyViolation", "content_filter_result": {
             "hate": {"filtered": false, "severity": "safe"},
             "violence": {"filtered": true, "severity": "high"}}}}});
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(400, &filtered.to_string()),
         Canned::sse(crate::responses::TEXT_AND_REASONING),
     ])
@@ -105,7 +105,7 @@ async fn azure_errors_keep_their_classes() {
     let rate = r#"{"error":{"code":"429","message":"Requests to the Responses_Create Operation under Azure OpenAI API version v1 have exceeded token rate limit of your current AIServices S0 pricing tier. Please retry after 1 second."}}"#;
     let auth = r#"{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."}}"#;
     let missing = r#"{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}}"#;
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(429, rate).header("retry-after", "0"),
         Canned::sse(crate::responses::TEXT_AND_REASONING),
         Canned::error(401, auth),
@@ -138,7 +138,7 @@ async fn azure_errors_keep_their_classes() {
 
 #[tokio::test]
 async fn discovery_uses_the_v1_models_path_and_api_key() {
-    let server = ReplayServer::start(vec![Canned::json(
+    let server = serve(vec![Canned::json(
         r#"{"data":[{"id":"gpt-5-mini","object":"model","created":1754524800,"capabilities":{"chat_completion":true,"completion":false,"embeddings":false,"fine_tune":false,"inference":true},"lifecycle_status":"generally-available","status":"succeeded"}],"object":"list"}"#,
     )])
     .await;

@@ -5,7 +5,7 @@ use braincode_protocol::Usage;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Canned, ReplayServer, client, hello};
+use crate::common::{Canned, client, hello, serve};
 
 pub const TEXT_STREAM: &str = concat!(
     "data: {\"id\":\"chatcmpl-9xAbC\",\"object\":\"chat.completion.chunk\",\"created\":1726000000,\"model\":\"gpt-4o-mini-2024-07-18\",\"system_fingerprint\":\"fp_e2bde53e6e\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
@@ -39,7 +39,7 @@ pub const TOOL_STREAM: &str = concat!(
 
 #[tokio::test]
 async fn plain_text_with_usage_chunk() {
-    let server = ReplayServer::start(vec![Canned::sse(TEXT_STREAM)]).await;
+    let server = serve(vec![Canned::sse(TEXT_STREAM)]).await;
     let client = client("openai-completions", &server, Some("sk-test-key"));
     let stream = client
         .stream(hello(), CancellationToken::new())
@@ -86,7 +86,7 @@ async fn plain_text_with_usage_chunk() {
 #[tokio::test]
 async fn chunk_boundaries_inside_lines_and_characters() {
     for size in [1, 3, 7, 64] {
-        let server = ReplayServer::start(vec![Canned::sse(TEXT_STREAM).rechunked(size)]).await;
+        let server = serve(vec![Canned::sse(TEXT_STREAM).rechunked(size)]).await;
         let client = client("openai-completions", &server, None);
         let stream = client
             .stream(hello(), CancellationToken::new())
@@ -99,7 +99,7 @@ async fn chunk_boundaries_inside_lines_and_characters() {
 
 #[tokio::test]
 async fn reasoning_content_is_reasoning() {
-    let server = ReplayServer::start(vec![Canned::sse(REASONING_STREAM)]).await;
+    let server = serve(vec![Canned::sse(REASONING_STREAM)]).await;
     let client = client("openai-completions", &server, None);
     let stream = client
         .stream(hello(), CancellationToken::new())
@@ -124,7 +124,7 @@ async fn reasoning_content_is_reasoning() {
 
 #[tokio::test]
 async fn two_interleaved_tool_calls() {
-    let server = ReplayServer::start(vec![Canned::sse(TOOL_STREAM)]).await;
+    let server = serve(vec![Canned::sse(TOOL_STREAM)]).await;
     let client = client("openai-completions", &server, None);
     let mut request = hello();
     request.tools = vec![ToolSpec {
@@ -155,7 +155,7 @@ async fn two_interleaved_tool_calls() {
 
 #[tokio::test]
 async fn custom_headers_and_ollama_style_base_url() {
-    let server = ReplayServer::start(vec![Canned::sse(TEXT_STREAM)]).await;
+    let server = serve(vec![Canned::sse(TEXT_STREAM)]).await;
     let mut definition =
         crate::common::definition("openai-completions", &format!("{}/", server.url()));
     definition

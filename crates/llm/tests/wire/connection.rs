@@ -6,7 +6,7 @@ use braincode_llm::{ClientOptions, ErrorKind, WireClient, discover_models, test_
 use braincode_protocol::ModelApi;
 use serde_json::json;
 
-use crate::common::{Canned, End, ReplayServer, definition};
+use crate::common::{Canned, End, definition, serve};
 
 const OK_STREAM: &str = concat!(
     "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"OK\"},\"finish_reason\":null}]}\n\n",
@@ -16,7 +16,7 @@ const OK_STREAM: &str = concat!(
 
 #[tokio::test]
 async fn connection_test_sends_the_probe_and_reports_the_reply() {
-    let server = ReplayServer::start(vec![Canned::sse(OK_STREAM)]).await;
+    let server = serve(vec![Canned::sse(OK_STREAM)]).await;
     let client = WireClient::new(
         &definition("openai-completions", &server.url()),
         None,
@@ -38,7 +38,7 @@ async fn connection_test_sends_the_probe_and_reports_the_reply() {
 
 #[tokio::test]
 async fn connection_test_does_not_retry_and_explains_failures() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(429, r#"{"error":{"message":"slow down"}}"#),
         Canned::sse(OK_STREAM),
     ])
@@ -59,7 +59,7 @@ async fn connection_test_does_not_retry_and_explains_failures() {
 
 #[tokio::test]
 async fn connection_test_timeout() {
-    let server = ReplayServer::start(vec![Canned::sse("").ending(End::Stall)]).await;
+    let server = serve(vec![Canned::sse("").ending(End::Stall)]).await;
     let client = WireClient::new(
         &definition("openai-completions", &server.url()),
         None,
@@ -72,7 +72,7 @@ async fn connection_test_timeout() {
 
 #[tokio::test]
 async fn discovery_openai_style() {
-    let server = ReplayServer::start(vec![Canned::error(
+    let server = serve(vec![Canned::error(
         200,
         r#"{"object":"list","data":[{"id":"qwen2.5-coder:7b","object":"model","created":1,"owned_by":"library"},{"id":"big","context_length":32768}]}"#,
     )])
@@ -94,7 +94,7 @@ async fn discovery_openai_style() {
 
 #[tokio::test]
 async fn discovery_anthropic_style() {
-    let server = ReplayServer::start(vec![Canned::error(
+    let server = serve(vec![Canned::error(
         200,
         r#"{"data":[{"type":"model","id":"claude-sonnet-4-5-20250929","display_name":"Claude Sonnet 4.5","created_at":"2025-09-29T00:00:00Z"}],"has_more":false,"first_id":"claude-sonnet-4-5-20250929","last_id":"claude-sonnet-4-5-20250929"}"#,
     )])
@@ -116,7 +116,7 @@ async fn discovery_anthropic_style() {
 
 #[tokio::test]
 async fn discovery_requires_a_data_array() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(200, r#"{"models":[{"name":"x"}]}"#),
         Canned::error(401, r#"{"error":{"message":"bad key sk-hidden"}}"#),
     ])

@@ -12,7 +12,7 @@ use braincode_protocol::{ModelApi, ThinkingLevel, Usage};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Canned, End, ReplayServer, definition, drain, fast_options, hello};
+use crate::common::{Canned, End, ScriptedServer, definition, drain, fast_options, hello, serve};
 
 const API: &str = "google-generative-ai";
 const KEY: &str = "AIzaSyD-test-key-0123456789";
@@ -29,7 +29,7 @@ const THOUGHT_AND_CALLS: &str = concat!(
 
 const PARTIAL: &str = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"Half an\"}],\"role\": \"model\"},\"index\": 0}],\"modelVersion\": \"gemini-2.5-flash\"}\r\n\r\n";
 
-fn gemini(server: &ReplayServer, base: &str, options: ClientOptions) -> WireClient {
+fn gemini(server: &ScriptedServer, base: &str, options: ClientOptions) -> WireClient {
     WireClient::new(
         &definition(API, &format!("{}{base}", server.url())),
         Some(KEY.into()),
@@ -38,7 +38,7 @@ fn gemini(server: &ReplayServer, base: &str, options: ClientOptions) -> WireClie
     .unwrap()
 }
 
-fn observed(server: &ReplayServer) -> (WireClient, Arc<Mutex<Vec<RetryNotice>>>) {
+fn observed(server: &ScriptedServer) -> (WireClient, Arc<Mutex<Vec<RetryNotice>>>) {
     let notices = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&notices);
     let options = fast_options().with_retry_observer(move |n| sink.lock().unwrap().push(n.clone()));
@@ -51,8 +51,7 @@ fn stop(reason: StopReason) -> ModelEvent {
 
 #[tokio::test]
 async fn text_reply_with_usage_url_and_key_header() {
-    let server =
-        ReplayServer::start(vec![Canned::sse(TEXT_STREAM), Canned::sse(TEXT_STREAM)]).await;
+    let server = serve(vec![Canned::sse(TEXT_STREAM), Canned::sse(TEXT_STREAM)]).await;
     for base in ["", "/v1beta/"] {
         let client = gemini(&server, base, fast_options());
         assert_eq!(
@@ -93,7 +92,7 @@ async fn text_reply_with_usage_url_and_key_header() {
 
 #[tokio::test]
 async fn function_call_round_trip_with_thoughts() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::sse(THOUGHT_AND_CALLS).rechunked(7),
         Canned::sse(TEXT_STREAM),
     ])
@@ -204,7 +203,7 @@ async fn max_tokens_and_safety_stops() {
         "data: {\"candidates\": [{\"content\": {\"role\": \"model\"},\"finishReason\": \"SAFETY\",\"index\": 0,\"safetyRatings\": [{\"category\": \"HARM_CATEGORY_DANGEROUS_CONTENT\",\"probability\": \"HIGH\",\"blocked\": true}]}],\"usageMetadata\": {\"promptTokenCount\": 9,\"candidatesTokenCount\": 3,\"totalTokenCount\": 12},\"modelVersion\": \"gemini-2.5-flash\"}\r\n\r\n",
     );
     let blocked_prompt = "data: {\"promptFeedback\": {\"blockReason\": \"PROHIBITED_CONTENT\"},\"usageMetadata\": {\"promptTokenCount\": 9,\"totalTokenCount\": 9},\"modelVersion\": \"gemini-2.5-flash\"}\r\n\r\n";
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::sse(max_tokens),
         Canned::sse(safety),
         Canned::sse(blocked_prompt),
@@ -290,8 +289,7 @@ async fn documented_errors_are_classified_and_retried_only_when_transient() {
         let body = format!(
             "{{\n  \"error\": {{\n    \"code\": {status},\n    \"message\": \"{message}\",\n    \"status\": \"{name}\"\n  }}\n}}\n"
         );
-        let server =
-            ReplayServer::start(vec![Canned::error(status, &body), Canned::sse(TEXT_STREAM)]).await;
+        let server = serve(vec![Canned::error(status, &body), Canned::sse(TEXT_STREAM)]).await;
         let (client, notices) = observed(&server);
         let result = client.stream(hello(), CancellationToken::new()).await;
         if retried {
@@ -321,7 +319,7 @@ async fn an_invalid_key_is_an_auth_error_and_a_quota_wait_is_honoured() {
                 {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
                  "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
             {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.05s"}]}});
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(400, &invalid_key.to_string()),
         Canned::error(429, &quota.to_string()),
         Canned::sse(TEXT_STREAM),
@@ -350,7 +348,7 @@ async fn an_invalid_key_is_an_auth_error_and_a_quota_wait_is_honoured() {
 #[tokio::test]
 async fn cut_streams_and_error_chunks() {
     let error_chunk = "data: {\"error\": {\"code\": 503, \"message\": \"The model is overloaded. Please try again later.\", \"status\": \"UNAVAILABLE\"}}\r\n\r\n";
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         // Before any content: retried.
         Canned::sse("").ending(End::Cut),
         Canned::sse(error_chunk),
@@ -400,7 +398,7 @@ async fn a_json_reply_decodes_like_a_stream() {
     let array = r#"[{"candidates": [{"content": {"parts": [{"text": "Hello"}], "role": "model"}, "index": 0}]},
 {"candidates": [{"content": {"parts": [{"text": " there"}], "role": "model"}, "finishReason": "MAX_TOKENS", "index": 0}], "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 2, "totalTokenCount": 6}}]"#;
     let error = r#"{"error": {"code": 400, "message": "Request contains an invalid argument.", "status": "INVALID_ARGUMENT"}}"#;
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::json(object),
         Canned::json(array),
         Canned::json(error),
@@ -462,7 +460,7 @@ async fn a_json_reply_decodes_like_a_stream() {
 #[tokio::test]
 async fn connection_test_goes_through_the_same_client() {
     let ok = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"OK\"}],\"role\": \"model\"},\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 5,\"candidatesTokenCount\": 1,\"totalTokenCount\": 6}}\r\n\r\n";
-    let server = ReplayServer::start(vec![Canned::sse(ok)]).await;
+    let server = serve(vec![Canned::sse(ok)]).await;
     let client = gemini(&server, "", ClientOptions::for_connection_test());
     let result = test_connection(&client, Duration::from_secs(30)).await;
     assert!(result.ok, "{result:?}");
@@ -480,7 +478,7 @@ async fn discovery_reads_every_page_of_models() {
     let page_one = r#"{"models": [{"name": "models/gemini-2.5-flash", "version": "001", "displayName": "Gemini 2.5 Flash", "inputTokenLimit": 1048576, "outputTokenLimit": 65536, "supportedGenerationMethods": ["generateContent", "countTokens", "createCachedContent", "batchGenerateContent"], "thinking": true},
 {"name": "models/gemini-embedding-001", "version": "001", "inputTokenLimit": 2048, "supportedGenerationMethods": ["embedContent", "countTextTokens", "countTokens"]}], "nextPageToken": "Ch1tb2RlbHMvZ2VtaW5pLTIuNS1mbGFzaA=="}"#;
     let page_two = r#"{"models": [{"name": "models/gemma-3-27b-it", "inputTokenLimit": 131072, "supportedGenerationMethods": ["generateContent", "countTokens"]}]}"#;
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::json(page_one),
         Canned::json(page_two),
         Canned::error(

@@ -13,7 +13,7 @@ use braincode_protocol::Usage;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Canned, End, ReplayServer, definition, drain, fast_options, hello};
+use crate::common::{Canned, End, ScriptedServer, definition, drain, fast_options, hello, serve};
 
 /// One wire protocol with a good stream and the pieces faults are made of.
 struct Wire {
@@ -64,7 +64,7 @@ const WIRES: [Wire; 3] = [
     },
 ];
 
-fn observed(api: &str, server: &ReplayServer) -> (WireClient, Arc<Mutex<Vec<RetryNotice>>>) {
+fn observed(api: &str, server: &ScriptedServer) -> (WireClient, Arc<Mutex<Vec<RetryNotice>>>) {
     let notices = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&notices);
     let options = fast_options().with_retry_observer(move |n| sink.lock().unwrap().push(n.clone()));
@@ -78,7 +78,7 @@ fn html_page() -> Canned {
         status: 200,
         headers: vec![("content-type".into(), "text/html; charset=utf-8".into())],
         chunks: vec!["<!DOCTYPE html><html><body>Sign in to the Wi-Fi</body></html>".into()],
-        end: End::Close,
+        end: End::Complete,
     }
 }
 
@@ -122,7 +122,7 @@ fn faults(wire: &Wire) -> Vec<(&'static str, Canned, ErrorKind, &'static str)> {
 async fn a_broken_answer_before_content_is_retried_once_on_every_wire() {
     for wire in &WIRES {
         for (name, fault, kind, words) in faults(wire) {
-            let server = ReplayServer::start(vec![fault, Canned::sse(wire.good)]).await;
+            let server = serve(vec![fault, Canned::sse(wire.good)]).await;
             let (client, notices) = observed(wire.api, &server);
             let stream = client
                 .stream(hello(), CancellationToken::new())
@@ -147,7 +147,7 @@ async fn a_broken_answer_before_content_is_retried_once_on_every_wire() {
 
 #[tokio::test]
 async fn broken_answers_stay_within_the_retry_budget() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::sse("data: {\"oops\n\n"),
         html_page(),
         Canned::sse(""),
@@ -173,7 +173,7 @@ async fn broken_answers_stay_within_the_retry_budget() {
 #[tokio::test]
 async fn a_cut_after_content_is_stream_interrupted_on_every_wire() {
     for wire in &WIRES {
-        let server = ReplayServer::start(vec![
+        let server = serve(vec![
             Canned::sse(wire.partial).ending(End::Cut),
             Canned::sse(wire.good),
         ])
@@ -228,7 +228,7 @@ async fn errors_that_are_not_glitches_are_not_interruptions() {
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half\"}}]}\n\n",
         "data: {\"error\":{\"message\":\"This model's maximum context length is 8192 tokens\",\"code\":\"context_length_exceeded\"}}\n\n",
     );
-    let server = ReplayServer::start(vec![Canned::sse(body)]).await;
+    let server = serve(vec![Canned::sse(body)]).await;
     let (client, _) = observed("openai-completions", &server);
     let stream = client
         .stream(hello(), CancellationToken::new())
@@ -250,7 +250,7 @@ fn tools() -> Vec<ToolSpec> {
 
 /// Runs one JSON answer through a client of `api` and returns every event.
 async fn events_of_json(api: &str, body: &str) -> Vec<ModelEvent> {
-    let server = ReplayServer::start(vec![Canned::json(body)]).await;
+    let server = serve(vec![Canned::json(body)]).await;
     let (client, notices) = observed(api, &server);
     let mut request = hello();
     request.tools = tools();
@@ -422,7 +422,7 @@ async fn anthropic_message_json_with_tool_calls() {
 #[tokio::test]
 async fn a_json_answer_decodes_like_the_stream_it_replaces() {
     // The tool-call stream of chat.rs, and the same reply as one JSON object.
-    let server = ReplayServer::start(vec![Canned::sse(crate::chat::TOOL_STREAM)]).await;
+    let server = serve(vec![Canned::sse(crate::chat::TOOL_STREAM)]).await;
     let (client, _) = observed("openai-completions", &server);
     let streamed = drain(
         client
@@ -443,7 +443,7 @@ async fn a_json_answer_decodes_like_the_stream_it_replaces() {
 #[tokio::test]
 async fn an_error_object_answered_as_json_stays_an_error() {
     // Retryable (rate limit): retried, then the stream answers.
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::json(
             r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#,
         ),
@@ -479,7 +479,7 @@ async fn an_error_object_answered_as_json_stays_an_error() {
             ErrorKind::Auth,
         ),
     ] {
-        let server = ReplayServer::start(vec![Canned::json(body), Canned::sse("")]).await;
+        let server = serve(vec![Canned::json(body), Canned::sse("")]).await;
         let (client, _) = observed(api, &server);
         let err = client
             .stream(hello(), CancellationToken::new())

@@ -4,16 +4,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Bytes;
 use braincode_llm::{
     ClientOptions, ErrorKind, ModelClient, REPLY_CUT_MARKER, RetryNotice, StopReason, WireClient,
     collect_stream,
 };
 use braincode_protocol::{ModelCallSettings, ModelDefinition, ModelTimeouts};
+use bytes::Bytes;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Canned, End, ReplayServer, definition, fast_options, hello};
+use crate::common::{Canned, End, definition, fast_options, hello, serve};
 
 const CHAT: &str = "openai-completions";
 
@@ -43,7 +43,7 @@ fn keep_alives_only() -> Canned {
 
 #[tokio::test]
 async fn keep_alives_alone_fail_after_the_idle_timeout_set_in_settings() {
-    let server = ReplayServer::start(vec![keep_alives_only()]).await;
+    let server = serve(vec![keep_alives_only()]).await;
     let settings: ModelCallSettings =
         serde_json::from_value(json!({"timeouts": {"idleMs": 400}, "maxRetries": 0})).unwrap();
     let options = patient().with_settings(&settings);
@@ -76,7 +76,7 @@ async fn keep_alives_alone_fail_after_the_idle_timeout_set_in_settings() {
 
 #[tokio::test]
 async fn the_model_entry_wins_and_is_named_in_the_error() {
-    let server = ReplayServer::start(vec![keep_alives_only(), keep_alives_only()]).await;
+    let server = serve(vec![keep_alives_only(), keep_alives_only()]).await;
     let mut definition = definition(CHAT, &server.url());
     definition.timeouts.idle_ms = Some(300);
     definition.max_retries = Some(1);
@@ -118,7 +118,7 @@ async fn the_model_entry_wins_and_is_named_in_the_error() {
 
 #[tokio::test]
 async fn no_first_byte_fails_after_the_first_byte_timeout_with_retries_honoured() {
-    let server = ReplayServer::start(vec![Canned::hang(), Canned::hang(), Canned::hang()]).await;
+    let server = serve(vec![Canned::hang(), Canned::hang(), Canned::hang()]).await;
     let options = ClientOptions {
         first_byte_timeout: Duration::from_millis(300),
         max_retries: 1,
@@ -158,7 +158,7 @@ async fn no_first_byte_fails_after_the_first_byte_timeout_with_retries_honoured(
 
 #[tokio::test]
 async fn the_total_timeout_is_named_and_ends_the_retries() {
-    let server = ReplayServer::start(vec![Canned::hang(), Canned::hang()]).await;
+    let server = serve(vec![Canned::hang(), Canned::hang()]).await;
     let options = ClientOptions {
         total_timeout: Duration::from_millis(400),
         max_retries: 3,
@@ -195,7 +195,7 @@ async fn a_50_mb_reply_is_cut_at_the_cap_and_the_connection_dropped() {
     let count = 50 * 1024 * 1024 / chunk.len();
     let mut canned = Canned::sse("");
     canned.chunks = vec![chunk; count];
-    let server = ReplayServer::start(vec![canned]).await;
+    let server = serve(vec![canned]).await;
     let options = ClientOptions {
         max_reply_bytes: 1024 * 1024,
         ..patient()
@@ -241,7 +241,7 @@ async fn tool_arguments_past_the_max_tokens_cap_are_dropped() {
     for _ in 0..2_000 {
         body.push_str(&delta);
     }
-    let server = ReplayServer::start(vec![Canned::sse(&body)]).await;
+    let server = serve(vec![Canned::sse(&body)]).await;
     let (client, _) = observed(&definition("anthropic-messages", &server.url()), patient());
     let mut request = hello();
     request.max_tokens = Some(1_000);
@@ -268,7 +268,7 @@ async fn a_json_answer_is_capped_too() {
     let text = "y".repeat(3_000);
     let body = json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0,
         "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]});
-    let server = ReplayServer::start(vec![Canned::json(&body.to_string())]).await;
+    let server = serve(vec![Canned::json(&body.to_string())]).await;
     let options = ClientOptions {
         max_reply_bytes: 1_000,
         ..patient()

@@ -11,3 +11,4 @@ mod glitches;
 mod limits;
 mod resilience;
 mod responses;
+mod scripted;

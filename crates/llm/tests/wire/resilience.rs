@@ -9,10 +9,12 @@ use braincode_llm::{
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::TEXT_STREAM;
-use crate::common::{Canned, End, ReplayServer, client, definition, drain, fast_options, hello};
+use crate::common::{
+    Canned, End, ScriptedServer, client, definition, drain, fast_options, hello, serve,
+};
 
 fn observed_client(
-    server: &ReplayServer,
+    server: &ScriptedServer,
     options: ClientOptions,
 ) -> (WireClient, Arc<Mutex<Vec<RetryNotice>>>) {
     let notices = Arc::new(Mutex::new(Vec::new()));
@@ -31,7 +33,7 @@ const PARTIAL: &str = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",
 
 #[tokio::test]
 async fn rate_limit_with_retry_after_then_success() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(429, r#"{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}"#)
             .header("retry-after", "1"),
         Canned::sse(TEXT_STREAM),
@@ -60,7 +62,7 @@ async fn rate_limit_with_retry_after_then_success() {
 
 #[tokio::test]
 async fn retry_after_longer_than_the_cap_fails_at_once() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(429, r#"{"error":{"message":"quota"}}"#).header("retry-after", "3600"),
         Canned::sse(TEXT_STREAM),
     ])
@@ -83,7 +85,7 @@ async fn retry_after_longer_than_the_cap_fails_at_once() {
 
 #[tokio::test]
 async fn server_error_then_success() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(500, r#"{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}"#),
         Canned::error(503, "upstream unavailable"),
         Canned::sse(TEXT_STREAM),
@@ -109,7 +111,7 @@ async fn server_error_then_success() {
 
 #[tokio::test]
 async fn retries_are_bounded() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(502, "bad gateway"),
         Canned::error(502, "bad gateway"),
         Canned::error(502, "bad gateway"),
@@ -132,7 +134,7 @@ async fn retries_are_bounded() {
 
 #[tokio::test]
 async fn unauthorized_is_not_retried_and_never_shows_the_key() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(401, r#"{"error":{"message":"Incorrect API key provided: sk-secret-123.","type":"invalid_request_error","code":"invalid_api_key"}}"#),
         Canned::sse(TEXT_STREAM),
     ])
@@ -155,7 +157,7 @@ async fn unauthorized_is_not_retried_and_never_shows_the_key() {
 
 #[tokio::test]
 async fn context_overflow_is_recognized() {
-    let server = ReplayServer::start(vec![Canned::error(
+    let server = serve(vec![Canned::error(
         400,
         r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
     )])
@@ -172,7 +174,7 @@ async fn context_overflow_is_recognized() {
 
 #[tokio::test]
 async fn connection_cut_mid_stream_is_an_error_not_a_short_answer() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::sse(PARTIAL).ending(End::Cut),
         Canned::sse(TEXT_STREAM),
     ])
@@ -209,7 +211,7 @@ async fn connection_cut_mid_stream_is_an_error_not_a_short_answer() {
 
 #[tokio::test]
 async fn clean_close_without_terminal_event_is_an_error() {
-    let server = ReplayServer::start(vec![Canned::sse(PARTIAL)]).await;
+    let server = serve(vec![Canned::sse(PARTIAL)]).await;
     let client = client("openai-completions", &server, None);
     let stream = client
         .stream(hello(), CancellationToken::new())
@@ -228,7 +230,7 @@ async fn clean_close_without_terminal_event_is_an_error() {
 
 #[tokio::test]
 async fn cut_before_the_first_event_is_retried() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::sse(": keep-alive\n\n").ending(End::Cut),
         Canned::sse(TEXT_STREAM),
     ])
@@ -252,7 +254,7 @@ async fn malformed_data_line_is_quoted() {
         "data: {\"id\":\"c\",\"choices\":[{\"delta\":{\"content\":\"x\"}}]\n\n",
         "data: [DONE]\n\n",
     );
-    let server = ReplayServer::start(vec![Canned::sse(body)]).await;
+    let server = serve(vec![Canned::sse(body)]).await;
     let client = client("openai-completions", &server, None);
     let stream = client
         .stream(hello(), CancellationToken::new())
@@ -279,7 +281,7 @@ async fn empty_reply_is_its_own_error() {
         "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":0,\"total_tokens\":9}}\n\n",
         "data: [DONE]\n\n",
     );
-    let server = ReplayServer::start(vec![Canned::sse(body)]).await;
+    let server = serve(vec![Canned::sse(body)]).await;
     let client = client("openai-completions", &server, None);
     let stream = client
         .stream(hello(), CancellationToken::new())
@@ -300,7 +302,7 @@ async fn empty_reply_is_its_own_error() {
 
 #[tokio::test]
 async fn stall_past_the_idle_timeout_is_a_timeout() {
-    let server = ReplayServer::start(vec![Canned::sse(PARTIAL).ending(End::Stall)]).await;
+    let server = serve(vec![Canned::sse(PARTIAL).ending(End::Stall)]).await;
     let options = ClientOptions {
         idle_timeout: Duration::from_millis(300),
         ..fast_options()
@@ -337,7 +339,7 @@ async fn stall_past_the_idle_timeout_is_a_timeout() {
 
 #[tokio::test]
 async fn stall_before_the_first_event_is_retried_then_times_out() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::sse("").ending(End::Stall),
         Canned::sse("").ending(End::Stall),
     ])
@@ -364,7 +366,7 @@ async fn stall_before_the_first_event_is_retried_then_times_out() {
 
 #[tokio::test]
 async fn cancellation_mid_stream() {
-    let server = ReplayServer::start(vec![Canned::sse(PARTIAL).ending(End::Stall)]).await;
+    let server = serve(vec![Canned::sse(PARTIAL).ending(End::Stall)]).await;
     let client = client("openai-completions", &server, None);
     let cancel = CancellationToken::new();
     let mut stream = client.stream(hello(), cancel.clone()).await.unwrap();
@@ -387,7 +389,7 @@ async fn cancellation_mid_stream() {
 
 #[tokio::test]
 async fn cancellation_during_backoff_and_before_start() {
-    let server = ReplayServer::start(vec![
+    let server = serve(vec![
         Canned::error(429, "{}").header("retry-after", "30"),
         Canned::sse(TEXT_STREAM),
     ])
@@ -441,11 +443,11 @@ async fn html_error_pages_are_clipped() {
         "<!DOCTYPE html><html><body>{}</body></html>",
         "Bad gateway. ".repeat(500)
     );
-    let server = ReplayServer::start(vec![Canned {
+    let server = serve(vec![Canned {
         status: 404,
         headers: vec![("content-type".into(), "text/html".into())],
         chunks: vec![page.into()],
-        end: End::Close,
+        end: End::Complete,
     }])
     .await;
     let client = client("openai-completions", &server, None);
@@ -463,11 +465,11 @@ async fn html_error_pages_are_clipped() {
 async fn plain_text_instead_of_a_stream_is_explained() {
     // Changed deliberately: a JSON answer is now decoded (see glitches.rs); other content
     // types are still explained, and retried like any unreadable reply.
-    let server = ReplayServer::start(vec![Canned {
+    let server = serve(vec![Canned {
         status: 200,
         headers: vec![("content-type".into(), "text/plain".into())],
         chunks: vec!["service is warming up".into()],
-        end: End::Close,
+        end: End::Complete,
     }])
     .await;
     let options = ClientOptions {
@@ -502,7 +504,7 @@ async fn a_key_echoed_where_the_error_is_clipped_leaves_no_prefix_behind() {
     let key = "sk-clip-0123456789abcdefghijklmn";
     let padding = "x".repeat(2_000 - 12);
     let body = format!("not json {padding}{key} trailing text");
-    let server = ReplayServer::start(vec![Canned::error(401, &body)]).await;
+    let server = serve(vec![Canned::error(401, &body)]).await;
     let client = WireClient::new(
         &definition("openai-completions", &server.url()),
         Some(key.into()),

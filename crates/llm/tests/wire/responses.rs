@@ -4,7 +4,7 @@ use braincode_llm::{ErrorKind, ModelClient, StopReason, collect_stream};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Canned, ReplayServer, client, hello};
+use crate::common::{Canned, client, hello, serve};
 
 pub const TEXT_AND_REASONING: &str = concat!(
     "event: response.created\n",
@@ -64,7 +64,7 @@ const TWO_CALLS: &str = concat!(
 
 #[tokio::test]
 async fn text_reasoning_and_cached_usage() {
-    let server = ReplayServer::start(vec![Canned::sse(TEXT_AND_REASONING)]).await;
+    let server = serve(vec![Canned::sse(TEXT_AND_REASONING)]).await;
     let client = client("openai-responses", &server, Some("sk-r"));
     let stream = client
         .stream(hello(), CancellationToken::new())
@@ -93,7 +93,7 @@ async fn text_reasoning_and_cached_usage() {
 
 #[tokio::test]
 async fn two_interleaved_function_calls() {
-    let server = ReplayServer::start(vec![Canned::sse(TWO_CALLS).rechunked(5)]).await;
+    let server = serve(vec![Canned::sse(TWO_CALLS).rechunked(5)]).await;
     let client = client("openai-responses", &server, None);
     let stream = client
         .stream(hello(), CancellationToken::new())
@@ -123,7 +123,7 @@ async fn failed_response_is_a_classified_error() {
         "event: response.failed\n",
         "data: {\"type\":\"response.failed\",\"sequence_number\":1,\"response\":{\"id\":\"resp_2\",\"status\":\"failed\",\"error\":{\"code\":\"invalid_prompt\",\"message\":\"Invalid prompt: flagged.\"}}}\n\n",
     );
-    let server = ReplayServer::start(vec![Canned::sse(failed)]).await;
+    let server = serve(vec![Canned::sse(failed)]).await;
     let client = client("openai-responses", &server, None);
     let err = client
         .stream(hello(), CancellationToken::new())

@@ -109,7 +109,7 @@ pub fn worker_prompt(
     tool_note: &str,
     hook_context: &[String],
 ) -> String {
-    let mut out = String::from("Run this isolated worker handoff.\n\n");
+    let mut out = format!("{}\n\n", braincode_brain::WORKER_HANDOFF_OPENING);
     shared.write(&mut out);
     let _ = writeln!(out, "\n## Original request\n{}", request.trim());
     if !upstream.is_empty() {
@@ -196,8 +196,9 @@ pub fn review_prompt(
     checks: Option<&CheckSummary>,
     handoff: &HandoffPacket,
 ) -> String {
-    let mut out = String::from(
-        "Review this result independently. You did not write it; judge only what is in front of you.\n\n",
+    let mut out = format!(
+        "{} You did not write it; judge only what is in front of you.\n\n",
+        braincode_brain::REVIEW_OPENING
     );
     shared.write(&mut out);
     let _ = writeln!(out, "\n## Original request\n{}", request.trim());

@@ -8,9 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::support::{
-    self, BrainConfig, Matcher, ModelCall, Script, ScriptedReply, TestOutcome, TestRun,
-};
+use crate::support::{self, BrainConfig, Matcher, ModelCall, Reply, Script, TestOutcome, TestRun};
 use braincode_llm::ChatMessage;
 use braincode_protocol::{McpConnect, Role, ToolExecutionSummary, ToolStage};
 use braincode_runtime::McpHubCache;
@@ -195,23 +193,23 @@ async fn a_server_scoped_to_dba_is_seen_and_started_by_dba_alone() {
         "shared": {"command": bin, "args": ["--stdio"]}
     }});
     let script = Script::new()
-        .when(
+        .always(
             Matcher::router(),
-            ScriptedReply::json(&support::router_decision_json(
+            Reply::json(&support::router_decision_json(
                 Role::Backend,
                 &[Role::Dba, Role::Security],
             )),
         )
         .when_fn(Matcher::any_support(), |call| {
-            ScriptedReply::json(&support::worker_result_for(call, "done"))
+            Reply::json(&support::worker_result_for(call, "done"))
         })
-        .when(
+        .always(
             Matcher::review(),
-            ScriptedReply::json(&support::review_json(
+            Reply::json(&support::review_json(
                 braincode_protocol::ReviewVerdict::Approved,
             )),
         )
-        .when(Matcher::primary(), ScriptedReply::text("merged"));
+        .always(Matcher::primary(), Reply::text("merged"));
     let outcome = TestRun::new(TEAM_PROMPT)
         .brain(BrainConfig::per_role().mcp_servers(Role::Dba, &["db"]))
         .home_file("mcp.json", &mcp.to_string())
@@ -237,7 +235,7 @@ async fn a_server_scoped_to_dba_is_seen_and_started_by_dba_alone() {
                     .requests
                     .calls()
                     .iter()
-                    .map(ModelCall::describe)
+                    .map(|call| call.describe())
                     .collect();
                 panic!(
                     "no request of {role}: {seen:#?} {:?}",
@@ -371,11 +369,11 @@ async fn a_slow_background_server_never_holds_up_the_run() {
         )
         .script(
             Script::new()
-                .when(
+                .always(
                     Matcher::router(),
-                    ScriptedReply::json(&support::router_decision_json(Role::Backend, &[])),
+                    Reply::json(&support::router_decision_json(Role::Backend, &[])),
                 )
-                .when(Matcher::primary(), ScriptedReply::text("no tools needed")),
+                .always(Matcher::primary(), Reply::text("no tools needed")),
         )
         .run()
         .await;

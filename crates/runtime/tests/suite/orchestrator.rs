@@ -9,10 +9,9 @@
 use std::time::Duration;
 
 use crate::support::{
-    self, BrainConfig, CallKind, Matcher, Script, ScriptedReply, TestOutcome, TestRun, is,
-    review_json, router_clarification_json, router_decision_json, worker_result_for,
+    self, BrainConfig, CallKind, Matcher, Reply, Script, TestOutcome, TestRun, is, review_json,
+    router_clarification_json, router_decision_json, worker_result_for,
 };
-use braincode_llm::ErrorKind;
 use braincode_protocol::{
     ExecutionPlanReview, FinalStatus, Record, ReportWorker, ReviewVerdict, Role, RunError,
     WorkerError, WorkerPhase,
@@ -31,22 +30,22 @@ const WAIT: Duration = Duration::from_secs(60);
 /// `first` are tried before these.
 fn team_script(first: Script) -> Script {
     first
-        .when(
+        .always(
             Matcher::router(),
-            ScriptedReply::json(&router_decision_json(
+            Reply::json(&router_decision_json(
                 Role::Backend,
                 &[Role::Librarian, Role::Security],
             )),
         )
         .when_fn(Matcher::any_support(), |call| {
             let role = call.role().map_or("unknown", Role::as_str);
-            ScriptedReply::json(&worker_result_for(call, &format!("{role} {RESULT_MARK}")))
+            Reply::json(&worker_result_for(call, &format!("{role} {RESULT_MARK}")))
         })
-        .when(
+        .always(
             Matcher::review(),
-            ScriptedReply::json(&review_json(ReviewVerdict::Approved)),
+            Reply::json(&review_json(ReviewVerdict::Approved)),
         )
-        .when(Matcher::primary(), ScriptedReply::text(ANSWER))
+        .always(Matcher::primary(), Reply::text(ANSWER))
 }
 
 fn worker(outcome: &TestOutcome, role: Role, phase: WorkerPhase) -> ReportWorker {
@@ -145,7 +144,7 @@ async fn a_team_run_answers_once_and_lists_its_workers() {
         .iter()
         .find(|c| c.kind() == CallKind::Primary)
         .unwrap();
-    let system_and_prompt = format!("{}\n{}", primary.system(), primary.first_user_text());
+    let system_and_prompt = format!("{}\n{}", primary.system, primary.first_user_text());
     assert!(system_and_prompt.contains(&format!("librarian {RESULT_MARK}")));
     assert!(system_and_prompt.contains(&format!("security {RESULT_MARK}")));
 }
@@ -154,9 +153,9 @@ async fn a_team_run_answers_once_and_lists_its_workers() {
 async fn a_failing_support_model_falls_back_to_the_next_in_its_chain() {
     let outcome = TestRun::new(PROMPT)
         .brain(BrainConfig::per_role().chain(Role::Security, &["test/sec-a", "test/sec-b"]))
-        .script(team_script(Script::new().when(
+        .script(team_script(Script::new().always(
             Matcher::model("test/sec-a"),
-            ScriptedReply::http_error(503, "upstream overloaded"),
+            Reply::http_error(503, "upstream overloaded"),
         )))
         .run()
         .await;
@@ -201,13 +200,13 @@ async fn when_every_model_of_a_support_worker_fails_the_answer_says_so() {
         .brain(BrainConfig::per_role().chain(Role::Security, &["test/sec-a", "test/sec-b"]))
         .script(team_script(
             Script::new()
-                .when(
+                .always(
                     Matcher::model("test/sec-a"),
-                    ScriptedReply::http_error(503, "upstream overloaded"),
+                    Reply::http_error(503, "upstream overloaded"),
                 )
-                .when(
+                .always(
                     Matcher::model("test/sec-b"),
-                    ScriptedReply::fail(ErrorKind::Server, "internal error"),
+                    Reply::http_error(500, "internal error"),
                 ),
         ))
         .run()
@@ -247,11 +246,11 @@ async fn the_clarification_gate_stops_before_any_worker() {
     let outcome = TestRun::new(PROMPT)
         .script(
             Script::new()
-                .when(
+                .always(
                     Matcher::router(),
-                    ScriptedReply::json(&router_clarification_json(Role::Backend, question)),
+                    Reply::json(&router_clarification_json(Role::Backend, question)),
                 )
-                .when(Matcher::any(), ScriptedReply::text("must not be asked")),
+                .always(Matcher::any(), Reply::text("must not be asked")),
         )
         .run()
         .await;
@@ -281,7 +280,7 @@ async fn the_clarification_gate_stops_before_any_worker() {
 async fn cancelling_mid_run_ends_with_one_terminal_run_error() {
     let run = TestRun::new(PROMPT)
         .script(team_script(
-            Script::new().when(Matcher::support(Role::Security), ScriptedReply::stall()),
+            Script::new().always(Matcher::support(Role::Security), Reply::stall()),
         ))
         .start();
     run.journal()
@@ -397,25 +396,25 @@ async fn allowed_edits_are_declared_in_the_plan_review_and_read_only_runs_have_n
 #[tokio::test]
 async fn parallel_workers_reading_the_same_file_each_get_it() {
     let script = Script::new()
-        .when(
+        .always(
             Matcher::router(),
-            ScriptedReply::json(&router_decision_json(
+            Reply::json(&router_decision_json(
                 Role::Backend,
                 &[Role::Librarian, Role::Security, Role::Qa],
             )),
         )
         .when_fn(Matcher::any_support(), |call| {
             if call.is_tool_turn() {
-                ScriptedReply::json(&worker_result_for(call, "read it"))
+                Reply::json(&worker_result_for(call, "read it"))
             } else {
-                ScriptedReply::tool_call("read_file", &serde_json::json!({"path": "NOTES.md"}))
+                Reply::tool_call("read_file", serde_json::json!({"path": "NOTES.md"}))
             }
         })
-        .when(
+        .always(
             Matcher::review(),
-            ScriptedReply::json(&review_json(ReviewVerdict::Approved)),
+            Reply::json(&review_json(ReviewVerdict::Approved)),
         )
-        .when(Matcher::primary(), ScriptedReply::text(ANSWER));
+        .always(Matcher::primary(), Reply::text(ANSWER));
     let outcome = TestRun::new(PROMPT)
         .brain(BrainConfig::per_role().max_parallel_agents(3))
         .mode(braincode_protocol::Mode::Radical)
@@ -491,11 +490,11 @@ async fn todos_are_ticked_only_for_work_done() {
         .file("src/token.rs", "pub fn valid(t: &str) -> bool { true }\n")
         .script(team_script(Script::new().when_fn(Matcher::primary(), |call| {
             if call.is_tool_turn() {
-                ScriptedReply::text(ANSWER)
+                Reply::text(ANSWER)
             } else {
-                ScriptedReply::tool_call(
+                Reply::tool_call(
                     "edit_file",
-                    &serde_json::json!({"path": "src/token.rs", "oldString": "true", "newString": "!t.is_empty()"}),
+                    serde_json::json!({"path": "src/token.rs", "oldString": "true", "newString": "!t.is_empty()"}),
                 )
             }
         })))
@@ -525,7 +524,7 @@ async fn every_request_of_a_role_starts_with_the_same_bytes_and_key() {
         for call in outcome.requests.calls() {
             let Some(role) = call.role() else { continue };
             let tools = serde_json::to_string(&call.request.tools).unwrap();
-            let prefix = format!("{}\n{tools}", call.system());
+            let prefix = format!("{}\n{tools}", call.system);
             let key = call.request.cache_key.clone();
             let entry = by_role
                 .entry(role.as_str().to_string())

@@ -3,7 +3,7 @@
 //! (the router's strict, the worker's and the reviewer's not).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::support::{CallKind, Matcher, Script, ScriptedReply, TestRun, router_decision_json};
+use crate::support::{CallKind, Matcher, Reply, Script, TestRun, router_decision_json};
 use braincode_context::{review_result_schema, worker_result_schema};
 use braincode_llm::{ChatMessage, ChatRequest, ContentPart, wire::is_strict_compatible};
 use braincode_protocol::Role;
@@ -23,11 +23,11 @@ async fn router_request(prompt: &str) -> ChatRequest {
         .git_repo()
         .script(
             Script::new()
-                .when(
+                .always(
                     Matcher::router(),
-                    ScriptedReply::json(&router_decision_json(Role::Qa, &[])),
+                    Reply::json(&router_decision_json(Role::Qa, &[])),
                 )
-                .when(Matcher::any(), ScriptedReply::text("Fixed: add adds.")),
+                .always(Matcher::any(), Reply::text("Fixed: add adds.")),
         )
         .run()
         .await;

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use crate::support::{
-    BrainConfig, Matcher, Script, ScriptedReply, TestOutcome, TestRun, review_json,
-    router_decision_json, worker_result_for,
+    BrainConfig, Matcher, Reply, Script, TestOutcome, TestRun, review_json, router_decision_json,
+    worker_result_for,
 };
 use braincode_protocol::{MergeOutcome, ReviewVerdict, Role, Warning, WriterMerge};
 use braincode_runtime::PermissionMode;
@@ -25,9 +25,9 @@ const ANSWER: &str = "Signup is in: endpoint, form and table.";
 /// Router → backend primary, frontend and dba support writers; each writer edits `file`'s
 /// `old` into `new` (by role), then reports; the reviewer approves; the primary answers.
 fn writers_script(edits: Vec<(Role, &'static str, &'static str, &'static str)>) -> Script {
-    let mut script = Script::new().when(
+    let mut script = Script::new().always(
         Matcher::router(),
-        ScriptedReply::json(&router_decision_json(
+        Reply::json(&router_decision_json(
             Role::Backend,
             &[Role::Frontend, Role::Dba],
         )),
@@ -35,21 +35,21 @@ fn writers_script(edits: Vec<(Role, &'static str, &'static str, &'static str)>) 
     for (role, file, old, new) in edits {
         script = script.when_fn(Matcher::support(role), move |call| {
             if call.is_tool_turn() {
-                ScriptedReply::json(&worker_result_for(call, &format!("{role} edited {file}")))
+                Reply::json(&worker_result_for(call, &format!("{role} edited {file}")))
             } else {
-                ScriptedReply::tool_call(
+                Reply::tool_call(
                     "edit_file",
-                    &json!({"path": file, "oldString": old, "newString": new}),
+                    json!({"path": file, "oldString": old, "newString": new}),
                 )
             }
         });
     }
     script
-        .when(
+        .always(
             Matcher::review(),
-            ScriptedReply::json(&review_json(ReviewVerdict::Approved)),
+            Reply::json(&review_json(ReviewVerdict::Approved)),
         )
-        .when(Matcher::primary(), ScriptedReply::text(ANSWER))
+        .always(Matcher::primary(), Reply::text(ANSWER))
 }
 
 fn merges(outcome: &TestOutcome) -> Vec<&WriterMerge> {
@@ -62,9 +62,9 @@ fn writer_then(role: Role, edit: Value, meanwhile: impl Fn() + Send + Sync + 'st
     Script::new().when_fn(Matcher::support(role), move |call| {
         if call.is_tool_turn() {
             meanwhile();
-            ScriptedReply::json(&worker_result_for(call, &format!("{role} edited")))
+            Reply::json(&worker_result_for(call, &format!("{role} edited")))
         } else {
-            ScriptedReply::tool_call("edit_file", &edit)
+            Reply::tool_call("edit_file", edit.clone())
         }
     })
 }
@@ -179,12 +179,12 @@ async fn a_conflict_goes_to_the_primary_with_the_three_sides_and_it_resolves_it(
     let script = Script::new()
         .when_fn(Matcher::primary(), move |call| {
             if call.is_tool_turn() {
-                return ScriptedReply::text(ANSWER);
+                return Reply::text(ANSWER);
             }
-            *seen.lock().unwrap() = call.first_user_text();
-            ScriptedReply::tool_call(
+            *seen.lock().unwrap() = call.first_user_text().to_string();
+            Reply::tool_call(
                 "edit_file",
-                &json!({"path": "src/limits.rs", "oldString": "20", "newString": "20 + 30"}),
+                json!({"path": "src/limits.rs", "oldString": "20", "newString": "20 + 30"}),
             )
         })
         .then(script);
@@ -368,7 +368,7 @@ async fn without_git_or_with_one_writer_the_run_goes_on_as_before_and_says_why()
         .file("web/form.ts", "export const fields = [];\n")
         .script(writers_script(vec![]).then(
             Script::new().when_fn(Matcher::any_support(), |call| {
-                ScriptedReply::json(&worker_result_for(call, "looked"))
+                Reply::json(&worker_result_for(call, "looked"))
             }),
         ))
         .run()
@@ -394,7 +394,7 @@ async fn without_git_or_with_one_writer_the_run_goes_on_as_before_and_says_why()
         .file("web/form.ts", "export const fields = [];\n")
         .script(writers_script(vec![]).then(
             Script::new().when_fn(Matcher::any_support(), |call| {
-                ScriptedReply::json(&worker_result_for(call, "looked"))
+                Reply::json(&worker_result_for(call, "looked"))
             }),
         ))
         .run()

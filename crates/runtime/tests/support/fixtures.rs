@@ -11,7 +11,7 @@ use braincode_protocol::{
 use braincode_test_support::scripted_model_entry;
 use serde_json::{Value, json};
 
-use super::call::ModelCall;
+use braincode_test_support::RequestSummary;
 
 /// The id of the test brain (and `settings.defaultBrainId`).
 pub const TEST_BRAIN_ID: &str = "test";
@@ -178,7 +178,7 @@ pub fn worker_result_json(task_id: &str, parent_id: &str, summary: &str) -> Valu
 
 /// The `taskId`/`parentId` the runtime asked a worker or reviewer to echo (from the reply
 /// shape at the end of its prompt); `("unknown", "unknown")` when absent.
-pub fn handoff_ids(call: &ModelCall) -> (String, String) {
+pub fn handoff_ids(call: &RequestSummary) -> (String, String) {
     let text = call.first_user_text();
     let field = |name: &str| {
         let key = format!("\"{name}\":\"");
@@ -192,7 +192,7 @@ pub fn handoff_ids(call: &ModelCall) -> (String, String) {
 }
 
 /// A completed worker result echoing the ids of `call`'s handoff.
-pub fn worker_result_for(call: &ModelCall, summary: &str) -> Value {
+pub fn worker_result_for(call: &RequestSummary, summary: &str) -> Value {
     let (task, parent) = handoff_ids(call);
     worker_result_json(&task, &parent, summary)
 }

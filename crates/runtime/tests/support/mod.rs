@@ -10,19 +10,19 @@
 //!   [`TestOutcome`] (the report, the memory journal as a [`JournalView`], every model
 //!   request in a [`RequestLog`], the events), [`TestRun::start`] a [`LiveRun`] to wait on
 //!   ([`LiveJournal::wait_for`]) and cancel.
-//! - [`Script`]: rules `matcher → reply`; a [`Matcher`] sees a [`ModelCall`] (the model id,
-//!   the request, who asks: [`CallKind`], which role: [`ModelCall::role`]); a
-//!   [`ScriptedReply`] is text, tool calls (`ToolCall::from_raw`), usage, a delay, a stall
-//!   or a `ModelError` of any kind.
+//! - [`Script`], [`Matcher`], [`Reply`]: the shared kit's (`braincode_test_support`, from
+//!   `braincode-scripted`); a matcher sees who asks ([`CallKind`]: `Matcher::router()`,
+//!   `Matcher::support(role)`, …) and which role's prompt the request carries; the run's
+//!   [`RequestLog`] holds every [`ModelCall`].
 //! - Reply fixtures: [`worker_result_json`], [`worker_result_for`], [`review_json`],
 //!   [`router_decision_json`], [`router_clarification_json`].
 //!
 //! ```ignore
 //! let outcome = TestRun::new("Fix the token check")
 //!     .script(Script::new()
-//!         .when(Matcher::router(), ScriptedReply::json(&router_decision_json(Role::Backend, &[Role::Security])))
-//!         .when_fn(Matcher::any_support(), |call| ScriptedReply::json(&worker_result_for(call, "found it")))
-//!         .when(Matcher::primary(), ScriptedReply::text("Fixed.")))
+//!         .always(Matcher::router(), Reply::json(&router_decision_json(Role::Backend, &[Role::Security])))
+//!         .when_fn(Matcher::any_support(), |call| Reply::json(&worker_result_for(call, "found it")))
+//!         .always(Matcher::primary(), Reply::text("Fixed.")))
 //!     .run()
 //!     .await;
 //! assert_eq!(outcome.requests.hits("support:security"), 1);
@@ -42,6 +42,7 @@ mod journal;
 mod run;
 mod script;
 
+pub use braincode_test_support::{Reply, Script};
 pub use call::{CallKind, Matcher, ModelCall, RequestLog};
 pub use fixtures::{
     BrainConfig, TEST_BRAIN_ID, handoff_ids, review_json, role_model, router_clarification_json,
@@ -49,4 +50,4 @@ pub use fixtures::{
 };
 pub use journal::{JournalView, LiveJournal, RecordPayload, WaitTimeout, is};
 pub use run::{Fixtures, LiveRun, Project, RUN_GUARD, TestOutcome, TestRun};
-pub use script::{Script, ScriptedModels, ScriptedReply, primary_calling};
+pub use script::{ScriptedModels, primary_calling};

@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use super::call::RequestLog;
 use super::fixtures::{BrainConfig, TEST_BRAIN_ID, scripted_model};
 use super::journal::{JournalView, LiveJournal};
-use super::script::{Script, ScriptedModels};
+use super::script::ScriptedModels;
+use braincode_test_support::Script;
 
 /// The longest a test run may take before the kit gives up on it (a guard against a hung
 /// test, not a timing assertion).

@@ -468,3 +468,67 @@ fn temp_home_and_repo() {
     assert_eq!(repo.read("src/lib.rs"), "pub fn f() {}\n");
     assert!(repo.git(&["status", "--porcelain"]).is_empty());
 }
+
+#[tokio::test]
+async fn computed_rules_see_who_asks_and_hits_count_by_matcher_name() {
+    let router_prompt = braincode_brain::ROUTE_BRAIN_PROMPT;
+    let handoff = format!("{}\n\nDo it.", braincode_brain::WORKER_HANDOFF_OPENING);
+    let model = ScriptedModel::new(
+        Script::new()
+            .always(Matcher::router(), Reply::text("plan"))
+            .when_fn(Matcher::any_support(), |request| {
+                Reply::text(format!("{} results", request.tool_results().len()))
+            }),
+    );
+    let ask = |system: &str, user: &str| {
+        let model = model.named("test/m");
+        let request = request(system, user);
+        async move {
+            let stream = model
+                .stream(request, CancellationToken::new())
+                .await
+                .unwrap();
+            collect_stream(stream, |_| {}).await.unwrap().text
+        }
+    };
+    assert_eq!(ask(router_prompt, "plan this").await, "plan");
+    assert_eq!(ask("You are a worker", &handoff).await, "0 results");
+    assert_eq!(model.hits("router"), 1);
+    assert_eq!(model.hits("support"), 1);
+    let calls = model.calls();
+    assert_eq!(calls[1].answered_by.as_deref(), Some("support"));
+    assert_eq!(calls[1].model.as_deref(), Some("test/m"));
+    assert_eq!(calls[1].kind(), braincode_test_support::CallKind::Support);
+}
+
+#[tokio::test]
+async fn raw_replies_answer_any_path_rendered_ones_only_model_calls() {
+    let listing = r#"{"object":"list","data":[{"id":"from-the-script"}]}"#;
+    let server = ScriptedServer::start(
+        Script::new()
+            .when(
+                Matcher::Any,
+                [braincode_test_support::RawReply::json(listing).into()],
+            )
+            .always(Matcher::Any, Reply::text("hello")),
+    )
+    .await;
+    let base_url = server.base_url();
+    let discover = || {
+        braincode_llm::discover_models(
+            &base_url,
+            braincode_protocol::ModelApi::OpenaiCompletions,
+            None,
+        )
+    };
+    let first = discover().await.unwrap();
+    assert_eq!(first[0].id, "from-the-script");
+    // The raw reply is used: the next listing is the server's own.
+    let second = discover().await.unwrap();
+    assert!(second.iter().any(|m| m.id == "scripted"), "{second:?}");
+    let stream = client_for(&server, fast())
+        .stream(request("sys", "hi"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(collect_stream(stream, |_| {}).await.unwrap().text, "hello");
+}

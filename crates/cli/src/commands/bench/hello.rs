@@ -5,12 +5,9 @@
 //! loopback.
 
 use std::process::{ExitCode, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::response::IntoResponse;
+use braincode_scripted::{Matcher, Reply, Script, ScriptedServer};
 use serde_json::json;
 
 use super::overhead::fixture;
@@ -30,36 +27,6 @@ pub struct HelloBenchArgs {
     pub json: bool,
 }
 
-/// What the server saw: each request's body size and arrival time.
-#[derive(Default)]
-struct Seen {
-    requests: Vec<(usize, Instant)>,
-}
-
-type Shared = Arc<Mutex<Seen>>;
-
-async fn chat(State(seen): State<Shared>, body: Bytes) -> impl IntoResponse {
-    if let Ok(mut seen) = seen.lock() {
-        seen.requests.push((body.len(), Instant::now()));
-    }
-    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "instant",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
-    let sse = format!(
-        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
-        chunk(
-            json!({"role": "assistant", "content": "Hello!"}),
-            serde_json::Value::Null
-        ),
-        chunk(json!({}), json!("stop")),
-    );
-    (
-        [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
-        sse,
-    )
-}
-
 /// Runs the benchmark.
 pub fn execute(args: &HelloBenchArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
@@ -68,23 +35,17 @@ pub fn execute(args: &HelloBenchArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn bench(args: &HelloBenchArgs) -> anyhow::Result<ExitCode> {
-    let seen: Shared = Arc::default();
-    let app = axum::Router::new()
-        .route("/v1/chat/completions", axum::routing::post(chat))
-        .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base_url = format!("http://{}/v1", listener.local_addr()?);
-    let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    // An instant model: every request is answered "Hello!" at once; the server keeps each
+    // request's body size and arrival time.
+    let script = Script::new().always(Matcher::Any, Reply::text("Hello!"));
+    let server = ScriptedServer::bind(script).await?;
+    let base_url = server.base_url();
     let exe = std::env::current_exe()?;
     let (mut bytes, mut first_ms, mut wall_ms, mut calls, mut rss_kib) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for run in 0..=args.runs {
         let (_dir, home, repo) = fixture(&base_url)?;
-        if let Ok(mut seen) = seen.lock() {
-            seen.requests.clear();
-        }
+        server.clear_requests();
         let started = Instant::now();
         let child = tokio::process::Command::new(&exe)
             .args(["run", &args.prompt])
@@ -97,8 +58,8 @@ async fn bench(args: &HelloBenchArgs) -> anyhow::Result<ExitCode> {
         let (status, peak_kib) = wait_watching_peak_rss(child).await?;
         let wall = started.elapsed();
         anyhow::ensure!(status.success(), "the measured run failed ({status})");
-        let requests = seen.lock().map(|s| s.requests.clone()).unwrap_or_default();
-        let Some((size, at)) = requests.first().copied() else {
+        let requests = server.chat_requests();
+        let Some((size, at)) = requests.first().map(|r| (r.body_len, r.received_at)) else {
             anyhow::bail!("the run sent the model no request");
         };
         if run == 0 {
@@ -110,7 +71,7 @@ async fn bench(args: &HelloBenchArgs) -> anyhow::Result<ExitCode> {
         calls.push(requests.len() as f64);
         rss_kib.push(peak_kib as f64);
     }
-    server.abort();
+    drop(server);
     let rss_max_kib = rss_kib.iter().copied().fold(0.0, f64::max);
     let (bytes, first, wall, calls, rss) = (
         median(&mut bytes),

@@ -10,19 +10,18 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use braincode_config::Home;
-use braincode_llm::{ChatRequest, ModelClient, ModelError, ModelStream};
 use braincode_runtime::{JournalTarget, RunServices, run};
+use braincode_scripted::{CallKind, ScriptedModel};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::median;
-use super::overhead::{Asker, SameClient, asker_of, fixture, instant_reply, reply_for, request};
+use super::overhead::{SameClient, fixture, instant_script, request};
 
 /// Arguments of `braincode bench mcp`.
 #[derive(Debug, clap::Args)]
@@ -51,39 +50,13 @@ pub struct McpBenchArgs {
     pub json: bool,
 }
 
-/// A model that answers instantly and notes when the first request came and how big the
-/// primary's first request was.
-#[derive(Default)]
-struct Watch {
-    first_request: Mutex<Option<Instant>>,
-    primary_bytes: Mutex<Option<usize>>,
-}
-
-#[async_trait]
-impl ModelClient for Watch {
-    async fn stream(
-        &self,
-        request: ChatRequest,
-        _cancel: CancellationToken,
-    ) -> Result<ModelStream, ModelError> {
-        if let Ok(mut first) = self.first_request.lock() {
-            first.get_or_insert_with(Instant::now);
-        }
-        let who = asker_of(&request);
-        if who == Asker::Primary
-            && let Ok(mut bytes) = self.primary_bytes.lock()
-        {
-            bytes.get_or_insert_with(|| serde_json::to_vec(&request).map_or(0, |b| b.len()));
-        }
-        Ok(instant_reply(reply_for(who)))
-    }
-}
-
 /// One run; returns (ms to the first model request, bytes of the primary's first request).
 async fn one_run(home: &Path, repo: &Path) -> anyhow::Result<(f64, usize)> {
-    let watch = Arc::new(Watch::default());
+    // The instant model; its log says when the first request came and how big the
+    // primary's first request was.
+    let model = ScriptedModel::new(instant_script(Duration::ZERO));
     let mut services = RunServices::new(Home::at(home));
-    services.client_override = Some(Arc::new(SameClient(watch.clone())));
+    services.client_override = Some(Arc::new(SameClient(model.client())));
     services.journal = JournalTarget::Disabled;
     let started = Instant::now();
     let report = run(request(repo), services).await;
@@ -92,18 +65,15 @@ async fn one_run(home: &Path, repo: &Path) -> anyhow::Result<(f64, usize)> {
         "the bench run failed: {}",
         report.error.unwrap_or_default()
     );
-    let first = watch
-        .first_request
-        .lock()
-        .ok()
-        .and_then(|f| *f)
-        .map_or(f64::NAN, |at| (at - started).as_secs_f64() * 1000.0);
-    let bytes = watch
-        .primary_bytes
-        .lock()
-        .ok()
-        .and_then(|b| *b)
-        .unwrap_or(0);
+    let calls = model.calls();
+    let first = calls.first().map_or(f64::NAN, |call| {
+        (call.received_at - started).as_secs_f64() * 1000.0
+    });
+    let bytes = (calls.iter())
+        .find(|call| call.kind() == CallKind::Primary)
+        .map_or(0, |call| {
+            serde_json::to_vec(&call.request).map_or(0, |b| b.len())
+        });
     Ok((first, bytes))
 }
 

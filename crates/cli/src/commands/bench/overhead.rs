@@ -13,23 +13,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use axum::Json;
-use axum::response::IntoResponse;
 use braincode_config::Home;
-use braincode_llm::{
-    ChatMessage, ChatRequest, ContentPart, ModelClient, ModelError, ModelEvent, ModelStream,
-    StopReason,
-};
+use braincode_llm::ModelClient;
 use braincode_protocol::{ModelDefinition, Record, Usage, WorkerPhase};
 use braincode_runtime::ClientOverride;
 use braincode_runtime::{
     JournalTarget, MemoryJournal, PermissionMode, RoutingChoice, RunRequest, RunServices, run,
 };
-use futures::stream;
+use braincode_scripted::{CallKind, Reply, Script, ScriptedModel, ScriptedServer};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::{median, proc_status_kib};
 
@@ -52,32 +45,11 @@ pub struct OverheadBenchArgs {
 
 const PROMPT: &str = "Fix the session token validation in the backend and add a regression test";
 
-/// Who is asking, told apart by the structured-output schema the runtime requests and by
-/// how the runtime's prompts begin (workers and reviewers may be on a tool turn, which carries
-/// no schema).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Asker {
-    Router,
-    Worker,
-    Reviewer,
-    Primary,
-}
-
-pub(crate) fn asker(schema_name: Option<&str>, first_user_text: &str) -> Asker {
-    match schema_name {
-        Some("router_decision") => Asker::Router,
-        Some("review_result") => Asker::Reviewer,
-        Some(_) => Asker::Worker,
-        None if first_user_text.starts_with("Review this result independently") => Asker::Reviewer,
-        None if first_user_text.starts_with("Run this isolated worker handoff") => Asker::Worker,
-        None => Asker::Primary,
-    }
-}
-
-/// What an instant model answers.
-pub(crate) fn reply_for(asker: Asker) -> String {
+/// What an instant model answers whoever asks (told apart by the shared kit's
+/// [`CallKind`]: the schema the runtime requests and how its prompts begin).
+pub(crate) fn reply_for(asker: CallKind) -> String {
     match asker {
-        Asker::Router => json!({
+        CallKind::Router => json!({
             "role": "backend",
             "workers": [
                 {"role": "librarian", "goal": "Map the token code", "reason": "orientation"},
@@ -99,71 +71,38 @@ pub(crate) fn reply_for(asker: Asker) -> String {
             "reason": "backend fix with security and test support"
         })
         .to_string(),
-        Asker::Reviewer => json!({
+        CallKind::Review => json!({
             "taskId": "t", "parentId": "p", "progress": {"status": "completed", "summary": "ok"},
             "summary": "Looks right.", "artifacts": [], "risks": [], "nextQuestions": [],
             "decision": "approved", "confidence": 0.9, "rationale": "minimal change", "findings": [],
             "requiredChanges": [], "blockingIssues": [], "residualRisks": []
         })
         .to_string(),
-        Asker::Worker => json!({
+        CallKind::Support => json!({
             "taskId": "t", "parentId": "p", "progress": {"status": "completed", "summary": "done"},
             "summary": "Token checks live in src/token.rs; empty tokens pass.",
             "artifacts": [{"kind": "file", "uri": "src/token.rs"}], "risks": ["empty tokens"], "nextQuestions": []
         })
         .to_string(),
-        Asker::Primary => "Validation now rejects empty tokens; a regression test covers it.".to_string(),
+        CallKind::Primary => "Validation now rejects empty tokens; a regression test covers it.".to_string(),
     }
 }
 
-/// A model that answers every request after a fixed delay.
-struct InstantModel {
-    delay: Duration,
+/// An instant answer: `text`, with a fixed usage.
+pub(crate) fn instant(text: String) -> Reply {
+    Reply::text(text).with_usage(Usage::new(100, 20, 0, 0))
 }
 
-#[async_trait]
-impl ModelClient for InstantModel {
-    async fn stream(
-        &self,
-        request: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ModelStream, ModelError> {
-        if !self.delay.is_zero() {
-            tokio::select! {
-                () = tokio::time::sleep(self.delay) => {}
-                () = cancel.cancelled() => return Err(ModelError::cancelled()),
-            }
-        }
-        Ok(instant_reply(reply_for(asker_of(&request))))
-    }
-}
-
-/// Who is asking `request`.
-pub(crate) fn asker_of(request: &ChatRequest) -> Asker {
-    asker(
-        request.response_schema.as_ref().map(|s| s.name.as_str()),
-        first_user_text(request),
-    )
-}
-
-/// A stream that answers `text` at once, with a fixed usage.
-pub(crate) fn instant_reply(text: String) -> ModelStream {
-    let events = vec![
-        Ok(ModelEvent::TextDelta { text }),
-        Ok(ModelEvent::Usage {
-            usage: Usage::new(100, 20, 0, 0),
-        }),
-        Ok(ModelEvent::Stop {
-            reason: StopReason::EndTurn,
-        }),
-    ];
-    Box::pin(stream::iter(events))
+/// The script of a model that answers every request with [`reply_for`] its asker after
+/// `delay` (cut short by cancellation).
+pub(crate) fn instant_script(delay: Duration) -> Script {
+    Script::from_fn(move |request| instant(reply_for(request.kind())).delayed(delay))
 }
 
 /// One model client for every model of the catalogue.
-pub(super) struct SameClient<M>(pub Arc<M>);
+pub(super) struct SameClient(pub Arc<dyn ModelClient>);
 
-impl<M: ModelClient + 'static> ClientOverride for SameClient<M> {
+impl ClientOverride for SameClient {
     fn client(&self, _definition: &ModelDefinition) -> Option<Arc<dyn ModelClient>> {
         Some(self.0.clone())
     }
@@ -273,7 +212,8 @@ async fn timed_run(
 ) -> anyhow::Result<Timed> {
     let memory = MemoryJournal::default();
     let mut services = RunServices::new(Home::at(home));
-    services.client_override = Some(Arc::new(SameClient(Arc::new(InstantModel { delay }))));
+    let model = ScriptedModel::new(instant_script(delay));
+    services.client_override = Some(Arc::new(SameClient(model.client())));
     services.journal = match journal {
         JournalTarget::Session => JournalTarget::Session,
         _ => JournalTarget::Memory(memory.clone()),
@@ -421,52 +361,11 @@ async fn bench(args: OverheadBenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Serves the instant replies as an OpenAI Chat Completions SSE endpoint on loopback.
-async fn serve_instant() -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
-    async fn chat(Json(body): Json<Value>) -> impl IntoResponse {
-        let name = body
-            .pointer("/response_format/json_schema/name")
-            .and_then(Value::as_str);
-        let first_user = body["messages"]
-            .as_array()
-            .and_then(|messages| messages.iter().find(|m| m["role"] == "user"))
-            .and_then(|m| match &m["content"] {
-                Value::String(text) => Some(text.as_str()),
-                Value::Array(parts) => parts.iter().find_map(|p| p["text"].as_str()),
-                _ => None,
-            })
-            .unwrap_or_default();
-        let text = reply_for(asker(name, first_user));
-        let chunk = |delta: Value, finish: Value| {
-            json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "instant",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        };
-        let usage = json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "instant", "choices": [],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}});
-        let sse = format!(
-            "data: {}\n\ndata: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
-            chunk(json!({"role": "assistant", "content": text}), Value::Null),
-            chunk(json!({}), json!("stop")),
-            usage
-        );
-        (
-            [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
-            sse,
-        )
-    }
-    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(chat));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let handle = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    Ok((format!("http://{addr}/v1"), handle))
-}
-
 async fn rss_of_child_run() -> anyhow::Result<Option<u64>> {
-    let (base_url, server) = serve_instant().await?;
-    let output = super::run_self(&["bench", "overhead", "--rss-child", &base_url]).await;
-    server.abort();
+    // The instant replies over HTTP (OpenAI Chat Completions SSE on loopback).
+    let server = ScriptedServer::bind(instant_script(Duration::ZERO)).await?;
+    let output = super::run_self(&["bench", "overhead", "--rss-child", &server.base_url()]).await;
+    drop(server);
     Ok(output?.trim().parse().ok())
 }
 
@@ -481,19 +380,4 @@ async fn rss_child(base_url: &str) -> anyhow::Result<ExitCode> {
     );
     println!("{}", proc_status_kib("VmHWM:").unwrap_or(0));
     Ok(ExitCode::SUCCESS)
-}
-
-/// The text of a request's first user message (where the runtime's prompts say who asks).
-pub(crate) fn first_user_text(request: &ChatRequest) -> &str {
-    request
-        .messages
-        .iter()
-        .find_map(|m| match m {
-            ChatMessage::User { content } => content.iter().find_map(|part| match part {
-                ContentPart::Text { text } => Some(text.as_str()),
-                ContentPart::Image { .. } => None,
-            }),
-            _ => None,
-        })
-        .unwrap_or_default()
 }

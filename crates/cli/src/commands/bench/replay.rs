@@ -9,27 +9,19 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::Context;
-use async_trait::async_trait;
 use braincode_config::Home;
-use braincode_llm::{
-    ChatMessage, ChatRequest, ModelClient, ModelError, ModelEvent, ModelStream, StopReason,
-    ToolCall,
-};
-use braincode_protocol::{FinalStatus, ModelDefinition, Record, SessionId, Usage, WorkerPhase};
-use braincode_runtime::ClientOverride;
+use braincode_protocol::{FinalStatus, Record, SessionId, Usage, WorkerPhase};
 use braincode_runtime::{ReplayOutcome, replay};
 use braincode_runtime::{RunServices, run};
-use futures::stream;
+use braincode_scripted::{CallKind, Reply, Script, ScriptedModel};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::median;
-use super::overhead::{Asker, fixture, reply_for, request};
+use super::overhead::{SameClient, fixture, reply_for, request};
 
 /// Arguments of `braincode bench replay`.
 #[derive(Debug, clap::Args)]
@@ -93,62 +85,24 @@ fn router_decision(workers: usize) -> String {
 /// A model that answers at once: the router with [`router_decision`], workers and the
 /// primary first with a `read_file` call (when offered) and then with their answer, the
 /// reviewer with an approval.
-struct ScriptedModel {
-    workers: usize,
-    /// Tool-call ids are unique across the run, as a provider's are.
-    next_call: AtomicU64,
-}
-
-#[async_trait]
-impl ModelClient for ScriptedModel {
-    async fn stream(
-        &self,
-        request: ChatRequest,
-        _cancel: CancellationToken,
-    ) -> Result<ModelStream, ModelError> {
-        let who = super::overhead::asker_of(&request);
-        let had_tool_turn = request
-            .messages
-            .iter()
-            .any(|m| matches!(m, ChatMessage::Tool { .. }));
-        let offers_read = request.tools.iter().any(|t| t.name == "read_file");
-        let mut events = Vec::new();
-        let stop = if matches!(who, Asker::Worker | Asker::Primary) && offers_read && !had_tool_turn
+fn scripted_model(workers: usize) -> ScriptedModel {
+    ScriptedModel::new(Script::from_fn(move |request| {
+        let who = request.kind();
+        let offers_read = request.tools.iter().any(|t| t == "read_file");
+        let reply = if matches!(who, CallKind::Support | CallKind::Primary)
+            && offers_read
+            && request.tool_results().is_empty()
         {
-            let n = self.next_call.fetch_add(1, Ordering::Relaxed);
-            events.push(Ok(ModelEvent::TextDelta {
-                text: "Reading the token code first.".into(),
-            }));
-            events.push(Ok(ModelEvent::ToolCall {
-                call: ToolCall::from_raw(
-                    format!("call_{n}"),
-                    "read_file",
-                    r#"{"path":"src/token.rs"}"#,
-                ),
-            }));
-            StopReason::ToolUse
+            Reply::text("Reading the token code first.")
+                .with_tool_call_raw("read_file", r#"{"path":"src/token.rs"}"#)
         } else {
-            let text = match who {
-                Asker::Router => router_decision(self.workers),
+            Reply::text(match who {
+                CallKind::Router => router_decision(workers),
                 other => reply_for(other),
-            };
-            events.push(Ok(ModelEvent::TextDelta { text }));
-            StopReason::EndTurn
+            })
         };
-        events.push(Ok(ModelEvent::Usage {
-            usage: Usage::new(100, 20, 0, 0),
-        }));
-        events.push(Ok(ModelEvent::Stop { reason: stop }));
-        Ok(Box::pin(stream::iter(events)))
-    }
-}
-
-struct ScriptedClients(Arc<ScriptedModel>);
-
-impl ClientOverride for ScriptedClients {
-    fn client(&self, _definition: &ModelDefinition) -> Option<Arc<dyn ModelClient>> {
-        Some(self.0.clone())
-    }
+        reply.with_usage(Usage::new(100, 20, 0, 0))
+    }))
 }
 
 #[derive(Serialize)]
@@ -184,10 +138,7 @@ async fn bench(args: ReplayBenchArgs) -> anyhow::Result<ExitCode> {
     let session = SessionId::new(SESSION)?;
 
     let mut services = RunServices::new(home.clone());
-    services.client_override = Some(Arc::new(ScriptedClients(Arc::new(ScriptedModel {
-        workers: args.workers,
-        next_call: AtomicU64::new(0),
-    }))));
+    services.client_override = Some(Arc::new(SameClient(scripted_model(args.workers).client())));
     let mut run_request = request(&repo);
     run_request.session_id = Some(session.clone());
     let started = Instant::now();

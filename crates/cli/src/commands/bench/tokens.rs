@@ -26,11 +26,12 @@ use braincode_config::Home;
 use braincode_llm::{ChatMessage, ChatRequest};
 use braincode_protocol::FinalStatus;
 use braincode_runtime::{JournalTarget, RunServices, run};
+use braincode_scripted::CallKind;
 use serde::Serialize;
 
-use super::overhead::{Asker, SameClient, asker_of, fixture, request};
+use super::overhead::{SameClient, fixture, request};
 use super::tokens_cache;
-use super::tokens_model::{Captured, TokensModel, request_chars, role_of, tokens_of};
+use super::tokens_model::{Captured, TokensModel, asker_and_role, request_chars, tokens_of};
 use super::tokens_repo::populate;
 
 /// The isolated/shared input-token ratio the design aims for.
@@ -357,12 +358,13 @@ fn sessions(captured: &[Captured]) -> Vec<Agent> {
 
 /// "router", "librarian (support)", "backend (primary)", "review".
 fn label(request: &ChatRequest) -> String {
-    let role = role_of(request).map_or("?", |r| r.as_str());
-    match asker_of(request) {
-        Asker::Router => "router".to_string(),
-        Asker::Worker => format!("{role} (support)"),
-        Asker::Primary => format!("{role} (primary)"),
-        Asker::Reviewer => format!("{role} (review)"),
+    let (who, role) = asker_and_role(request);
+    let role = role.map_or("?", |r| r.as_str());
+    match who {
+        CallKind::Router => "router".to_string(),
+        CallKind::Support => format!("{role} (support)"),
+        CallKind::Primary => format!("{role} (primary)"),
+        CallKind::Review => format!("{role} (review)"),
     }
 }
 

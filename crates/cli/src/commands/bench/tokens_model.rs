@@ -16,7 +16,9 @@ use futures::stream;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::overhead::{Asker, asker_of, reply_for};
+use braincode_scripted::{CallKind, RequestSummary};
+
+use super::overhead::reply_for;
 
 /// One request the model received and the assistant turn it answered with.
 #[derive(Debug, Clone)]
@@ -79,15 +81,10 @@ pub(super) fn tokens_of(chars: usize) -> u64 {
     chars.div_ceil(4) as u64
 }
 
-/// The role whose built-in system prompt `request` carries (`None` for the router).
-pub(super) fn role_of(request: &ChatRequest) -> Option<Role> {
-    let system = request.system.as_deref().unwrap_or_default();
-    Role::ALL.into_iter().find(|role| {
-        system.starts_with(&format!(
-            "You are Braincode's {} agent.",
-            braincode_brain::role_profile(*role).label
-        ))
-    })
+/// Who asks `request`, and the role whose built-in system prompt it carries.
+pub(super) fn asker_and_role(request: &ChatRequest) -> (CallKind, Option<Role>) {
+    let summary = RequestSummary::from_chat(request, None);
+    (summary.kind(), summary.role())
 }
 
 fn read(path: &str) -> (&'static str, Value) {
@@ -214,15 +211,14 @@ impl TokensModel {
 
     /// What to answer `request` with: the assistant turn and whether it asks for tools.
     fn answer(&self, request: &ChatRequest) -> (ChatMessage, bool) {
-        let who = asker_of(request);
-        let role = role_of(request);
+        let (who, role) = asker_and_role(request);
         let offered = |name: &str| request.tools.iter().any(|t| t.name == name);
         let turn = request
             .messages
             .iter()
             .filter(|m| matches!(m, ChatMessage::Assistant { .. }))
             .count();
-        if who != Asker::Router
+        if who != CallKind::Router
             && let Some(calls) = tool_turns(role).get(turn)
             && calls.iter().all(|(name, _)| offered(name))
         {
@@ -244,10 +240,10 @@ impl TokensModel {
             .filter_map(|c| c.arguments["path"].as_str().map(str::to_string))
             .collect();
         let text = match who {
-            Asker::Router => router_decision(),
-            Asker::Worker => worker_answer(role, &read),
-            Asker::Primary => PRIMARY_ANSWER.to_string(),
-            Asker::Reviewer => reply_for(Asker::Reviewer),
+            CallKind::Router => router_decision(),
+            CallKind::Support => worker_answer(role, &read),
+            CallKind::Primary => PRIMARY_ANSWER.to_string(),
+            CallKind::Review => reply_for(CallKind::Review),
         };
         let reply = ChatMessage::Assistant {
             text,

@@ -14,28 +14,21 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use braincode_config::Home;
-use braincode_llm::{
-    ChatMessage, ChatRequest, ModelClient, ModelError, ModelEvent, ModelStream, StopReason,
-    ToolCall,
-};
 use braincode_protocol::{
     FinalStatus, JournalEntry, MergeOutcome, Record, Role, Usage, WorkerPhase,
 };
 use braincode_runtime::{
     JournalTarget, MemoryJournal, PermissionMode, RunRequest, RunServices, WriterWorktrees, run,
 };
-use futures::stream;
+use braincode_scripted::{CallKind, Reply, Script, ScriptedModel};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::median;
-use super::overhead::{Asker, SameClient, asker_of, fixture, git_commit_all, instant_reply};
+use super::overhead::{SameClient, fixture, git_commit_all, instant};
 use super::overhead::{reply_for, request};
 
 /// Arguments of `braincode bench writers`.
@@ -74,74 +67,35 @@ type Timed = anyhow::Result<(f64, Option<f64>)>;
 /// A model that answers every call after `delay`: the router with `setup`'s plan, each writer
 /// first with an `edit_file` call on its file and then, on its tool turn, with its result; the
 /// reviewer approves, the primary answers.
-struct WriterModel {
-    delay: Duration,
-    setup: Setup,
-    /// Tool-call ids are unique across the run, as a provider's are.
-    next_call: AtomicU64,
-}
-
-#[async_trait]
-impl ModelClient for WriterModel {
-    async fn stream(
-        &self,
-        request: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ModelStream, ModelError> {
-        let who = asker_of(&request);
-        let tool_turn = matches!(request.messages.last(), Some(ChatMessage::Tool { .. }));
-        let offers_edit = request.tools.iter().any(|t| t.name == "edit_file");
+fn writer_model(delay: Duration, setup: Setup) -> ScriptedModel {
+    ScriptedModel::new(Script::from_fn(move |request| {
+        let who = request.kind();
+        let tool_turn = request.is_tool_turn();
+        let offers_edit = request.tools.iter().any(|t| t == "edit_file");
         // A writer's work is two calls (its edit, then its result). A worker offered no tools
         // (the one-writer baseline, where the writer runs as a plain support worker) answers
         // in one, so that call lasts two: the model time is the same, the rest is Braincode's.
-        let calls = 1 + u32::from(who == Asker::Worker && !offers_edit && !tool_turn);
-        if !self.delay.is_zero() {
-            tokio::select! {
-                () = tokio::time::sleep(self.delay * calls) => {}
-                () = cancel.cancelled() => return Err(ModelError::cancelled()),
-            }
-        }
-        let edit = (who == Asker::Worker && offers_edit && !tool_turn)
-            .then(|| writer_of(&request))
+        let calls = 1 + u32::from(who == CallKind::Support && !offers_edit && !tool_turn);
+        let edit = (who == CallKind::Support && offers_edit && !tool_turn)
+            .then(|| writer_of(request.role()))
             .flatten();
-        Ok(match (who, edit) {
-            (Asker::Router, _) => instant_reply(router_decision(self.setup)),
-            (Asker::Worker, Some((role, path, _))) => {
-                let n = self.next_call.fetch_add(1, Ordering::Relaxed);
+        let reply = match (who, edit) {
+            (CallKind::Router, _) => instant(router_decision(setup)),
+            (CallKind::Support, Some((role, path, _))) => {
                 let args = json!({"path": path, "oldString": "TODO", "newString": format!("done by {role}")});
-                tool_call_reply(ToolCall::from_raw(
-                    format!("call_{n}"),
-                    "edit_file",
-                    args.to_string(),
-                ))
+                Reply::tool_call("edit_file", args).with_usage(Usage::new(100, 20, 0, 0))
             }
-            (other, _) => instant_reply(reply_for(other)),
-        })
-    }
+            (other, _) => instant(reply_for(other)),
+        };
+        reply.delayed(delay * calls)
+    }))
 }
 
-/// The writer a request's system prompt is for (the runtime's prompts begin "You are
-/// Braincode's <label> agent.").
-fn writer_of(request: &ChatRequest) -> Option<(Role, &'static str, &'static str)> {
-    let system = request.system.as_deref()?;
-    WRITERS.into_iter().find(|(role, ..)| {
-        let label = braincode_brain::role_profile(*role).label;
-        system.starts_with(&format!("You are Braincode's {label} agent."))
-    })
-}
-
-/// A stream that answers with one tool call.
-fn tool_call_reply(call: ToolCall) -> ModelStream {
-    let events = vec![
-        Ok(ModelEvent::ToolCall { call }),
-        Ok(ModelEvent::Usage {
-            usage: Usage::new(100, 20, 0, 0),
-        }),
-        Ok(ModelEvent::Stop {
-            reason: StopReason::ToolUse,
-        }),
-    ];
-    Box::pin(stream::iter(events))
+/// The writer whose system prompt a request carries, by its role.
+fn writer_of(role: Option<Role>) -> Option<(Role, &'static str, &'static str)> {
+    WRITERS
+        .into_iter()
+        .find(|(writer, ..)| Some(*writer) == role)
 }
 
 /// The router's plan for `setup`: the backend primary and its writers (the first of
@@ -229,12 +183,7 @@ fn reset_writer_files(repo: &Path) -> anyhow::Result<()> {
 async fn timed_run(setup: Setup, home: &Path, repo: &Path, delay: Duration) -> Timed {
     let memory = MemoryJournal::default();
     let mut services = RunServices::new(Home::at(home));
-    let model = WriterModel {
-        delay,
-        setup,
-        next_call: AtomicU64::new(0),
-    };
-    services.client_override = Some(Arc::new(SameClient(Arc::new(model))));
+    services.client_override = Some(Arc::new(SameClient(writer_model(delay, setup).client())));
     services.journal = JournalTarget::Memory(memory.clone());
     let bench_request = RunRequest {
         prompt: PROMPT.into(),

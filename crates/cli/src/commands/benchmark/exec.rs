@@ -17,7 +17,7 @@ use braincode_protocol::{FinalReport, Role};
 use braincode_runtime::{PermissionMode, RoutingChoice, RunRequest, RunServices, run};
 use serde::{Deserialize, Serialize};
 
-use super::mock::{MockClients, MockModel, MockScript};
+use super::mock::{MockClients, MockScript, mock_model};
 use super::report;
 use crate::commands::bench::overhead::git_commit_all;
 
@@ -379,8 +379,7 @@ async fn run_task(
     };
     let mut services = RunServices::new(home.clone());
     if mode == ExecMode::Mock {
-        services.client_override =
-            Some(Arc::new(MockClients(MockModel::new(fixture.mock.clone()))));
+        services.client_override = Some(Arc::new(MockClients(mock_model(fixture.mock.clone()))));
     }
     let report = run(request, services).await;
     let _ = tokio::task::spawn_blocking(braincode_tools::exec::process::settle_all_groups).await;

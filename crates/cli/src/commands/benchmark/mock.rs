@@ -4,20 +4,15 @@
 //! for real.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use async_trait::async_trait;
-use braincode_llm::{
-    ChatMessage, ChatRequest, ModelClient, ModelError, ModelEvent, ModelStream, StopReason,
-    ToolCall,
-};
+use braincode_llm::ModelClient;
 use braincode_protocol::{ModelDefinition, Usage};
 use braincode_runtime::ClientOverride;
-use futures::stream;
+use braincode_scripted::{CallKind, Reply, Script, ScriptedModel};
 use serde::Deserialize;
-use tokio_util::sync::CancellationToken;
+use serde_json::json;
 
-use crate::commands::bench::overhead::{Asker, asker_of, instant_reply, reply_for};
+use crate::commands::bench::overhead::{instant, reply_for};
 
 /// One edit the scripted primary makes.
 #[derive(Debug, Clone, Deserialize)]
@@ -39,78 +34,40 @@ pub struct MockScript {
     pub answer: String,
 }
 
-/// The scripted model for one fixture.
-pub struct MockModel {
-    script: MockScript,
-    calls: AtomicU64,
-}
-
-impl MockModel {
-    pub fn new(script: MockScript) -> Arc<Self> {
-        Arc::new(Self {
-            script,
-            calls: AtomicU64::new(0),
-        })
-    }
-}
-
-#[async_trait]
-impl ModelClient for MockModel {
-    async fn stream(
-        &self,
-        request: ChatRequest,
-        _cancel: CancellationToken,
-    ) -> Result<ModelStream, ModelError> {
-        let call = self.calls.fetch_add(1, Ordering::Relaxed);
-        let asker = asker_of(&request);
-        if asker != Asker::Primary {
-            return Ok(instant_reply(reply_for(asker)));
+/// The scripted model for one fixture: workers and the reviewer answer at once, the primary
+/// makes the edits on its first turn (one `edit_file` call each), then answers.
+pub fn mock_model(script: MockScript) -> ScriptedModel {
+    ScriptedModel::new(Script::from_fn(move |request| {
+        let asker = request.kind();
+        if asker != CallKind::Primary {
+            return instant(reply_for(asker));
         }
-        let edited = request
-            .messages
-            .iter()
-            .any(|m| matches!(m, ChatMessage::Tool { .. }));
-        if edited || self.script.edits.is_empty() {
-            let answer = if self.script.answer.is_empty() {
+        let edited = !request.tool_results().is_empty();
+        if edited || script.edits.is_empty() {
+            let answer = if script.answer.is_empty() {
                 "Done.".to_string()
             } else {
-                self.script.answer.clone()
+                script.answer.clone()
             };
-            return Ok(instant_reply(answer));
+            return instant(answer);
         }
-        let mut events: Vec<Result<ModelEvent, ModelError>> = self
-            .script
-            .edits
-            .iter()
-            .enumerate()
-            .map(|(i, edit)| {
-                let arguments = serde_json::json!({"path": edit.path, "content": edit.content});
-                Ok(ModelEvent::ToolCall {
-                    call: ToolCall::from_raw(
-                        format!("mock-{call}-{i}"),
-                        "edit_file",
-                        arguments.to_string(),
-                    ),
-                })
-            })
-            .collect();
-        events.push(Ok(ModelEvent::Usage {
-            usage: Usage::new(400, 120, 0, 0),
-        }));
-        events.push(Ok(ModelEvent::Stop {
-            reason: StopReason::ToolUse,
-        }));
-        Ok(Box::pin(stream::iter(events)))
-    }
+        let edits = (script.edits.iter()).map(|edit| {
+            (
+                "edit_file",
+                json!({"path": edit.path, "content": edit.content}),
+            )
+        });
+        Reply::tool_calls(edits).with_usage(Usage::new(400, 120, 0, 0))
+    }))
 }
 
 /// Every model of the catalogue answers with the fixture's script (so a brain's prices still
 /// apply to the tokens it reports).
-pub struct MockClients(pub Arc<MockModel>);
+pub struct MockClients(pub ScriptedModel);
 
 impl ClientOverride for MockClients {
     fn client(&self, _definition: &ModelDefinition) -> Option<Arc<dyn ModelClient>> {
-        Some(self.0.clone())
+        Some(self.0.client())
     }
 
     fn supplies(&self, _definition: &ModelDefinition) -> bool {

@@ -1,5 +1,6 @@
 //! [`ScriptedModel`]: an in-process [`ModelClient`] replaying a [`Script`].
 
+use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,11 +12,34 @@ use braincode_llm::{
 use futures::stream;
 use tokio_util::sync::CancellationToken;
 
-use crate::script::{ReplyEnd, RequestSummary, Script, ScriptState, no_match_message};
+use crate::script::{ReplyEnd, Script, ScriptState, no_match_message};
+use crate::summary::RequestSummary;
+
+/// One request a [`ScriptedModel`] received: what the matchers saw (reached through
+/// `Deref`), the request itself, and the label of the rule that answered it.
+#[derive(Debug, Clone)]
+pub struct ModelCall {
+    /// What the matchers saw; `summary.model` is the name of the handle asked.
+    pub summary: RequestSummary,
+    /// The request.
+    pub request: ChatRequest,
+    /// The label of the rule that answered ([`crate::Rule::label`]); `None` when none did.
+    pub answered_by: Option<String>,
+    /// When it came.
+    pub received_at: std::time::Instant,
+}
+
+impl Deref for ModelCall {
+    type Target = RequestSummary;
+
+    fn deref(&self) -> &RequestSummary {
+        &self.summary
+    }
+}
 
 struct Shared {
     script: Mutex<ScriptState>,
-    requests: Mutex<Vec<ChatRequest>>,
+    calls: Mutex<Vec<ModelCall>>,
 }
 
 /// Replays a script in-process. Clones (and [`ScriptedModel::named`] copies) share the
@@ -37,7 +61,7 @@ impl ScriptedModel {
         Self {
             shared: Arc::new(Shared {
                 script: Mutex::new(ScriptState::new(script)),
-                requests: Mutex::new(Vec::new()),
+                calls: Mutex::new(Vec::new()),
             }),
             name: None,
         }
@@ -59,7 +83,12 @@ impl ScriptedModel {
 
     /// Every request received (by any handle), in arrival order.
     pub fn requests(&self) -> Vec<ChatRequest> {
-        lock(&self.shared.requests).clone()
+        self.calls().into_iter().map(|call| call.request).collect()
+    }
+
+    /// Every request received (by any handle) with what answered it, in arrival order.
+    pub fn calls(&self) -> Vec<ModelCall> {
+        lock(&self.shared.calls).clone()
     }
 
     /// How many replies the rule named `name` (or `rule <index>`) served.
@@ -113,16 +142,42 @@ impl ModelClient for ScriptedModel {
         request: ChatRequest,
         cancel: CancellationToken,
     ) -> Result<ModelStream, ModelError> {
+        let received_at = std::time::Instant::now();
         let summary = RequestSummary::from_chat(&request, self.name.as_deref());
-        lock(&self.shared.requests).push(request);
-        let picked = lock(&self.shared.script).pick(&summary);
+        let picked = {
+            let mut script = lock(&self.shared.script);
+            script
+                .pick(&summary)
+                .map(|(index, reply)| (script.label(index), reply))
+        };
+        let (answered_by, reply) = match picked {
+            Some((label, reply)) => (label, Some(reply)),
+            None => (None, None),
+        };
+        lock(&self.shared.calls).push(ModelCall {
+            summary: summary.clone(),
+            request,
+            answered_by,
+            received_at,
+        });
         let model = self.name.clone().unwrap_or_else(|| "scripted".to_string());
-        let Some((_, reply)) = picked else {
+        let Some(reply) = reply else {
             return Err(
                 ModelError::new(ErrorKind::Server, no_match_message(&summary)).with_model(model),
             );
         };
         sleep_or_cancel(reply.delay, &cancel).await?;
+        if reply.end == ReplyEnd::Hang {
+            cancel.cancelled().await;
+            return Err(ModelError::cancelled().with_model(model));
+        }
+        if reply.raw.is_some() {
+            return Err(ModelError::new(
+                ErrorKind::Config,
+                "a raw reply is bytes for the scripted HTTP server, not for the in-process model",
+            )
+            .with_model(model));
+        }
         if let Some(failure) = &reply.failure {
             let retry_after = failure
                 .retry_after
@@ -162,7 +217,8 @@ impl ModelClient for ScriptedModel {
                 ErrorKind::Network,
                 "the connection broke while the reply was streaming (scripted cut)",
             ))),
-            ReplyEnd::Stall => push(Step::Stall),
+            // (A hang was answered above, before any stream.)
+            ReplyEnd::Stall | ReplyEnd::KeepAlive(_) | ReplyEnd::Hang => push(Step::Stall),
             ReplyEnd::Complete => {
                 push(Step::Event(ModelEvent::Usage {
                     usage: reply.usage_for(&summary),

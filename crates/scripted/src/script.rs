@@ -2,15 +2,19 @@
 //!
 //! Workers run in parallel, so replies are not a single FIFO: a [`Script`] is a list of
 //! [`Rule`]s, each a [`Matcher`] plus a queue of [`Reply`]s. The first rule whose matcher
-//! matches and whose queue is not exhausted answers; a rule can repeat its last reply forever.
+//! matches and whose queue is not exhausted answers; a rule can repeat its last reply forever,
+//! or compute each reply from the request.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use braincode_llm::StopReason;
 use braincode_protocol::Usage;
 use serde_json::Value;
 
-pub use crate::request::{Matcher, RequestSummary};
+use crate::matcher::Matcher;
+use crate::raw::RawReply;
+use crate::summary::RequestSummary;
 
 /// A scripted tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,13 +41,18 @@ pub struct HttpFailure {
 /// How a streamed reply ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReplyEnd {
-    /// Finish normally (finish reason, usage, `[DONE]`).
+    /// Finish normally (finish reason, usage, the wire's terminal event).
     #[default]
     Complete,
     /// Cut the connection after the content (no terminal event).
     Cut,
     /// Never finish after the content.
     Stall,
+    /// After the content, send an SSE keep-alive comment (`: keep-alive`) at this interval,
+    /// forever (in process: as [`ReplyEnd::Stall`]).
+    KeepAlive(Duration),
+    /// Never send the response headers (in process: the call never returns until cancelled).
+    Hang,
 }
 
 /// One scripted model reply. Build with the constructors, refine with the `with_*`
@@ -68,6 +77,9 @@ pub struct Reply {
     pub delay: Duration,
     /// Wait between streamed chunks.
     pub chunk_delay: Duration,
+    /// Answer these bytes as they are instead of rendering the reply in the request's wire
+    /// format (scripted server only).
+    pub raw: Option<RawReply>,
 }
 
 impl Reply {
@@ -238,10 +250,29 @@ impl Reply {
     }
 }
 
-/// A matcher and its queue of replies.
+type ReplyFn = Arc<dyn Fn(&RequestSummary) -> Reply + Send + Sync>;
+
+/// A reply computed from the request (see [`Script::when_fn`]).
+#[derive(Clone)]
+pub struct Respond(ReplyFn);
+
+impl std::fmt::Debug for Respond {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Respond(..)")
+    }
+}
+
+impl PartialEq for Respond {
+    /// The same closure.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// A matcher and its queue of replies (or the function that computes them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
-    /// Name used by `hits` (default `rule <index>`).
+    /// Name used by `hits` (default: the matcher's name, or `rule <index>`).
     pub name: Option<String>,
     /// When the rule applies.
     pub matcher: Matcher,
@@ -249,6 +280,8 @@ pub struct Rule {
     pub replies: Vec<Reply>,
     /// Keep serving the last reply once the queue is exhausted.
     pub repeat_last: bool,
+    /// Compute every reply from the request instead (never exhausted).
+    pub respond: Option<Respond>,
 }
 
 impl Rule {
@@ -259,7 +292,20 @@ impl Rule {
             matcher,
             replies: Vec::new(),
             repeat_last: false,
+            respond: None,
         }
+    }
+    /// Computes every reply with `reply_for`.
+    pub fn respond(
+        mut self,
+        reply_for: impl Fn(&RequestSummary) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        self.respond = Some(Respond(Arc::new(reply_for)));
+        self
+    }
+    /// The name hits count this rule under: its own, else its matcher's.
+    pub fn label(&self) -> String {
+        self.name.clone().unwrap_or_else(|| self.matcher.name())
     }
     /// Names the rule.
     pub fn named(mut self, name: impl Into<String>) -> Self {
@@ -312,6 +358,32 @@ impl Script {
     pub fn always(self, matcher: Matcher, reply: Reply) -> Self {
         self.rule(Rule::new(matcher).reply(reply).repeat_last())
     }
+    /// Adds a rule answering `matcher` with whatever `reply_for` makes of the request.
+    pub fn when_fn(
+        self,
+        matcher: Matcher,
+        reply_for: impl Fn(&RequestSummary) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        self.rule(Rule::new(matcher).respond(reply_for))
+    }
+    /// A script answering every request with `reply_for(request)`.
+    pub fn from_fn(reply_for: impl Fn(&RequestSummary) -> Reply + Send + Sync + 'static) -> Self {
+        Self::new().when_fn(Matcher::Any, reply_for)
+    }
+    /// These rules, then `later`'s (tried after these).
+    pub fn then(mut self, later: Script) -> Self {
+        self.rules.extend(later.rules);
+        self
+    }
+}
+
+/// Which replies a pick may serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pick {
+    /// Any reply (a model call).
+    Any,
+    /// Only a raw one (another request).
+    RawOnly,
 }
 
 /// Serving state of a script: how many replies each rule served, and tool-call ids.
@@ -336,19 +408,34 @@ impl ScriptState {
 
     /// The reply for a request (with call ids filled in), or `None` when no rule matches.
     pub(crate) fn pick(&mut self, request: &RequestSummary) -> Option<(usize, Reply)> {
+        self.pick_where(request, Pick::Any)
+    }
+
+    /// The next [`RawReply`] a rule has for a request that is not a model call (a listing,
+    /// say): `None`, and nothing served or counted, when no matching rule's next reply is raw.
+    pub(crate) fn pick_raw(&mut self, request: &RequestSummary) -> Option<Reply> {
+        self.pick_where(request, Pick::RawOnly)
+            .map(|(_, reply)| reply)
+    }
+
+    fn pick_where(&mut self, request: &RequestSummary, pick: Pick) -> Option<(usize, Reply)> {
         for (index, rule) in self.rules.iter().enumerate() {
-            if rule.replies.is_empty() || !rule.matcher.matches(request) {
+            let computed = rule.respond.is_some();
+            if (rule.replies.is_empty() && !computed) || !rule.matcher.matches(request) {
                 continue;
             }
             let served = self.served[index];
-            let position = if served < rule.replies.len() {
-                served
-            } else if rule.repeat_last {
-                rule.replies.len() - 1
-            } else {
-                continue;
+            let mut reply = match (&rule.respond, pick) {
+                (Some(_), Pick::RawOnly) => continue,
+                (Some(Respond(reply_for)), Pick::Any) => reply_for(request),
+                (None, _) if served < rule.replies.len() => rule.replies[served].clone(),
+                // `replies` is not empty here (checked above).
+                (None, _) if rule.repeat_last => rule.replies[rule.replies.len() - 1].clone(),
+                (None, _) => continue,
             };
-            let mut reply = rule.replies[position].clone();
+            if pick == Pick::RawOnly && reply.raw.is_none() {
+                continue;
+            }
             self.served[index] += 1;
             for call in &mut reply.tool_calls {
                 if call.id.is_none() {
@@ -358,7 +445,9 @@ impl ScriptState {
             }
             return Some((index, reply));
         }
-        self.unmatched += 1;
+        if pick == Pick::Any {
+            self.unmatched += 1;
+        }
         None
     }
 
@@ -372,10 +461,15 @@ impl ScriptState {
             .enumerate()
             .filter(|(i, r)| match &r.name {
                 Some(n) => n == name,
-                None => format!("rule {i}") == name,
+                None => format!("rule {i}") == name || r.matcher.name() == name,
             })
             .map(|(i, _)| self.served[i])
             .sum()
+    }
+
+    /// The label of the rule at `index` (see [`Rule::label`]).
+    pub(crate) fn label(&self, index: usize) -> Option<String> {
+        self.rules.get(index).map(Rule::label)
     }
 
     pub(crate) fn unmatched(&self) -> usize {
@@ -400,9 +494,11 @@ mod tests {
         RequestSummary {
             model: Some("m".into()),
             system: system.into(),
+            first_user: user.into(),
             last_user: user.into(),
             all_text: format!("{system}\n{user}"),
             tools: tools.iter().map(|s| (*s).to_string()).collect(),
+            ..RequestSummary::default()
         }
     }
 
