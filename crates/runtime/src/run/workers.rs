@@ -329,9 +329,13 @@ async fn attempt_worker(
         attempt: Some(attempt),
         worktree: (job.place.as_ref()).map(|place| place.root.display().to_string()),
     }));
+    let kind = match job.place {
+        Some(_) => "writer",
+        None => phase.as_str(),
+    };
     shared
         .sink
-        .status(format!("{role} ({}) running on {model_id}", phase.as_str()));
+        .status(format!("{role} ({kind}) running on {model_id}"));
     let client = shared
         .factory
         .client(candidate)

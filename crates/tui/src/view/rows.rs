@@ -396,6 +396,7 @@ mod tests {
     use braincode_protocol::{
         JournalEntry, MergeOutcome, Record, Role, WorkerPhase, WorkerStart, WriterMerge,
     };
+    use braincode_session::fold::RunState;
 
     fn text(line: &Line<'_>) -> String {
         line.spans.iter().map(|s| s.content.as_ref()).collect()
