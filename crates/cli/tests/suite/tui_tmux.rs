@@ -1,7 +1,9 @@
 //! `braincode tui` in tmux, as a person uses it: a request whose model never answers,
 //! Ctrl-C, and what the screen says afterwards — the worker stopped (not a spinner that runs
 //! forever), the session ended with a resume hint, and the same session reopened with
-//! `--continue` showing the worker stopped too. Screens are read with `capture-pane`, keys
+//! `--continue` showing the worker stopped too; a parallel-writers run whose two writers'
+//! rows say `writer` and `merged`, whose report card names each clean merge, and whose edits
+//! are both in the project with no worktree left. Screens are read with `capture-pane`, keys
 //! sent with `send-keys`, on a tmux server of the test's own (`-L`), killed at the end.
 #![allow(
     clippy::unwrap_used,
@@ -14,9 +16,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::run_harness::configure;
-use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
-use serde_json::json;
+use crate::run_harness::{configure, configure_one_model, review_reply};
+use braincode_protocol::Role;
+use braincode_test_support::{
+    Matcher, Reply, RequestSummary, Script, ScriptedServer, TempHome, TempRepo,
+};
+use serde_json::{Value, json};
 
 /// A guard against a hung session, never a timing assertion.
 const WAIT: Duration = Duration::from_secs(90);
@@ -44,9 +49,9 @@ fn quoted(text: &str) -> String {
 }
 
 impl Tmux {
-    /// Starts `braincode args…` in `cwd` for `home`, in a 100×30 pane that stays on screen
-    /// after the program exits (to read what it printed).
-    fn start(home: &TempHome, cwd: &Path, args: &[&str]) -> Tmux {
+    /// Starts `braincode args…` in `cwd` for `home` with `BRAINCODE_SANDBOX=sandbox`, in a
+    /// 100×30 pane that stays on screen after the program exits (to read what it printed).
+    fn start(home: &TempHome, cwd: &Path, args: &[&str], sandbox: &str) -> Tmux {
         let dir = tempfile::tempdir().unwrap();
         let conf = dir.path().join("tmux.conf");
         std::fs::write(
@@ -60,7 +65,7 @@ impl Tmux {
             dir.path().file_name().unwrap().to_string_lossy()
         );
         let tmux = Tmux { socket, _dir: dir };
-        tmux.new_session("bc", home, cwd, args, &conf);
+        tmux.new_session("bc", home, cwd, args, sandbox, &conf);
         tmux
     }
 
@@ -70,12 +75,21 @@ impl Tmux {
         command
     }
 
-    fn new_session(&self, name: &str, home: &TempHome, cwd: &Path, args: &[&str], conf: &Path) {
+    fn new_session(
+        &self,
+        name: &str,
+        home: &TempHome,
+        cwd: &Path,
+        args: &[&str],
+        sandbox: &str,
+        conf: &Path,
+    ) {
         let binary = PathBuf::from(env!("CARGO_BIN_EXE_braincode"));
         let mut line = format!(
-            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u RUST_LOG -u NO_COLOR BRAINCODE_HOME={} BRAINCODE_MODEL_CACHE={} BRAINCODE_LOCAL_SERVERS=0 BRAINCODE_SANDBOX=off {}",
+            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u RUST_LOG -u NO_COLOR BRAINCODE_HOME={} BRAINCODE_MODEL_CACHE={} BRAINCODE_LOCAL_SERVERS=0 BRAINCODE_SANDBOX={} {}",
             quoted(&home.path().display().to_string()),
             quoted(&home.path().join("no-model-cache").display().to_string()),
+            quoted(sandbox),
             quoted(&binary.display().to_string()),
         );
         for arg in args {
@@ -212,7 +226,7 @@ async fn ctrl_c_stops_the_worker_on_screen_and_in_the_reopened_session() {
     let home = TempHome::new();
     configure(&home, &server, &[], &[]);
 
-    let tmux = Tmux::start(&home, repo.path(), &["tui", "--read-only"]);
+    let tmux = Tmux::start(&home, repo.path(), &["tui", "--read-only"], "off");
     tmux.wait_for("bc", "the first frame", |s| s.contains(PLACEHOLDER))
         .await;
     tmux.text("bc", "Explain what src/main.rs does");
@@ -259,6 +273,7 @@ async fn ctrl_c_stops_the_worker_on_screen_and_in_the_reopened_session() {
         &home,
         repo.path(),
         &["tui", "--continue", "--read-only"],
+        "off",
         &conf,
     );
     let reopened = tmux
@@ -275,4 +290,179 @@ async fn ctrl_c_stops_the_worker_on_screen_and_in_the_reopened_session() {
     );
     tmux.keys("again", &["C-c"]);
     tmux.keys("again", &["C-c"]);
+}
+
+/// The request of the parallel-writers test, and the primary's answer to it.
+const WRITERS_PROMPT: &str = "Add the signup form field and its table";
+const WRITERS_ANSWER: &str = "Signup is in: the form field and the table.";
+
+/// The `taskId`/`parentId` the runtime asked a worker to echo (the reply shape at the end of
+/// its handoff prompt); `unknown` when absent.
+fn handoff_ids(call: &RequestSummary) -> (String, String) {
+    let text = call.first_user_text();
+    let field = |name: &str| {
+        let key = format!("\"{name}\":\"");
+        text.rfind(&key)
+            .map(|at| &text[at + key.len()..])
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or("unknown")
+            .to_string()
+    };
+    (field("taskId"), field("parentId"))
+}
+
+/// A completed worker result echoing the ids of `call`'s handoff.
+fn worker_result_for(call: &RequestSummary, summary: &str) -> Value {
+    let (task, parent) = handoff_ids(call);
+    json!({
+        "fromLayer": "agent", "toLayer": "brain",
+        "handoffId": format!("{task}:handoff"), "taskId": task, "parentId": parent,
+        "progress": {"status": "completed", "summary": "done"},
+        "summary": summary, "artifacts": [], "risks": [], "nextQuestions": []
+    })
+}
+
+/// Router → backend primary with frontend and dba support writers; each writer edits its
+/// file, then reports; the reviewer approves; the primary answers.
+fn writers_script() -> Script {
+    let roles = ["frontend", "dba", "backend"];
+    let mut script = Script::new().always(
+        Matcher::router(),
+        Reply::json(&json!({
+            "role": "backend",
+            "workers": roles.map(|role| json!({"role": role, "goal": format!("Handle the {role} part"), "reason": format!("{role} work")})),
+            "todos": roles.map(|role| json!({"id": format!("todo-{role}"), "title": format!("{role} task"), "role": role, "reason": "planned"})),
+            "dependencies": [],
+            "clarification": {"required": false, "reason": "", "question": "", "missing": [], "options": []},
+            "confidence": 0.9,
+            "reason": "a form and a table"
+        })),
+    );
+    for (role, file, old, new) in [
+        (Role::Frontend, "web/form.ts", "[]", "['email']"),
+        (
+            Role::Dba,
+            "db/schema.sql",
+            "-- tables",
+            "CREATE TABLE users (email TEXT);",
+        ),
+    ] {
+        script = script.when_fn(Matcher::support(role), move |call| {
+            if call.is_tool_turn() {
+                Reply::json(&worker_result_for(call, &format!("{role} edited {file}")))
+            } else {
+                Reply::tool_call(
+                    "edit_file",
+                    json!({"path": file, "oldString": old, "newString": new}),
+                )
+            }
+        });
+    }
+    script
+        .always(Matcher::review(), review_reply("approved"))
+        .always(Matcher::primary(), Reply::text(WRITERS_ANSWER))
+}
+
+/// The one-model home with parallel writers on in its brain.
+fn configure_writers(home: &TempHome, server: &ScriptedServer) {
+    configure_one_model(home, server);
+    let path = home.path().join("brains.json");
+    let mut brains: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    brains["brains"][0]["routing"] = json!({"parallelWriters": true, "maxParallelAgents": 4});
+    home.write_brains(&brains);
+}
+
+/// The report card's first line (`  ── approved · 140ms · … ──`): the turn has ended.
+fn report_card(line: &str) -> bool {
+    line.trim_start().starts_with("── ") && line.trim_end().ends_with(" ──")
+}
+
+/// The row of `role`'s worker (`✓ frontend   writer   test/any · merged`): its model after
+/// the label, which tells it from the todo of the same role (`✓ frontend task`).
+fn role_row<'a>(screen: &'a str, role: &str) -> Option<&'a str> {
+    screen.lines().find(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        words.get(1) == Some(&role) && words.get(3) == Some(&"test/any")
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_writers_show_as_writers_merged_and_both_edits_land() {
+    if !tmux_available() {
+        // CI installs it (`scripts/setup.sh --tests`): there a missing tmux is a failure.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is not installed: scripts/setup.sh --tests installs it"
+        );
+        eprintln!("tmux is not installed (scripts/setup.sh --tests installs it): skipped");
+        return;
+    }
+    let repo = TempRepo::new();
+    repo.write("web/form.ts", "export const fields = [];\n");
+    repo.write("db/schema.sql", "-- tables\n");
+    repo.commit("start");
+    let server = ScriptedServer::start(writers_script()).await;
+    let home = TempHome::new();
+    configure_writers(&home, &server);
+
+    // Writers need the OS sandbox: git runs confined in their worktrees.
+    let tmux = Tmux::start(&home, repo.path(), &["tui", "--allow-edits"], "auto");
+    tmux.wait_for("bc", "the first frame", |s| s.contains(PLACEHOLDER))
+        .await;
+    tmux.text("bc", WRITERS_PROMPT);
+    tmux.keys("bc", &["Enter"]);
+    let screen = tmux
+        .wait_for("bc", "the report card", |s| s.lines().any(report_card))
+        .await;
+    eprintln!("the finished run:\n{screen}");
+
+    for role in ["frontend", "dba"] {
+        let row = role_row(&screen, role)
+            .unwrap_or_else(|| panic!("no {role} row on the screen:\n{screen}"));
+        let words: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            words.get(2),
+            Some(&"writer"),
+            "the {role} row does not say writer:\n{screen}"
+        );
+        assert!(
+            row.contains("· merged"),
+            "the {role} row does not say merged:\n{screen}"
+        );
+        assert!(
+            screen.contains(&format!("{role} writer merged: clean")),
+            "the report card does not name {role}'s clean merge:\n{screen}"
+        );
+    }
+    assert!(screen.contains(WRITERS_ANSWER), "{screen}");
+    assert!(
+        screen.contains("── approved"),
+        "the run was not approved:\n{screen}"
+    );
+
+    assert_eq!(
+        repo.read("web/form.ts"),
+        "export const fields = ['email'];\n",
+        "the frontend edit is not in the project; the screen:\n{screen}"
+    );
+    assert_eq!(
+        repo.read("db/schema.sql"),
+        "CREATE TABLE users (email TEXT);\n",
+        "the dba edit is not in the project; the screen:\n{screen}"
+    );
+    let left: Vec<_> = std::fs::read_dir(repo.path().join(".git/braincode-writers"))
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(
+        left.is_empty(),
+        "worktrees left behind: {left:?}; the screen:\n{screen}"
+    );
+    let worktrees = repo.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        worktrees.matches("worktree ").count(),
+        1,
+        "git still lists a writer's worktree:\n{worktrees}\nthe screen:\n{screen}"
+    );
+    tmux.keys("bc", &["C-c"]);
+    tmux.keys("bc", &["C-c"]);
 }
