@@ -1,0 +1,37 @@
+//! Links the functions a short run executes next to each other in release builds.
+//!
+//! `startup-order.txt` (made by `scripts/startup-order.sh`) lists the functions a fresh
+//! `braincode run "Say hello"` calls, in order. Given to lld as `--symbol-ordering-file`, they
+//! land together at the start of `.text`, so the run maps a few hundred KB of code instead of
+//! a page of every 64 KB it touches across 30 MB (peak RSS 22 MB -> 12 MB). Names the list
+//! has that the binary lacks are skipped (`--no-warn-symbol-ordering`): a stale list costs
+//! memory, never a failed build.
+//!
+//! Only where lld is known to link: x86_64 Linux GNU (Rust's default linker there), a release
+//! build, and no linker chosen by the user (RUSTFLAGS, `linker =`); `BRAINCODE_NO_STARTUP_ORDER`
+//! turns it off.
+#![allow(clippy::print_stdout)] // cargo reads a build script's stdout
+
+use std::env;
+
+fn main() {
+    println!("cargo:rerun-if-changed=startup-order.txt");
+    println!("cargo:rerun-if-env-changed=BRAINCODE_NO_STARTUP_ORDER");
+    let var = |name: &str| env::var(name).unwrap_or_default();
+    let release = var("PROFILE") == "release";
+    let lld_target = var("TARGET") == "x86_64-unknown-linux-gnu";
+    let flags = var("CARGO_ENCODED_RUSTFLAGS");
+    // Cargo says which linker the user chose (`linker =` in a config, CARGO_TARGET_*_LINKER).
+    let own_linker = env::var_os("RUSTC_LINKER").is_some()
+        || flags.contains("linker")
+        || flags.contains("fuse-ld");
+    let wanted = env::var_os("BRAINCODE_NO_STARTUP_ORDER").is_none();
+    let list = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("startup-order.txt");
+    if release && lld_target && !own_linker && wanted && list.is_file() {
+        println!(
+            "cargo:rustc-link-arg-bin=braincode=-Wl,--symbol-ordering-file={}",
+            list.display()
+        );
+        println!("cargo:rustc-link-arg-bin=braincode=-Wl,--no-warn-symbol-ordering");
+    }
+}
