@@ -28,6 +28,7 @@ mod matcher;
 mod model;
 mod raw;
 mod render;
+mod replies;
 mod script;
 mod server;
 mod summary;
@@ -36,6 +37,7 @@ pub use asker::{CallKind, role_of_system};
 pub use matcher::{Matcher, Predicate};
 pub use model::{ModelCall, ScriptedModel};
 pub use raw::{RAW_CHUNK_DELAY, RawReply};
+pub use replies::{router_decision_json, worker_result_for, worker_result_json};
 
 pub use script::{HttpFailure, Reply, ReplyEnd, Respond, Rule, Script, ScriptedCall};
 pub use server::{Outcome, RecordedRequest, ScriptedServer};

@@ -245,6 +245,21 @@ impl RequestSummary {
         &self.first_user
     }
 
+    /// The `taskId`/`parentId` the runtime asked a worker or reviewer to echo (from the reply
+    /// shape at the end of its handoff prompt); `unknown` for an id it does not name.
+    pub fn handoff_ids(&self) -> (String, String) {
+        let text = self.first_user_text();
+        let field = |name: &str| {
+            let key = format!("\"{name}\":\"");
+            text.rfind(&key)
+                .map(|at| &text[at + key.len()..])
+                .and_then(|rest| rest.split('"').next())
+                .unwrap_or("unknown")
+                .to_string()
+        };
+        (field("taskId"), field("parentId"))
+    }
+
     /// The last user message's text.
     pub fn last_user_text(&self) -> &str {
         &self.last_user

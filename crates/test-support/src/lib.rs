@@ -29,7 +29,8 @@ mod server;
 
 pub use braincode_scripted::{
     CallKind, HttpFailure, Matcher, ModelCall, Outcome, RawReply, RecordedRequest, Reply, ReplyEnd,
-    RequestSummary, Rule, Script, ScriptedCall, ScriptedModel, Wire,
+    RequestSummary, Rule, Script, ScriptedCall, ScriptedModel, Wire, router_decision_json,
+    worker_result_for, worker_result_json,
 };
 pub use fixtures::{HOME_ENV, TempHome, TempRepo, scripted_model_entry};
 pub use hit::HitServer;

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use crate::run_harness::{configure, configure_one_model, review_reply};
 use braincode_protocol::Role;
 use braincode_test_support::{
-    Matcher, Reply, RequestSummary, Script, ScriptedServer, TempHome, TempRepo,
+    Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo, router_decision_json,
+    worker_result_for,
 };
 use serde_json::{Value, json};
 
@@ -41,6 +42,20 @@ fn tmux_available() -> bool {
         .arg("-V")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// Whether tmux is here; without it the test says it is skipped (in CI, which installs it
+/// through `scripts/setup.sh --tests`, a missing tmux fails the test instead).
+fn tmux_or_skip() -> bool {
+    if tmux_available() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is not installed: scripts/setup.sh --tests installs it"
+    );
+    eprintln!("tmux is not installed (scripts/setup.sh --tests installs it): skipped");
+    false
 }
 
 /// `'…'` for sh.
@@ -194,13 +209,7 @@ fn spinning(row: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_the_worker_on_screen_and_in_the_reopened_session() {
-    if !tmux_available() {
-        // CI installs it (`scripts/setup.sh --tests`): there a missing tmux is a failure.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is not installed: scripts/setup.sh --tests installs it"
-        );
-        eprintln!("tmux is not installed (scripts/setup.sh --tests installs it): skipped");
+    if !tmux_or_skip() {
         return;
     }
     let repo = TempRepo::new();
@@ -296,47 +305,15 @@ async fn ctrl_c_stops_the_worker_on_screen_and_in_the_reopened_session() {
 const WRITERS_PROMPT: &str = "Add the signup form field and its table";
 const WRITERS_ANSWER: &str = "Signup is in: the form field and the table.";
 
-/// The `taskId`/`parentId` the runtime asked a worker to echo (the reply shape at the end of
-/// its handoff prompt); `unknown` when absent.
-fn handoff_ids(call: &RequestSummary) -> (String, String) {
-    let text = call.first_user_text();
-    let field = |name: &str| {
-        let key = format!("\"{name}\":\"");
-        text.rfind(&key)
-            .map(|at| &text[at + key.len()..])
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or("unknown")
-            .to_string()
-    };
-    (field("taskId"), field("parentId"))
-}
-
-/// A completed worker result echoing the ids of `call`'s handoff.
-fn worker_result_for(call: &RequestSummary, summary: &str) -> Value {
-    let (task, parent) = handoff_ids(call);
-    json!({
-        "fromLayer": "agent", "toLayer": "brain",
-        "handoffId": format!("{task}:handoff"), "taskId": task, "parentId": parent,
-        "progress": {"status": "completed", "summary": "done"},
-        "summary": summary, "artifacts": [], "risks": [], "nextQuestions": []
-    })
-}
-
 /// Router → backend primary with frontend and dba support writers; each writer edits its
 /// file, then reports; the reviewer approves; the primary answers.
 fn writers_script() -> Script {
-    let roles = ["frontend", "dba", "backend"];
     let mut script = Script::new().always(
         Matcher::router(),
-        Reply::json(&json!({
-            "role": "backend",
-            "workers": roles.map(|role| json!({"role": role, "goal": format!("Handle the {role} part"), "reason": format!("{role} work")})),
-            "todos": roles.map(|role| json!({"id": format!("todo-{role}"), "title": format!("{role} task"), "role": role, "reason": "planned"})),
-            "dependencies": [],
-            "clarification": {"required": false, "reason": "", "question": "", "missing": [], "options": []},
-            "confidence": 0.9,
-            "reason": "a form and a table"
-        })),
+        Reply::json(&router_decision_json(
+            Role::Backend,
+            &[Role::Frontend, Role::Dba],
+        )),
     );
     for (role, file, old, new) in [
         (Role::Frontend, "web/form.ts", "[]", "['email']"),
@@ -388,13 +365,7 @@ fn role_row<'a>(screen: &'a str, role: &str) -> Option<&'a str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_writers_show_as_writers_merged_and_both_edits_land() {
-    if !tmux_available() {
-        // CI installs it (`scripts/setup.sh --tests`): there a missing tmux is a failure.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is not installed: scripts/setup.sh --tests installs it"
-        );
-        eprintln!("tmux is not installed (scripts/setup.sh --tests installs it): skipped");
+    if !tmux_or_skip() {
         return;
     }
     let repo = TempRepo::new();

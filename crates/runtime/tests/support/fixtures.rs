@@ -4,14 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use braincode_brain::{BrainPreset, BrainsDocument, PartialModelPolicy, PartialRouting};
-use braincode_protocol::{
-    AgentLayer, BrainLayer, ContextId, ModelDefinition, ReviewDecision, ReviewVerdict, Role,
-    TaskProgress, TaskStatus, WorkerResult,
-};
-use braincode_test_support::scripted_model_entry;
+use braincode_protocol::{ModelDefinition, ReviewDecision, ReviewVerdict, Role};
+use braincode_test_support::{router_decision_json, scripted_model_entry, worker_result_json};
 use serde_json::{Value, json};
-
-use braincode_test_support::RequestSummary;
 
 /// The id of the test brain (and `settings.defaultBrainId`).
 pub const TEST_BRAIN_ID: &str = "test";
@@ -147,56 +142,6 @@ pub fn scripted_model(id: &str) -> ModelDefinition {
     scripted_model_entry(id, UNUSED_BASE_URL)
 }
 
-fn progress(status: TaskStatus, summary: &str) -> TaskProgress {
-    TaskProgress {
-        status,
-        summary: Some(summary.to_string()),
-        ..TaskProgress::default()
-    }
-}
-
-fn result(task_id: &str, parent_id: &str, summary: &str) -> WorkerResult {
-    WorkerResult {
-        from_layer: AgentLayer,
-        to_layer: BrainLayer,
-        handoff_id: format!("{task_id}:handoff"),
-        task_id: ContextId(task_id.to_string()),
-        parent_id: ContextId(parent_id.to_string()),
-        progress: progress(TaskStatus::Completed, "done"),
-        summary: summary.to_string(),
-        artifacts: Vec::new(),
-        risks: Vec::new(),
-        next_questions: Vec::new(),
-    }
-}
-
-/// A completed worker result, as a worker replies (`WorkerResult` serialized). The runtime
-/// takes the ids from the handoff whatever the reply says.
-pub fn worker_result_json(task_id: &str, parent_id: &str, summary: &str) -> Value {
-    serde_json::to_value(result(task_id, parent_id, summary)).unwrap_or(Value::Null)
-}
-
-/// The `taskId`/`parentId` the runtime asked a worker or reviewer to echo (from the reply
-/// shape at the end of its prompt); `("unknown", "unknown")` when absent.
-pub fn handoff_ids(call: &RequestSummary) -> (String, String) {
-    let text = call.first_user_text();
-    let field = |name: &str| {
-        let key = format!("\"{name}\":\"");
-        text.rfind(&key)
-            .map(|at| &text[at + key.len()..])
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or("unknown")
-            .to_string()
-    };
-    (field("taskId"), field("parentId"))
-}
-
-/// A completed worker result echoing the ids of `call`'s handoff.
-pub fn worker_result_for(call: &RequestSummary, summary: &str) -> Value {
-    let (task, parent) = handoff_ids(call);
-    worker_result_json(&task, &parent, summary)
-}
-
 /// A review reply with `decision`: the worker result fields plus a `ReviewDecision`.
 pub fn review_json(decision: ReviewVerdict) -> Value {
     let mut reply = worker_result_json("review-task", "review-parent", "Checked the change.");
@@ -215,37 +160,6 @@ pub fn review_json(decision: ReviewVerdict) -> Value {
         reply.extend(verdict);
     }
     reply
-}
-
-fn todo_id(role: Role) -> String {
-    format!("todo-{role}")
-}
-
-/// A router decision: `primary` answers, after the support `workers` (one todo each, no
-/// dependencies, no clarification).
-pub fn router_decision_json(primary: Role, workers: &[Role]) -> Value {
-    let roles: Vec<Role> = workers
-        .iter()
-        .copied()
-        .chain(std::iter::once(primary))
-        .collect();
-    let workers: Vec<Value> = roles
-        .iter()
-        .map(|role| json!({"role": role.as_str(), "goal": format!("Handle the {role} part"), "reason": format!("{role} work")}))
-        .collect();
-    let todos: Vec<Value> = roles
-        .iter()
-        .map(|role| json!({"id": todo_id(*role), "title": format!("{role} task"), "role": role.as_str(), "reason": "planned"}))
-        .collect();
-    json!({
-        "role": primary.as_str(),
-        "workers": workers,
-        "todos": todos,
-        "dependencies": [],
-        "clarification": {"required": false, "reason": "", "question": "", "missing": [], "options": []},
-        "confidence": 0.9,
-        "reason": "scripted router plan"
-    })
 }
 
 /// A router decision that stops the run to ask `question`.

@@ -42,11 +42,12 @@ mod journal;
 mod run;
 mod script;
 
-pub use braincode_test_support::{Reply, Script};
+pub use braincode_test_support::{
+    Reply, Script, router_decision_json, worker_result_for, worker_result_json,
+};
 pub use call::{CallKind, Matcher, ModelCall, RequestLog};
 pub use fixtures::{
-    BrainConfig, TEST_BRAIN_ID, handoff_ids, review_json, role_model, router_clarification_json,
-    router_decision_json, scripted_model, worker_result_for, worker_result_json,
+    BrainConfig, TEST_BRAIN_ID, review_json, role_model, router_clarification_json, scripted_model,
 };
 pub use journal::{JournalView, LiveJournal, RecordPayload, WaitTimeout, is};
 pub use run::{Fixtures, LiveRun, Project, RUN_GUARD, TestOutcome, TestRun};
