@@ -12,7 +12,9 @@
 
 use std::process::Command;
 
-use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo};
+use braincode_test_support::{
+    Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo, scripted_model_entry,
+};
 
 fn braincode(home: &TempHome, cwd: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_braincode"))
@@ -77,6 +79,47 @@ async fn a_local_ollama_is_found_and_answers_the_first_run() {
     let (_, stdout, stderr) = braincode(&home, repo.path(), &["doctor"]);
     assert!(
         format!("{stdout}{stderr}").contains("Ollama answers on 127.0.0.1:11434"),
+        "{stdout}\n{stderr}"
+    );
+
+    // A brain named in settings.json whose every model is in the catalogue needs no server
+    // of this machine: the run does not probe (the stand-in Ollama gets no request at all).
+    let remote = ScriptedServer::start(Script::new().always(
+        Matcher::model("remote"),
+        Reply::text("From the named brain."),
+    ))
+    .await;
+    home.write_models(&[scripted_model_entry("scripted/remote", &remote.base_url())]);
+    let on_remote = serde_json::json!({"modelId": "scripted/remote"});
+    let roles: serde_json::Map<String, serde_json::Value> = (braincode_protocol::Role::ALL.iter())
+        .map(|role| (role.as_str().to_string(), on_remote.clone()))
+        .collect();
+    home.write_brains(&serde_json::json!({"brains": [{
+        "id": "named", "extends": "brain", "name": "Named",
+        "planner": on_remote, "roles": roles
+    }]}));
+    home.write_settings(&serde_json::json!({"defaultBrainId": "named"}));
+    let seen_by_ollama = server.requests().len();
+    let (code, stdout, stderr) = braincode(&home, repo.path(), &["run", "hello"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("From the named brain."),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        seen_by_ollama,
+        "the run probed this machine's model servers though its brain needs none"
+    );
+    // Asked for by name, the server's brain is still found (the probe runs then).
+    let (code, stdout, stderr) = braincode(
+        &home,
+        repo.path(),
+        &["run", "--brain", "local-server", "hello"],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("Hello from the model on this machine."),
         "{stdout}\n{stderr}"
     );
 

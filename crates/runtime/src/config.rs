@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use crate::local_servers::{LOCAL_SERVER_BRAIN, LOCAL_SERVERS_ENV, LocalServer};
 use braincode_brain::{BrainModel, BrainPreset};
 use braincode_config::{Home, HookSource, ProjectTrust, Settings, SupportBundle};
-use braincode_protocol::{Mode, ModelDefinition};
+use braincode_protocol::{Mode, ModelDefinition, Role};
 use braincode_tools::{PermissionPolicy, ToolsConfig};
 
 use crate::hooks::{HookCommand, resolve_hooks};
@@ -110,9 +110,7 @@ impl RunConfig {
     /// field; nothing is written.
     pub fn load(home: &Home, options: &LoadOptions) -> Result<RunConfig, ConfigError> {
         let settings = load_settings(home)?;
-        let presets = load_brain_presets(home)?;
-        let selected = select_brain(home, &presets, &settings, options.brain_id.as_deref())?;
-        let models = load_models(home)?;
+        let (selected, models) = brain_and_models(home, &settings, options.brain_id.as_deref())?;
         let tools = load_tools(home)?;
         let permissions = permission_policy(home, &tools)?;
         let (trust, trust_error) = load_trust(home, &options.project_root);
@@ -142,6 +140,47 @@ impl RunConfig {
     }
 }
 
+/// The brain a run uses and the model catalogue. This machine's model servers are probed
+/// (up to four loopback connections and threads, about a millisecond, more when a port
+/// answers slowly) only when the run may need one: no brain is named (by the request or
+/// settings.json) — the default may be a server's —, the brain named is `local-server` or
+/// does not resolve without it, or it names a model the catalogue lacks.
+fn brain_and_models(
+    home: &Home,
+    settings: &Settings,
+    requested: Option<&str>,
+) -> Result<(SelectedBrain, Vec<ModelDefinition>), ConfigError> {
+    let mut presets = braincode_config::load_brains(home).map_err(ConfigError::Brains)?;
+    let mut models = braincode_config::load_models(home).map_err(ConfigError::Models)?;
+    let named = match requested {
+        Some(id) => Some(id.to_string()),
+        None => (settings.default_brain_explicit).then(|| settings.default_brain_id.clone()),
+    };
+    if let Some(id) = named.filter(|id| id != LOCAL_SERVER_BRAIN)
+        && let Ok(brain) = braincode_brain::select_brain(&presets, &id)
+        && uses_only(&brain, &models)
+    {
+        let selected = SelectedBrain {
+            id,
+            brain,
+            reason: None,
+        };
+        return Ok((selected, models));
+    }
+    add_local_server_preset(&mut presets);
+    add_local_server_model(&mut models);
+    let selected = select_brain(home, &presets, settings, requested)?;
+    Ok((selected, models))
+}
+
+/// Whether every model `brain` may call (the planner's and each role's chain) is in `models`.
+fn uses_only(brain: &BrainModel, models: &[ModelDefinition]) -> bool {
+    std::iter::once(brain.router_policy())
+        .chain(Role::ALL.iter().map(|role| brain.policy(*role)))
+        .flat_map(braincode_brain::ModelPolicy::chain)
+        .all(|id| models.iter().any(|m| m.id == id))
+}
+
 /// `settings.json`, or the defaults when it is missing.
 pub fn load_settings(home: &Home) -> Result<Settings, ConfigError> {
     braincode_config::load_settings(home).map_err(ConfigError::Settings)
@@ -152,6 +191,12 @@ pub fn load_settings(home: &Home) -> Result<Settings, ConfigError> {
 /// that id).
 pub fn load_brain_presets(home: &Home) -> Result<Vec<BrainPreset>, ConfigError> {
     let mut presets = braincode_config::load_brains(home).map_err(ConfigError::Brains)?;
+    add_local_server_preset(&mut presets);
+    Ok(presets)
+}
+
+/// Adds the `local-server` preset when a model server runs here and `presets` has none.
+fn add_local_server_preset(presets: &mut Vec<BrainPreset>) {
     if let Some((server, model)) = local_server()
         && !presets.iter().any(|p| p.id == LOCAL_SERVER_BRAIN)
     {
@@ -162,7 +207,6 @@ pub fn load_brain_presets(home: &Home) -> Result<Vec<BrainPreset>, ConfigError> 
             &format!("{} on {}", server.kind.name(), server.addr),
         ));
     }
-    Ok(presets)
 }
 
 /// The first model server found on this machine with a model to use, and that model.
@@ -290,13 +334,18 @@ pub fn select_brain(
 /// of a server found on this machine (see [`local_server`]).
 pub fn load_models(home: &Home) -> Result<Vec<ModelDefinition>, ConfigError> {
     let mut models = braincode_config::load_models(home).map_err(ConfigError::Models)?;
+    add_local_server_model(&mut models);
+    Ok(models)
+}
+
+/// Adds the model of a server found on this machine, unless `models` has its id.
+fn add_local_server_model(models: &mut Vec<ModelDefinition>) {
     if let Some((server, model)) = local_server() {
         let definition = server.definition(model);
         if !models.iter().any(|m| m.id == definition.id) {
             models.push(definition);
         }
     }
-    Ok(models)
 }
 
 /// The hook files: the user's `hooks.json`, then the project's `.agents/hooks.json` only
