@@ -1,10 +1,9 @@
 //! Dependencies set up once, in the sandbox: before the first checks of a project, one step per
 //! ecosystem the selected checks use — `cargo fetch`; a project `.venv` with the test
 //! dependencies the project declares; `npm ci` / `pnpm install --frozen-lockfile` / `yarn
-//! install --immutable`; `go mod download` — with the network limited to the package
-//! registries (plus `sandbox.networkAllow`) through the allowlist proxy. A step whose inputs
-//! (manifest, lockfile, requirement files) did not change since it last passed is not run
-//! again.
+//! install --immutable`; `go mod download` — with the network limited to the package registries
+//! (plus `sandbox.networkAllow`) through the allowlist proxy. A step is not run again while its
+//! inputs (manifest, lockfile, requirement files) are as they were when it last passed.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

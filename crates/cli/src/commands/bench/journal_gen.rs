@@ -2,13 +2,12 @@
 //! run writes them, serialized by [`JournalEntry`]'s serializer (what `JournalWriter` writes).
 //!
 //! Each run: `run_start`, the router's `model_reply` and `token_usage`, `routing` with its
-//! workers, `context_plan`, `todo_plan`; four support workers (`agent_message` handoff,
-//! `worker_start` with its `HandoffPacket`, three tool turns of `model_reply` with a tool
-//! call + `token_usage` + `tool_execution_summary` start/end with the output, a final reply,
-//! `agent_message` result, `worker_end` with its `WorkerResult`, `todo_update`); the primary
-//! (six tool turns, edits with their `tool_approval_decision`, a long answer); a `warning`;
-//! the reviewer and its `review_decision`; `tool_call_count`; `final_report`; then `run_end`
-//! — or `run_error` every tenth run, or nothing (interrupted) every twenty-fifth.
+//! workers, `context_plan`, `todo_plan`; four support workers (handoff `agent_message`,
+//! `worker_start` with its `HandoffPacket`, three tool turns of `model_reply` + `token_usage` +
+//! `tool_execution_summary` start/end, a final reply, result `agent_message`, `worker_end` with
+//! its `WorkerResult`, `todo_update`); the primary (six tool turns, edits with their
+//! `tool_approval_decision`, a long answer); a `warning`; the reviewer's `review_decision`;
+//! `tool_call_count`; `final_report`; `run_end` (`run_error` each 10th run; each 25th cut off).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
