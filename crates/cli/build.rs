@@ -1,9 +1,10 @@
 //! Links the functions a short run executes next to each other in release builds.
 //!
 //! `startup-order.txt` (made by `scripts/startup-order.sh`) lists the functions a fresh
-//! `braincode run "Say hello"` calls, in order. Given to lld as `--symbol-ordering-file`, they
-//! land together at the start of `.text`, so the run maps a few hundred KB of code instead of
-//! a page of every 64 KB it touches across 30 MB (peak RSS 22 MB -> 12 MB). Names the list
+//! `braincode run "Say hello"`, then a 7-agent run, call, in order. Given to lld as
+//! `--symbol-ordering-file`, they land together in `.text`, so a run maps a few MB of code
+//! instead of the 64 KB around every function it touches across 30 MB (peak RSS of a "Say
+//! hello" 22 MB -> 11 MB). Names the list
 //! has that the binary lacks are skipped (`--no-warn-symbol-ordering`): a stale list costs
 //! memory, never a failed build.
 //!
