@@ -16,6 +16,7 @@ mod role;
 pub mod secrets;
 mod text;
 mod usage;
+mod verification;
 
 pub use event::{AgentRef, RunEvent};
 pub use ids::{ContextId, IdError, SessionId, short_form};
@@ -36,3 +37,4 @@ pub use report::*;
 pub use role::{Mode, Phase, Role, RoleParseError, WorkerPhase};
 pub use text::{ELLIPSIS, clip_chars, clip_chars_noting_rest, clip_chars_then_ellipsis, lower_hex};
 pub use usage::Usage;
+pub use verification::*;
