@@ -295,6 +295,13 @@ fn worktrees_a_killed_run_left_are_listed_and_a_live_runs_are_not() {
     std::fs::create_dir_all(&killed).unwrap();
     std::fs::write(killed.join("form.ts"), "x".repeat(2_000_000)).unwrap();
     std::fs::write(writers.join("deadbeef/.alive"), "").unwrap();
+    // A FIFO planted as a lock is neither opened nor waited on: doctor answers, and lists it.
+    std::fs::create_dir_all(writers.join("f1f0f1f0")).unwrap();
+    let fifo = Command::new("mkfifo")
+        .arg(writers.join("f1f0f1f0/.alive"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
     // A run in progress holds its lock.
     let live = writers.join("cafe0001");
     std::fs::create_dir_all(live.join("cafe0001-03")).unwrap();
@@ -308,14 +315,16 @@ fn worktrees_a_killed_run_left_are_listed_and_a_live_runs_are_not() {
     assert_eq!(check["status"], "warning");
     let message = check["message"].as_str().unwrap();
     assert!(
-        message.contains("1 run(s)") && message.contains("1 worktree(s), 2.0 MB"),
+        message.contains("2 run(s)") && message.contains("1 worktree(s), 2.0 MB"),
         "{message}"
     );
-    assert!(message.contains("deadbeef") && !message.contains("cafe0001"));
+    assert!(message.contains("deadbeef") && message.contains("f1f0f1f0"));
+    assert!(!message.contains("cafe0001"), "{message}");
     assert!(check["fix"].as_str().unwrap().contains("worktree prune"));
 
     // Once it is gone, doctor says nothing of writers.
     std::fs::remove_dir_all(writers.join("deadbeef")).unwrap();
+    std::fs::remove_dir_all(writers.join("f1f0f1f0")).unwrap();
     let report: Value = serde_json::from_slice(&doctor(&home, &project, true).stdout).unwrap();
     assert!(
         !(report["checks"].as_array().unwrap().iter()).any(|c| c["id"] == "writers"),

@@ -56,7 +56,11 @@ impl Worktrees {
         for dir in [&worktrees, &writers, &base] {
             make_real_dir(dir)?;
         }
-        let alive = std::fs::File::create(base.join(LOCK_FILE))
+        // Written beneath the run's directory (a link at its name is replaced, never followed),
+        // then opened to be held.
+        let lock = Path::new(LOCK_FILE);
+        let alive = braincode_sandbox::beneath::write_file(&base, lock, b"", 0o600)
+            .and_then(|()| braincode_sandbox::beneath::open_file(&base, lock))
             .map_err(|err| format!("the writers' lock: {err}"))?;
         alive
             .try_lock()
@@ -310,7 +314,8 @@ fn stale_runs(writers: &Path, ours: &Path) -> Vec<PathBuf> {
         .map(|entry| entry.path())
         .filter(|dir| dir != ours && is_real_dir(dir))
         .filter(|dir| {
-            std::fs::File::open(dir.join(LOCK_FILE))
+            // A link or a FIFO planted as the lock is not opened (nor waited on): not ours.
+            braincode_sandbox::beneath::open_file(dir, Path::new(LOCK_FILE))
                 .map(|file| file.try_lock().is_ok())
                 // No lock file: a directory from before its lock was made, or not ours.
                 .unwrap_or(true)
