@@ -87,6 +87,10 @@ pub struct RunArgs {
     /// Continue an earlier session (id or unique prefix).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// The id of the new session (for programs that start runs and follow their journal,
+    /// such as `braincode fleet worker`); refused when a session of that id exists.
+    #[arg(long, value_name = "ID", hide = true, conflicts_with_all = ["session", "continue_latest", "resume"])]
+    pub session_id: Option<SessionId>,
     /// Continue this project's latest session (the most recently active one whose runs were
     /// made in the project root).
     #[arg(long = "continue", short = 'c', conflicts_with = "session")]
@@ -257,8 +261,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
             Some(id)
         }
-        // Chosen here, so that what the signal handlers print can name it.
-        None => None,
+        None => match &args.session_id {
+            Some(id) if home.session_path(id).exists() => {
+                anyhow::bail!("session {id} exists already: --session-id names a new session")
+            }
+            Some(id) => Some(id.clone()),
+            // Chosen here, so that what the signal handlers print can name it.
+            None => None,
+        },
     };
     let session_id = session_id.unwrap_or_else(braincode_runtime::new_session_id);
     let request = RunRequest {
