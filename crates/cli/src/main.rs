@@ -46,6 +46,8 @@ enum Command {
     /// List and inspect session journals.
     #[command(subcommand)]
     Sessions(commands::sessions::SessionsCommand),
+    /// Many runs on many machines: a task queue and workers on NATS JetStream.
+    Fleet(Box<commands::fleet::FleetArgs>),
     /// Check the configuration, credentials and tools, with a fix for each problem.
     Doctor(commands::doctor::DoctorArgs),
     /// List, test, discover and pull models.
@@ -222,6 +224,7 @@ fn main() -> ExitCode {
         Command::Tui(args) => commands::tui::execute(args),
         Command::Replay(args) => commands::replay::execute(args),
         Command::Sessions(cmd) => commands::sessions::execute(cmd),
+        Command::Fleet(args) => commands::fleet::execute(args),
         Command::Doctor(args) => commands::doctor::execute(args),
         Command::Models(cmd) => commands::models::execute(cmd),
         Command::Auth(cmd) => commands::auth::execute(cmd),

@@ -7,6 +7,7 @@
 //! - [`mcp`]: the MCP test server binary (`braincode-mcp-test-server`) and an HTTP instance.
 //! - [`TempHome`] (a `BRAINCODE_HOME` with helpers for settings/models/brains/auth) and
 //!   [`TempRepo`] (a git repository with an initial commit).
+//! - [`NatsServer`] and [`NatsCluster`]: real `nats-server`s with JetStream, on loopback.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -25,6 +26,7 @@
 mod fixtures;
 mod hit;
 pub mod mcp;
+mod nats;
 mod server;
 
 pub use braincode_scripted::{
@@ -34,4 +36,5 @@ pub use braincode_scripted::{
 };
 pub use fixtures::{HOME_ENV, TempHome, TempRepo, scripted_model_entry};
 pub use hit::HitServer;
+pub use nats::{NatsCluster, NatsServer, nats_server_available};
 pub use server::ScriptedServer;

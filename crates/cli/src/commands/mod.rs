@@ -7,6 +7,7 @@ pub mod benchmark;
 pub mod checks;
 pub mod config;
 pub mod doctor;
+pub mod fleet;
 pub mod mcp;
 pub mod models;
 pub mod models_pull;

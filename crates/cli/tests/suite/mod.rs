@@ -12,6 +12,7 @@ mod config_loader;
 mod doctor_cli;
 mod entry_points;
 mod first_run;
+mod fleet;
 mod handoff_cli;
 mod home_locks;
 mod mcp_commands;

@@ -1,0 +1,279 @@
+//! Fleet runs' journals on the journal stream: one subject per session, one message per
+//! journal line, published in order as the run writes them; read back for `fleet watch` and
+//! `fleet fetch --journal`, and by the worker that resumes a task another worker was running.
+//!
+//! A resumed run also needs the files the interrupted one had changed. So, before a
+//! `file_change` line is published, the content it names (`afterHash`) is put in the result
+//! store as `blobs/<sha256>`. A worker that resumes rebuilds the project from a fresh clone
+//! and those blobs; a blob that is missing (the file changed again before it was read) makes
+//! the resume refuse, never guess.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_nats::HeaderMap;
+use async_nats::jetstream::consumer;
+use bytes::Bytes;
+use futures::StreamExt;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::nats::{Fleet, JOURNAL_PREFIX, JOURNAL_STREAM};
+
+/// The largest file whose content travels as a blob.
+const MAX_BLOB_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The journal subject of `session`.
+pub fn subject(session: &str) -> String {
+    format!("{JOURNAL_PREFIX}.{session}")
+}
+
+/// Publishes the lines a run appends to its journal file.
+pub struct Publisher {
+    fleet: Fleet,
+    session: String,
+    path: PathBuf,
+    project: PathBuf,
+    /// Bytes of the file already handled.
+    offset: u64,
+    /// Lines already published (the next line's number).
+    lines: u64,
+    /// Blobs already stored.
+    stored: HashSet<String>,
+}
+
+impl Publisher {
+    /// A publisher of `path`, the journal of `session`, whose run works in `project`.
+    pub fn new(fleet: Fleet, session: &str, path: &Path, project: &Path) -> Publisher {
+        Publisher {
+            fleet,
+            session: session.to_string(),
+            path: path.to_path_buf(),
+            project: project.to_path_buf(),
+            offset: 0,
+            lines: 0,
+            stored: HashSet::new(),
+        }
+    }
+
+    /// The first `lines` lines of the file are on the stream already (an imported journal).
+    pub fn skip_imported(&mut self, lines: u64) {
+        self.offset = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        self.lines = lines;
+    }
+
+    /// Publishes every complete line written since the last call, each acknowledged by the
+    /// stream before the next (so the stream holds a prefix of the journal, in order).
+    pub async fn pump(&mut self) -> Result<(), String> {
+        let Ok(bytes) = std::fs::read(&self.path) else {
+            return Ok(());
+        };
+        let Some(new) = bytes.get(self.offset as usize..) else {
+            return Ok(());
+        };
+        let Some(end) = new.iter().rposition(|b| *b == b'\n') else {
+            return Ok(());
+        };
+        let new = new[..=end].to_vec();
+        for line in new.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            self.store_blob(line).await?;
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                "Nats-Msg-Id",
+                format!("{}:{}", self.session, self.lines).as_str(),
+            );
+            let ack = self
+                .fleet
+                .js
+                .publish_with_headers(
+                    subject(&self.session),
+                    headers,
+                    Bytes::copy_from_slice(line),
+                )
+                .await
+                .map_err(|err| format!("publishing the journal: {err}"))?;
+            ack.await
+                .map_err(|err| format!("publishing the journal: {err}"))?;
+            self.lines += 1;
+        }
+        self.offset += new.len() as u64;
+        Ok(())
+    }
+
+    /// For a `file_change` line: the file's content, into the result store, when it still
+    /// is the content the line names.
+    async fn store_blob(&mut self, line: &[u8]) -> Result<(), String> {
+        let Some((path, Some(hash))) = file_change(line) else {
+            return Ok(());
+        };
+        if self.stored.contains(&hash) {
+            return Ok(());
+        }
+        let Ok(bytes) =
+            braincode_sandbox::beneath::read_file(&self.project, Path::new(&path), MAX_BLOB_BYTES)
+        else {
+            return Ok(());
+        };
+        if sha256_hex(&bytes) != hash {
+            return Ok(());
+        }
+        self.fleet
+            .put_object(&format!("blobs/{hash}"), &bytes)
+            .await?;
+        self.stored.insert(hash);
+        Ok(())
+    }
+}
+
+/// A `file_change` line's path and content hash (`None` hash: the file was deleted).
+fn file_change(line: &[u8]) -> Option<(String, Option<String>)> {
+    let value: Value = serde_json::from_slice(line).ok()?;
+    if value.get("type")?.as_str()? != "file_change" {
+        return None;
+    }
+    let path = value.get("path")?.as_str()?.to_string();
+    let hash = value
+        .get("afterHash")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Some((path, hash))
+}
+
+/// SHA-256, lowercase hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    braincode_protocol::lower_hex(&Sha256::digest(bytes))
+}
+
+/// Every line of `session`'s journal on the stream, in order (empty: none).
+pub async fn read(fleet: &Fleet, session: &str) -> Result<Vec<Vec<u8>>, String> {
+    let stream = fleet
+        .js
+        .get_stream(JOURNAL_STREAM)
+        .await
+        .map_err(|err| format!("NATS at {}: the journal stream: {err}", fleet.url))?;
+    let last = match stream
+        .get_last_raw_message_by_subject(&subject(session))
+        .await
+    {
+        Ok(message) => message.sequence,
+        Err(_) => return Ok(Vec::new()),
+    };
+    let mut lines = Vec::new();
+    let mut messages = follow(fleet, session).await?;
+    while let Some((sequence, line)) = messages.next().await.transpose()? {
+        lines.push(line);
+        if sequence >= last {
+            break;
+        }
+    }
+    Ok(lines)
+}
+
+/// The lines of `session`'s journal from the first, then live as they are published.
+pub async fn follow(
+    fleet: &Fleet,
+    session: &str,
+) -> Result<impl futures::Stream<Item = Result<(u64, Vec<u8>), String>>, String> {
+    let stream = fleet
+        .js
+        .get_stream(JOURNAL_STREAM)
+        .await
+        .map_err(|err| format!("NATS at {}: the journal stream: {err}", fleet.url))?;
+    let consumer = stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            filter_subject: subject(session),
+            deliver_policy: consumer::DeliverPolicy::All,
+            ..Default::default()
+        })
+        .await
+        .map_err(|err| format!("NATS at {}: reading journal {session}: {err}", fleet.url))?;
+    let messages = consumer
+        .messages()
+        .await
+        .map_err(|err| format!("NATS at {}: reading journal {session}: {err}", fleet.url))?;
+    Ok(messages.map(|message| {
+        let message = message.map_err(|err| format!("reading the journal: {err}"))?;
+        let sequence = message
+            .info()
+            .map(|info| info.stream_sequence)
+            .map_err(|err| format!("reading the journal: {err}"))?;
+        Ok((sequence, message.payload.to_vec()))
+    }))
+}
+
+/// Brings an interrupted run's journal from the stream into `journal_path`, pointed at
+/// `project` (a fresh clone), and writes into `project` the files the run had changed.
+/// `Ok(None)`: the stream holds no run of this session (it is started afresh).
+pub async fn import(
+    fleet: &Fleet,
+    session: &str,
+    journal_path: &Path,
+    project: &Path,
+) -> Result<Option<u64>, String> {
+    let lines = tokio::time::timeout(Duration::from_secs(60), read(fleet, session))
+        .await
+        .map_err(|_| "reading its journal took over a minute".to_string())??;
+    let mut out = Vec::new();
+    let mut files: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut started = false;
+    for line in &lines {
+        let mut value: Value = match serde_json::from_slice(line) {
+            Ok(value) => value,
+            Err(_) => {
+                out.extend_from_slice(line);
+                out.push(b'\n');
+                continue;
+            }
+        };
+        match value.get("type").and_then(Value::as_str) {
+            Some("run_start") => {
+                started = true;
+                // The run goes on in this worker's clone.
+                if let Some(root) = value.pointer_mut("/projectSupport/root") {
+                    *root = Value::String(project.to_string_lossy().into_owned());
+                }
+            }
+            Some("file_change") => {
+                if let Some((path, hash)) = file_change(line) {
+                    files.insert(path, hash);
+                }
+            }
+            _ => {}
+        }
+        let text = serde_json::to_vec(&value).map_err(|err| err.to_string())?;
+        out.extend_from_slice(&text);
+        out.push(b'\n');
+    }
+    if !started {
+        return Ok(None);
+    }
+    for (path, hash) in &files {
+        let relative = Path::new(path);
+        match hash {
+            None => braincode_sandbox::beneath::remove_file(project, relative)
+                .map_err(|err| format!("{path}: {err}"))?,
+            Some(hash) => {
+                let bytes = fleet
+                    .get_object(&format!("blobs/{hash}"))
+                    .await?
+                    .ok_or_else(|| format!("the content {path} had is not in the result store"))?;
+                if sha256_hex(&bytes) != *hash {
+                    return Err(format!(
+                        "the stored content of {path} does not match its hash"
+                    ));
+                }
+                braincode_sandbox::beneath::write_file(project, relative, &bytes, 0o644)
+                    .map_err(|err| format!("{path}: {err}"))?;
+            }
+        }
+    }
+    if let Some(dir) = journal_path.parent() {
+        std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    }
+    let temp = journal_path.with_extension("jsonl.import");
+    std::fs::write(&temp, &out).map_err(|err| format!("{}: {err}", temp.display()))?;
+    std::fs::rename(&temp, journal_path)
+        .map_err(|err| format!("{}: {err}", journal_path.display()))?;
+    Ok(Some(lines.len() as u64))
+}

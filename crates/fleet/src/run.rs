@@ -1,0 +1,419 @@
+//! One task, run by a worker: a fresh clone of its repository at its commit, an ordinary
+//! `braincode run` in it (the worker's own settings, keys and trust; the task's never), the
+//! run's journal published line by line as it is written, then the patch and the report in
+//! the result store and, when asked, the result pushed to a branch.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use braincode_protocol::FinalReport;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::journal::{self, Publisher};
+use crate::nats::Fleet;
+use crate::task::TaskSpec;
+
+/// How long a clone or a push may take.
+const NETWORK_GIT_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a local git call may take.
+const LOCAL_GIT_TIMEOUT: Duration = Duration::from_secs(120);
+/// How often the journal is read for new lines while the run goes on.
+const TAIL_EVERY: Duration = Duration::from_millis(100);
+/// The end of the run's standard error kept for an error message.
+const STDERR_TAIL: usize = 2_000;
+
+/// What the worker gives a run.
+#[derive(Debug, Clone)]
+pub struct RunPlace {
+    /// The `braincode` program.
+    pub program: PathBuf,
+    /// The worker's Braincode home (its sessions directory receives the journal).
+    pub home: PathBuf,
+    /// Where task clones are made.
+    pub work_dir: PathBuf,
+}
+
+/// How a task's run ended.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The run's report (none when it did not get as far as one).
+    pub report: Option<FinalReport>,
+    /// The run's session.
+    pub session: String,
+    /// The commit it started from.
+    pub commit: Option<String>,
+    /// The patch of what it changed (binary-safe `git diff`), empty when nothing.
+    pub patch: Vec<u8>,
+    /// The branch it was pushed to.
+    pub pushed_branch: Option<String>,
+    /// Why it could not run or finish (the task fails with this).
+    pub error: Option<String>,
+}
+
+/// Runs `task` (`id`) as session `session`, resuming it when `resume` and the journal
+/// stream has its records; `on_session` hears the session that actually runs (a fresh one
+/// when the resume cannot be).
+pub async fn run_task(
+    fleet: &Fleet,
+    place: &RunPlace,
+    id: &str,
+    task: &TaskSpec,
+    session: &str,
+    resume: bool,
+    cancel: &tokio::sync::watch::Receiver<bool>,
+) -> Outcome {
+    let mut outcome = Outcome {
+        session: session.to_string(),
+        ..Outcome::default()
+    };
+    let dir = place.work_dir.join(id);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(err) = std::fs::create_dir_all(&place.work_dir) {
+        outcome.error = Some(format!("cannot make {}: {err}", place.work_dir.display()));
+        return outcome;
+    }
+    let result = run_in(
+        fleet,
+        place,
+        &dir,
+        id,
+        task,
+        session,
+        resume,
+        cancel,
+        &mut outcome,
+    )
+    .await;
+    if let Err(why) = result {
+        outcome.error = Some(why);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_in(
+    fleet: &Fleet,
+    place: &RunPlace,
+    dir: &Path,
+    id: &str,
+    task: &TaskSpec,
+    session: &str,
+    resume: bool,
+    cancel: &tokio::sync::watch::Receiver<bool>,
+    outcome: &mut Outcome,
+) -> Result<(), String> {
+    clone(&task.repo, task.git_ref.as_deref(), dir).await?;
+    let commit = git(dir, &["rev-parse", "HEAD"], LOCAL_GIT_TIMEOUT).await?;
+    let commit = String::from_utf8_lossy(&commit).trim().to_string();
+    outcome.commit = Some(commit.clone());
+    let sessions = place.home.join("sessions");
+    let journal_path = sessions.join(format!("{session}.jsonl"));
+    let mut resumed = false;
+    let mut publisher = Publisher::new(fleet.clone(), session, &journal_path, dir);
+    if resume {
+        match journal::import(fleet, session, &journal_path, dir).await {
+            Ok(Some(lines)) => {
+                publisher.skip_imported(lines);
+                resumed = true;
+            }
+            Ok(None) => {}
+            Err(why) => {
+                return Err(format!(
+                    "the interrupted run of session {session} cannot be resumed here ({why}); run the task again with `braincode fleet submit`"
+                ));
+            }
+        }
+    }
+    if !resumed {
+        let _ = std::fs::remove_file(&journal_path);
+    }
+    let mut command =
+        tokio::process::Command::from(run_command(place, task, dir, session, resumed));
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command
+        .spawn()
+        .map_err(|err| format!("cannot start {}: {err}", place.program.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        if !resumed {
+            stdin
+                .write_all(task.prompt.as_bytes())
+                .await
+                .map_err(|err| format!("cannot give the run its prompt: {err}"))?;
+        }
+        drop(stdin);
+    }
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let read_out = tokio::spawn(async move {
+        let mut bytes = Vec::new();
+        if let Some(out) = stdout.as_mut() {
+            let _ = out.read_to_end(&mut bytes).await;
+        }
+        bytes
+    });
+    let read_err = tokio::spawn(async move {
+        let mut bytes = Vec::new();
+        if let Some(err) = stderr.as_mut() {
+            let _ = err.read_to_end(&mut bytes).await;
+        }
+        bytes
+    });
+    let mut cancel = cancel.clone();
+    let mut cancelled = false;
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status,
+            () = tokio::time::sleep(TAIL_EVERY) => {
+                publisher.pump().await?;
+            }
+            changed = cancel.changed(), if !cancelled => {
+                if changed.is_ok() && *cancel.borrow() {
+                    cancelled = true;
+                    // The run's own SIGTERM path: commands stop, the journal ends.
+                    let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
+                    if let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) {
+                        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+                    }
+                }
+            }
+        }
+    };
+    let status = status.map_err(|err| format!("the run: {err}"))?;
+    publisher.pump().await?;
+    let stdout = read_out.await.unwrap_or_default();
+    let stderr = read_err.await.unwrap_or_default();
+    let report = serde_json::from_slice::<FinalReport>(&stdout).ok();
+    if report.is_none() {
+        let text = String::from_utf8_lossy(&stderr);
+        let tail: String = text
+            .chars()
+            .rev()
+            .take(STDERR_TAIL)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        return Err(format!(
+            "the run ended ({status}) without a report: {}",
+            tail.trim()
+        ));
+    }
+    outcome.report = report;
+    outcome.patch = patch(dir, &commit).await?;
+    if let Some(branch) = &task.push_branch
+        && !outcome.patch.is_empty()
+    {
+        push(dir, &commit, branch, id).await?;
+        outcome.pushed_branch = Some(branch.clone());
+    }
+    Ok(())
+}
+
+/// The `braincode run` command of a task.
+fn run_command(
+    place: &RunPlace,
+    task: &TaskSpec,
+    dir: &Path,
+    session: &str,
+    resume: bool,
+) -> std::process::Command {
+    let mut command = std::process::Command::new(&place.program);
+    command.arg("run").arg("--json");
+    if resume {
+        command.args(["--resume", session, task.permission.flag()]);
+    } else {
+        command.arg("--project").arg(dir);
+        command.args(["--session-id", session, task.permission.flag()]);
+        if let Some(brain) = &task.brain {
+            command.args(["--brain", brain]);
+        }
+        if let Some(mode) = &task.mode {
+            command.args(["--mode", mode]);
+        }
+        if let Some(tokens) = task.max_tokens {
+            command.arg("--max-tokens").arg(tokens.to_string());
+        }
+        if let Some(usd) = task.max_cost {
+            command.arg("--max-cost").arg(usd.to_string());
+        }
+        command.arg("-");
+    }
+    command.current_dir(dir);
+    command.env("BRAINCODE_HOME", &place.home);
+    // Killed with the worker (SIGKILL included): its task is then redelivered, not run twice.
+    braincode_sandbox::die_with_parent(&mut command);
+    command
+}
+
+/// Settings on every git call of the worker: no repository program runs (hooks, fsmonitor,
+/// pagers, external diffs), no transport that runs a program.
+const HARDENED: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("diff.external", ""),
+    ("submodule.recurse", "false"),
+    ("protocol.ext.allow", "never"),
+    ("protocol.fd.allow", "never"),
+    ("gpg.program", "false"),
+    ("commit.gpgSign", "false"),
+];
+
+async fn git_with(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
+    let mut command = tokio::process::Command::new("git");
+    for (key, value) in HARDENED {
+        command.arg("-c").arg(format!("{key}={value}"));
+    }
+    command.args(args).current_dir(dir);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(timeout, command.output())
+        .await
+        .map_err(|_| format!("git {} took longer than {timeout:?}", args[0]))?
+        .map_err(|err| format!("git {}: {err}", args[0]))?;
+    if output.status.success() {
+        Ok(output.stdout)
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
+    }
+}
+
+async fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<Vec<u8>, String> {
+    git_with(dir, args, &[], timeout).await
+}
+
+/// Clones `repo` into `dir` and checks `git_ref` (or the default branch) out, detached.
+async fn clone(repo: &str, git_ref: Option<&str>, dir: &Path) -> Result<(), String> {
+    let parent = dir.parent().unwrap_or(dir);
+    let target = dir.to_string_lossy().into_owned();
+    git(
+        parent,
+        &["clone", "--quiet", "--no-checkout", "--", repo, &target],
+        NETWORK_GIT_TIMEOUT,
+    )
+    .await
+    .map_err(|why| format!("cannot clone {repo}: {why}"))?;
+    let wanted = git_ref.unwrap_or("HEAD");
+    let commit = git(
+        dir,
+        &[
+            "rev-parse",
+            "--verify",
+            "--end-of-options",
+            &format!("{wanted}^{{commit}}"),
+        ],
+        LOCAL_GIT_TIMEOUT,
+    )
+    .await
+    .map_err(|_| format!("{repo} has no commit, branch or tag {wanted:?}"))?;
+    let commit = String::from_utf8_lossy(&commit).trim().to_string();
+    git(
+        dir,
+        &["checkout", "--quiet", "--detach", &commit],
+        LOCAL_GIT_TIMEOUT,
+    )
+    .await
+    .map_err(|why| format!("cannot check {wanted} out of {repo}: {why}"))?;
+    Ok(())
+}
+
+/// Everything the run changed against `commit`, untracked files included, as a binary-safe
+/// patch (`git apply` takes it). Made with a temporary index: the clone's own is untouched.
+async fn patch(dir: &Path, commit: &str) -> Result<Vec<u8>, String> {
+    let index = temp_index(dir);
+    let env = [("GIT_INDEX_FILE", index.as_str())];
+    let result = async {
+        git_with(dir, &["read-tree", commit], &env, LOCAL_GIT_TIMEOUT).await?;
+        git_with(dir, &["add", "-A", "--", "."], &env, LOCAL_GIT_TIMEOUT).await?;
+        git_with(
+            dir,
+            &[
+                "diff",
+                "--cached",
+                "--binary",
+                "--no-ext-diff",
+                "--no-textconv",
+                commit,
+            ],
+            &env,
+            LOCAL_GIT_TIMEOUT,
+        )
+        .await
+    }
+    .await
+    .map_err(|why| format!("cannot make the run's patch: {why}"));
+    let _ = std::fs::remove_file(&index);
+    result
+}
+
+/// Commits what the run changed on top of `commit` and pushes it to `branch` of the clone's
+/// origin (the task's repository). Never forced: a branch that exists and is not an
+/// ancestor is refused by the remote, and the task says so.
+async fn push(dir: &Path, commit: &str, branch: &str, id: &str) -> Result<(), String> {
+    let index = temp_index(dir);
+    let env = [
+        ("GIT_INDEX_FILE", index.as_str()),
+        ("GIT_AUTHOR_NAME", "Braincode fleet"),
+        ("GIT_AUTHOR_EMAIL", "fleet@braincode.invalid"),
+        ("GIT_COMMITTER_NAME", "Braincode fleet"),
+        ("GIT_COMMITTER_EMAIL", "fleet@braincode.invalid"),
+    ];
+    let result = async {
+        git_with(dir, &["read-tree", commit], &env, LOCAL_GIT_TIMEOUT).await?;
+        git_with(dir, &["add", "-A", "--", "."], &env, LOCAL_GIT_TIMEOUT).await?;
+        let tree = git_with(dir, &["write-tree"], &env, LOCAL_GIT_TIMEOUT).await?;
+        let tree = String::from_utf8_lossy(&tree).trim().to_string();
+        let message = format!("braincode fleet: task {id}");
+        let new = git_with(
+            dir,
+            &["commit-tree", &tree, "-p", commit, "-m", &message],
+            &env,
+            LOCAL_GIT_TIMEOUT,
+        )
+        .await?;
+        let new = String::from_utf8_lossy(&new).trim().to_string();
+        let refspec = format!("{new}:refs/heads/{branch}");
+        git_with(
+            dir,
+            &["push", "--quiet", "origin", &refspec],
+            &env,
+            NETWORK_GIT_TIMEOUT,
+        )
+        .await?;
+        Ok(())
+    }
+    .await
+    .map_err(|why: String| format!("cannot push the result to branch {branch}: {why}"));
+    let _ = std::fs::remove_file(&index);
+    result
+}
+
+/// A temporary index file beside the clone (never inside it).
+fn temp_index(dir: &Path) -> String {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = dir.parent().unwrap_or(dir);
+    parent
+        .join(format!(".{name}.index-{}", uuid::Uuid::new_v4().simple()))
+        .to_string_lossy()
+        .into_owned()
+}

@@ -1,0 +1,342 @@
+//! `braincode fleet worker`: pulls tasks from the shared queue, at most `concurrency` at a
+//! time, runs each one, records its one result and only then acknowledges it.
+//!
+//! While a task runs the worker sends a progress ack every [`PROGRESS_EVERY`], so a worker
+//! that dies (or loses its connection) has its task delivered to another one within
+//! [`ACK_WAIT`]; that worker resumes the run from the journal stream. A task delivered
+//! [`MAX_DELIVER`] times without a result is given up: the server's max-deliveries advisory
+//! reaches every worker, one of them records a `failed` result (a task's result is written
+//! compare-and-set, once) and removes the message. A message that is not a task gets a
+//! `failed` result of its own; the worker goes on.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::AckKind;
+use async_nats::jetstream::Message;
+use futures::StreamExt;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+
+use crate::nats::{ACK_WAIT, Fleet, MAX_DELIVER, PROGRESS_EVERY, TASK_STREAM, WORKERS};
+use crate::run::{RunPlace, run_task};
+use crate::task::{TaskMessage, TaskState, TaskStatus, valid_task_id};
+
+/// What a worker prints about its work, a line at a time.
+pub type Log = Arc<dyn Fn(String) + Send + Sync>;
+
+/// A worker's settings.
+#[derive(Clone)]
+pub struct WorkerConfig {
+    /// Its name (in task states and logs).
+    pub name: String,
+    /// Runs at once.
+    pub concurrency: usize,
+    /// Where and with what it runs tasks.
+    pub place: RunPlace,
+    /// Where its lines go.
+    pub log: Log,
+}
+
+/// Serves the queue until `shutdown` completes; then takes no new task and waits for the
+/// running ones to finish.
+pub async fn serve(
+    fleet: Fleet,
+    config: WorkerConfig,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), String> {
+    let consumer = fleet.consumer().await?;
+    let dead_letters = tokio::spawn(dead_letters(fleet.clone(), config.clone()));
+    let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
+    let mut running = JoinSet::new();
+    (config.log)(format!(
+        "worker {} serving {} ({} at a time)",
+        config.name,
+        fleet.url,
+        config.concurrency.max(1)
+    ));
+    tokio::pin!(shutdown);
+    loop {
+        while running.try_join_next().is_some() {}
+        let permit = tokio::select! {
+            permit = slots.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        // One task per free slot: a message is taken only when it can start at once.
+        let fetched = tokio::select! {
+            fetched = consumer.fetch().max_messages(1).expires(Duration::from_secs(2)).messages() => fetched,
+            () = &mut shutdown => break,
+        };
+        let mut messages = match fetched {
+            Ok(messages) => messages,
+            Err(err) => {
+                (config.log)(format!("fetching a task from {}: {err}", fleet.url));
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let message = tokio::select! {
+            message = messages.next() => message,
+            () = &mut shutdown => break,
+        };
+        match message {
+            Some(Ok(message)) => {
+                let (fleet, config) = (fleet.clone(), config.clone());
+                running.spawn(async move {
+                    Box::pin(handle(&fleet, &config, message)).await;
+                    drop(permit);
+                });
+            }
+            Some(Err(err)) => {
+                (config.log)(format!("receiving a task from {}: {err}", fleet.url));
+            }
+            None => {}
+        }
+    }
+    (config.log)(format!(
+        "worker {} stopping: no new task; waiting for {} running",
+        config.name,
+        running.len()
+    ));
+    while running.join_next().await.is_some() {}
+    dead_letters.abort();
+    Ok(())
+}
+
+/// One delivered message, to its end: a result recorded, then the ack.
+async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
+    let log = &config.log;
+    let (sequence, delivered) = match message.info() {
+        Ok(info) => (info.stream_sequence, info.delivered.max(1) as u64),
+        Err(_) => (0, 1),
+    };
+    let parsed = serde_json::from_slice::<TaskMessage>(&message.payload)
+        .map_err(|err| format!("message {sequence} on the task queue is not a task: {err}"))
+        .and_then(|task| {
+            if valid_task_id(&task.id) {
+                Ok(task)
+            } else {
+                Err(format!(
+                    "message {sequence} on the task queue has an invalid id {:?} (letters, digits, - and _)",
+                    task.id
+                ))
+            }
+        });
+    let task = match parsed {
+        Ok(task) => task,
+        Err(why) => {
+            log(format!("{why}; recorded as task invalid-{sequence}"));
+            let mut state = TaskState::failed(&format!("invalid-{sequence}"), why);
+            state.worker = Some(config.name.clone());
+            let _ = fleet.create_state(&state).await;
+            let _ = message.double_ack().await;
+            return;
+        }
+    };
+    let id = task.id.clone();
+    let known = match fleet.state(&id).await {
+        Ok(known) => known,
+        Err(why) => {
+            log(format!("task {id}: {why}; it will be delivered again"));
+            let _ = message
+                .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+                .await;
+            return;
+        }
+    };
+    let state = match known {
+        Some((state, _)) => state,
+        None => {
+            // Published without `fleet submit`: it gets its state now.
+            let state = TaskState::queued(&id, task.task.clone());
+            let _ = fleet.create_state(&state).await;
+            state
+        }
+    };
+    if state.status.is_final() {
+        // Its result is recorded: this is a delivery whose ack was lost.
+        let _ = message.double_ack().await;
+        return;
+    }
+    if state.cancel_requested {
+        let _ = fleet
+            .update(&id, |s| {
+                s.status = TaskStatus::Cancelled;
+                s.error = Some("cancelled before it started".to_string());
+            })
+            .await;
+        let _ = message.double_ack().await;
+        return;
+    }
+    if let Err(why) = task.task.check() {
+        finish_failed(fleet, &id, &config.name, why).await;
+        let _ = message.double_ack().await;
+        return;
+    }
+    let resume = state.session.is_some() && state.deliveries > 0;
+    let session = state.session.clone().unwrap_or_else(new_session_id);
+    let started = fleet
+        .update(&id, |s| {
+            s.status = TaskStatus::Running;
+            s.worker = Some(config.name.clone());
+            s.deliveries = delivered;
+            s.session = Some(session.clone());
+        })
+        .await;
+    if !matches!(started, Ok(Some(_))) {
+        let _ = message.double_ack().await;
+        return;
+    }
+    log(format!(
+        "task {id}: {} session {session} (delivery {delivered})",
+        if resume { "resuming" } else { "running" }
+    ));
+    let message = Arc::new(message);
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let keep_alive = tokio::spawn({
+        let (message, fleet, id) = (message.clone(), fleet.clone(), id.clone());
+        async move {
+            loop {
+                tokio::time::sleep(PROGRESS_EVERY).await;
+                let _ = message.ack_with(AckKind::Progress).await;
+                if let Ok(Some((state, _))) = fleet.state(&id).await
+                    && state.cancel_requested
+                {
+                    let _ = cancel_tx.send(true);
+                }
+            }
+        }
+    });
+    let outcome = run_task(
+        fleet,
+        &config.place,
+        &id,
+        &task.task,
+        &session,
+        resume,
+        &cancel_rx,
+    )
+    .await;
+    keep_alive.abort();
+    let cancelled = *cancel_rx.borrow();
+    if let Some(report) = &outcome.report
+        && let Ok(json) = serde_json::to_vec_pretty(report)
+        && let Err(why) = fleet.put_object(&format!("{id}/report.json"), &json).await
+    {
+        log(format!("task {id}: {why}; it will be delivered again"));
+        let _ = message.ack_with(AckKind::Nak(None)).await;
+        return;
+    }
+    if !outcome.patch.is_empty()
+        && let Err(why) = fleet
+            .put_object(&format!("{id}/patch.diff"), &outcome.patch)
+            .await
+    {
+        log(format!("task {id}: {why}; it will be delivered again"));
+        let _ = message.ack_with(AckKind::Nak(None)).await;
+        return;
+    }
+    let recorded = fleet
+        .update(&id, |s| {
+            s.session = Some(outcome.session.clone());
+            s.commit.clone_from(&outcome.commit);
+            s.patch_bytes = Some(outcome.patch.len() as u64);
+            s.pushed_branch.clone_from(&outcome.pushed_branch);
+            if let Some(report) = &outcome.report {
+                s.run_status = serde_json::to_value(report.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string));
+                s.answer = Some(report.model_summary.clone());
+                s.tokens = report.metrics.as_ref().map(|m| m.tokens.total.total);
+                s.error.clone_from(&report.error);
+            }
+            s.status = if cancelled {
+                TaskStatus::Cancelled
+            } else if let Some(why) = &outcome.error {
+                s.error = Some(why.clone());
+                TaskStatus::Failed
+            } else {
+                TaskStatus::Done
+            };
+        })
+        .await;
+    match recorded {
+        Ok(Some(state)) => log(format!(
+            "task {id}: {}{}",
+            state.status.as_str(),
+            state.error.map(|e| format!(" ({e})")).unwrap_or_default()
+        )),
+        Ok(None) => log(format!(
+            "task {id}: another worker recorded its result first"
+        )),
+        Err(why) => {
+            log(format!("task {id}: {why}; it will be delivered again"));
+            let _ = message.ack_with(AckKind::Nak(None)).await;
+            return;
+        }
+    }
+    if let Err(err) = message.double_ack().await {
+        log(format!(
+            "task {id}: its ack was not confirmed ({err}); a redelivery finds its result"
+        ));
+    }
+}
+
+/// A task that cannot run: its `failed` result.
+async fn finish_failed(fleet: &Fleet, id: &str, worker: &str, why: String) {
+    let _ = fleet
+        .update(id, |s| {
+            s.status = TaskStatus::Failed;
+            s.worker = Some(worker.to_string());
+            s.error = Some(why.clone());
+        })
+        .await;
+}
+
+/// Tasks given up by the server (delivered [`MAX_DELIVER`] times): each gets a `failed`
+/// result saying so, and its message is removed from the queue.
+async fn dead_letters(fleet: Fleet, config: WorkerConfig) {
+    let subject = format!("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{TASK_STREAM}.{WORKERS}");
+    let Ok(mut advisories) = fleet.client.subscribe(subject).await else {
+        return;
+    };
+    while let Some(advisory) = advisories.next().await {
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(&advisory.payload) else {
+            continue;
+        };
+        let Some(sequence) = value.get("stream_seq").and_then(serde_json::Value::as_u64) else {
+            continue;
+        };
+        let Ok(stream) = fleet.js.get_stream(TASK_STREAM).await else {
+            continue;
+        };
+        let Ok(raw) = stream.get_raw_message(sequence).await else {
+            continue;
+        };
+        if let Ok(task) = serde_json::from_slice::<TaskMessage>(&raw.payload)
+            && valid_task_id(&task.id)
+        {
+            let why = format!(
+                "given up after {MAX_DELIVER} deliveries: each worker that took it stopped without a result (died, or lost the server for over {ACK_WAIT:?}); see its journal with `braincode fleet watch {}`",
+                task.id
+            );
+            finish_failed(&fleet, &task.id, &config.name, why).await;
+            (config.log)(format!(
+                "task {}: given up after {MAX_DELIVER} deliveries",
+                task.id
+            ));
+        }
+        let _ = stream.delete_message(sequence).await;
+    }
+}
+
+/// A session id in Braincode's form (`YYYYMMDD-HHMMSS-xxxxxx`).
+fn new_session_id() -> String {
+    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!("{stamp}-{}", &random[..6])
+}
