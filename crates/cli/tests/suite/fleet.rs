@@ -46,8 +46,23 @@ fn worker_home(server: &ScriptedServer) -> TempHome {
     home
 }
 
-fn spawn_worker(home: &TempHome, nats: &str, name: &str, concurrency: u32) -> Child {
-    let work = home.path().join("work");
+/// A worker process and the directory its clones go to (beside its home, never in it: runs
+/// may not touch the home).
+struct Worker {
+    child: Child,
+    _work: tempfile::TempDir,
+}
+
+impl Worker {
+    /// Kills it outright (SIGKILL), as a crash would, and waits for it.
+    async fn kill(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+fn spawn_worker(home: &TempHome, nats: &str, name: &str, concurrency: u32) -> Worker {
+    let work = tempfile::tempdir().unwrap();
     let concurrency = concurrency.to_string();
     let mut command = command(
         home,
@@ -62,14 +77,17 @@ fn spawn_worker(home: &TempHome, nats: &str, name: &str, concurrency: u32) -> Ch
             "--concurrency",
             &concurrency,
             "--work-dir",
-            work.to_str().unwrap(),
+            work.path().to_str().unwrap(),
         ],
     );
     command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::inherit());
-    command.spawn().unwrap()
+    Worker {
+        child: command.spawn().unwrap(),
+        _work: work,
+    }
 }
 
 async fn connect(url: &str) -> Fleet {
@@ -119,7 +137,7 @@ async fn twenty_tasks_over_three_workers_are_each_answered_once() {
     let server = model_server(Duration::ZERO, Duration::ZERO).await;
     let repo = run_harness::repo();
     let homes: Vec<TempHome> = (0..3).map(|_| worker_home(&server)).collect();
-    let mut workers: Vec<Child> = (homes.iter().enumerate())
+    let mut workers: Vec<Worker> = (homes.iter().enumerate())
         .map(|(n, home)| spawn_worker(home, &nats.url(), &format!("w{n}"), 2))
         .collect();
     let submitter = TempHome::new();
@@ -214,7 +232,7 @@ async fn twenty_tasks_over_three_workers_are_each_answered_once() {
         listed.stdout
     );
     for worker in &mut workers {
-        let _ = worker.start_kill();
+        worker.kill().await;
     }
 }
 
@@ -254,8 +272,7 @@ async fn a_worker_killed_mid_task_has_its_task_resumed_elsewhere_without_rerunni
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    first.start_kill().unwrap();
-    let _ = first.wait().await;
+    first.kill().await;
     let security_before = server
         .chat_requests()
         .iter()
@@ -293,7 +310,7 @@ async fn a_worker_killed_mid_task_has_its_task_resumed_elsewhere_without_rerunni
         .nth(1)
         .unwrap();
     assert!(resumed["resumeOf"].is_string(), "{resumed}");
-    let _ = second.start_kill();
+    second.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -387,7 +404,7 @@ async fn bad_input_gets_a_clear_error_or_a_failed_result_and_the_worker_keeps_se
         4,
         "nothing of the refused file was queued"
     );
-    let _ = worker.start_kill();
+    worker.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -466,4 +483,123 @@ async fn an_unreachable_server_and_wrong_credentials_say_what_to_fix() {
         "{}",
         right.stdout
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_task_starts_from_the_files_the_killed_run_had_changed() {
+    let nats = NatsServer::start();
+    // The primary edits src/token.rs, then takes long over its answer: the kill lands there.
+    let server = ScriptedServer::start(
+        Script::new()
+            .always(
+                Matcher::model("router"),
+                Reply::json(&router_decision_json(Role::Backend, &[Role::Security])),
+            )
+            .always(
+                Matcher::model("security"),
+                run_harness::worker_reply("tokens are signed"),
+            )
+            .always(Matcher::model("review"), review_reply("approved"))
+            .when_fn(Matcher::model("backend"), |call| {
+                if call.is_tool_turn() {
+                    Reply::text("Tokens now need 9 characters.").delayed(Duration::from_secs(3))
+                } else {
+                    Reply::tool_call(
+                        "edit_file",
+                        json!({"path": "src/token.rs", "oldString": "!token.is_empty()", "newString": "token.len() > 8"}),
+                    )
+                }
+            }),
+    )
+    .await;
+    let repo = run_harness::repo();
+    let (home_a, home_b) = (worker_home(&server), worker_home(&server));
+    let fleet = connect(&nats.url()).await;
+    let mut first = spawn_worker(&home_a, &nats.url(), "first", 1);
+    let mut task: braincode_fleet::TaskSpec =
+        serde_json::from_str(&task_line(repo.path(), "require longer tokens")).unwrap();
+    task.permission = braincode_fleet::task::Permission::AllowEdits;
+    let id = braincode_fleet::submit(&fleet, vec![task])
+        .await
+        .unwrap()
+        .remove(0);
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if Instant::now() > deadline {
+            let state = fleet.state(&id).await.unwrap();
+            let session = state
+                .as_ref()
+                .and_then(|(s, _)| s.session.clone())
+                .unwrap_or_default();
+            let kinds: Vec<String> = stream_journal(&fleet, &session)
+                .await
+                .iter()
+                .filter(|r| r["type"] == "warning" || r["type"] == "tool_approval_decision")
+                .map(|r| r.to_string())
+                .collect();
+            panic!("the edit never reached the stream: {state:?}\n{kinds:#?}");
+        }
+        if let Some((state, _)) = fleet.state(&id).await.unwrap()
+            && let Some(session) = state.session
+            && stream_journal(&fleet, &session)
+                .await
+                .iter()
+                .any(|r| r["type"] == "file_change" && r["path"] == "src/token.rs")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    first.kill().await;
+
+    let mut second = spawn_worker(&home_b, &nats.url(), "second", 1);
+    let state = wait_final(&fleet, &id, Duration::from_secs(60)).await;
+    assert_eq!(state.status, TaskStatus::Done, "{state:?}");
+    assert_eq!(state.worker.as_deref(), Some("second"));
+    // The edit was made once, by the first worker's run, and is in the result.
+    let first_turns = server
+        .chat_requests()
+        .iter()
+        .filter(|r| {
+            r.model() == Some("backend") && r.messages().iter().all(|m| m["role"] != "tool")
+        })
+        .count();
+    assert_eq!(
+        first_turns, 1,
+        "the primary's finished edit turn was asked again"
+    );
+    let patch = fleet
+        .get_object(&format!("{id}/patch.diff"))
+        .await
+        .unwrap()
+        .unwrap();
+    let patch = String::from_utf8(patch).unwrap();
+    assert!(
+        patch.contains("+pub fn valid(token: &str) -> bool { token.len() > 8 }"),
+        "{patch}"
+    );
+    // `fleet fetch --apply` puts the same change in a checkout of the repository.
+    let checkout = TempHome::new();
+    let clone = checkout.path().join("clone");
+    let cloned = std::process::Command::new("git")
+        .args([
+            "clone",
+            "-q",
+            repo.path().to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(cloned.success());
+    let applied = braincode(
+        &checkout,
+        &clone,
+        &["fleet", "fetch", &id, "--apply", "--nats", &nats.url()],
+    )
+    .await;
+    assert_eq!(applied.code, 0, "{}", applied.stderr);
+    let token = std::fs::read_to_string(clone.join("src/token.rs")).unwrap();
+    assert!(token.contains("token.len() > 8"), "{token}");
+    second.kill().await;
 }

@@ -121,7 +121,8 @@ struct WorkerArgs {
     /// This worker's name (default: host name and process id).
     #[arg(long)]
     name: Option<String>,
-    /// Where task clones are made (default: `<home>/fleet/work`).
+    /// Where task clones are made (default: `~/.cache/braincode-fleet/<name>`; never inside
+    /// the Braincode home).
     #[arg(long, value_name = "DIR")]
     work_dir: Option<PathBuf>,
 }
@@ -245,6 +246,30 @@ pub fn execute(args: Box<FleetArgs>) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// `$XDG_CACHE_HOME/braincode-fleet/<name>` (else `~/.cache/…`, else the temp dir): clones
+/// are made there, never inside the Braincode home, which runs may not touch.
+fn default_work_dir(name: &str) -> PathBuf {
+    let env = |key: &str| {
+        std::env::var_os(key)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let cache = env("XDG_CACHE_HOME")
+        .or_else(|| env("HOME").map(|home| home.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    cache.join("braincode-fleet").join(safe)
+}
+
 fn default_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -259,9 +284,22 @@ async fn run_worker(
     name: String,
 ) -> anyhow::Result<ExitCode> {
     let program = std::env::current_exe().context("cannot find the braincode program")?;
-    let work_dir = args
-        .work_dir
-        .unwrap_or_else(|| home.root().join("fleet").join("work"));
+    let work_dir = match args.work_dir {
+        Some(dir) => dir,
+        None => default_work_dir(&name),
+    };
+    std::fs::create_dir_all(&work_dir)
+        .with_context(|| format!("cannot make the work directory {}", work_dir.display()))?;
+    let work_dir = work_dir.canonicalize()?;
+    if let Ok(home_root) = home.root().canonicalize()
+        && work_dir.starts_with(&home_root)
+    {
+        anyhow::bail!(
+            "the work directory {} is inside the Braincode home {}, which runs may not touch; pick another with --work-dir",
+            work_dir.display(),
+            home_root.display()
+        );
+    }
     let config = WorkerConfig {
         name,
         concurrency: usize::from(args.concurrency),
