@@ -536,7 +536,7 @@ async fn a_resumed_task_starts_from_the_files_the_killed_run_had_changed() {
                 .await
                 .iter()
                 .filter(|r| r["type"] == "warning" || r["type"] == "tool_approval_decision")
-                .map(|r| r.to_string())
+                .map(Value::to_string)
                 .collect();
             panic!("the edit never reached the stream: {state:?}\n{kinds:#?}");
         }
