@@ -145,8 +145,23 @@ fn sha256_hex(bytes: &[u8]) -> String {
     braincode_protocol::lower_hex(&Sha256::digest(bytes))
 }
 
-/// Every line of `session`'s journal on the stream, in order (empty: none).
+/// Every line of `session`'s journal on the stream, in order (empty: none). Retried for a
+/// while when the stream is between leaders (a cluster that just lost a server).
 pub async fn read(fleet: &Fleet, session: &str) -> Result<Vec<Vec<u8>>, String> {
+    let mut attempt = 0;
+    loop {
+        match read_once(fleet, session).await {
+            Ok(lines) => return Ok(lines),
+            Err(why) if attempt >= 20 => return Err(why),
+            Err(_) => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    }
+}
+
+async fn read_once(fleet: &Fleet, session: &str) -> Result<Vec<Vec<u8>>, String> {
     let stream = fleet
         .js
         .get_stream(JOURNAL_STREAM)

@@ -8,6 +8,7 @@
 //! its result is recorded; a worker that dies has its task delivered to another, which
 //! resumes the run from the journal stream ([`worker`]).
 
+pub mod budget;
 pub mod journal;
 pub mod nats;
 pub mod run;

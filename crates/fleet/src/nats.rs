@@ -351,9 +351,15 @@ pub async fn connect(options: &NatsOptions) -> Result<async_nats::Client, String
     if let Some(name) = &options.name {
         connect = connect.name(name);
     }
+    // A cluster is given as several URLs; the client fails over between them.
+    let servers: Vec<&str> = url
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect();
     connect
         .connection_timeout(Duration::from_secs(5))
-        .connect(url)
+        .connect(servers)
         .await
         .map_err(|err| {
             let fix = match err.kind() {

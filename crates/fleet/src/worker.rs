@@ -19,6 +19,7 @@ use futures::StreamExt;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
+use crate::budget::{self, Grant};
 use crate::nats::{ACK_WAIT, Fleet, MAX_DELIVER, PROGRESS_EVERY, TASK_STREAM, WORKERS};
 use crate::run::{RunPlace, run_task};
 use crate::task::{TaskMessage, TaskState, TaskStatus, valid_task_id};
@@ -93,6 +94,7 @@ pub async fn serve(
             }
             Some(Err(err)) => {
                 (config.log)(format!("receiving a task from {}: {err}", fleet.url));
+                tokio::time::sleep(Duration::from_millis(500)).await;
             }
             None => {}
         }
@@ -211,17 +213,54 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
             }
         }
     });
+    // Tokens are reserved under the shared budgets before the run starts; the grant is the
+    // run's own budget, so workers together cannot spend more than the budgets hold.
+    let budget_keys = budget::keys(task.task.submitter.as_deref());
+    let grant = loop {
+        match budget::reserve(fleet, &budget_keys, &id, task.task.max_tokens).await {
+            Ok(Grant::Wait) if !*cancel_rx.borrow() => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Ok(grant) => break grant,
+            Err(why) => {
+                keep_alive.abort();
+                log(format!("task {id}: {why}; it will be delivered again"));
+                let _ = message
+                    .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+                    .await;
+                return;
+            }
+        }
+    };
+    let mut spec = task.task.clone();
+    match grant {
+        Grant::Spent(why) => {
+            keep_alive.abort();
+            log(format!("task {id}: {why}"));
+            finish_failed(fleet, &id, &config.name, why).await;
+            let _ = message.double_ack().await;
+            return;
+        }
+        Grant::Tokens(tokens) => spec.max_tokens = Some(tokens),
+        Grant::Unlimited | Grant::Wait => {}
+    }
     let outcome = run_task(
         fleet,
         &config.place,
         &id,
-        &task.task,
+        &spec,
         &session,
         resume,
         &cancel_rx,
     )
     .await;
     keep_alive.abort();
+    let used = (outcome.report.as_ref())
+        .and_then(|r| r.metrics.as_ref())
+        .map_or(0, |m| m.tokens.total.total);
+    if let Err(why) = budget::release(fleet, &budget_keys, &id, used).await {
+        log(format!("task {id}: {why}"));
+    }
     let cancelled = *cancel_rx.borrow();
     if let Some(report) = &outcome.report
         && let Ok(json) = serde_json::to_vec_pretty(report)
@@ -325,6 +364,8 @@ async fn dead_letters(fleet: Fleet, config: WorkerConfig) {
                 task.id
             );
             finish_failed(&fleet, &task.id, &config.name, why).await;
+            let keys = budget::keys(task.task.submitter.as_deref());
+            let _ = budget::release(&fleet, &keys, &task.id, 0).await;
             (config.log)(format!(
                 "task {}: given up after {MAX_DELIVER} deliveries",
                 task.id

@@ -111,6 +111,24 @@ enum FleetCommand {
     Cancel(IdArgs),
     /// A finished task's patch (printed, or applied here), its report or its journal.
     Fetch(FetchArgs),
+    /// Show the token budgets, or set the fleet's (or a submitter's) with --tokens.
+    Budget(BudgetArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct BudgetArgs {
+    /// Tokens all runs (or the submitter's runs) may use in all.
+    #[arg(long, value_name = "TOKENS")]
+    tokens: Option<u64>,
+    /// Tokens one run may reserve when its task sets no maxTokens (default: all that is left).
+    #[arg(long, value_name = "TOKENS", requires = "tokens", default_value_t = 0)]
+    per_task: u64,
+    /// The submitter's budget instead of the fleet's.
+    #[arg(long, value_name = "NAME")]
+    submitter: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -242,6 +260,7 @@ pub fn execute(args: Box<FleetArgs>) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
             FleetCommand::Fetch(fetch) => follow::fetch(&fleet, &home, &fetch).await,
+            FleetCommand::Budget(budget) => run_budget(&fleet, &budget).await,
         }
     })
 }
@@ -485,6 +504,49 @@ async fn run_show(fleet: &Fleet, args: &IdArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(answer) = &state.answer {
         writeln!(out, "\n{answer}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run_budget(fleet: &Fleet, args: &BudgetArgs) -> anyhow::Result<ExitCode> {
+    use braincode_fleet::budget;
+    if let Some(tokens) = args.tokens {
+        let key = args
+            .submitter
+            .as_deref()
+            .map_or_else(|| "fleet".to_string(), budget::submitter_key);
+        let set = budget::set(fleet, &key, tokens, args.per_task)
+            .await
+            .map_err(anyhow::Error::msg)?;
+        println!(
+            "budget {key}: {} tokens, {} used, {} available",
+            set.limit_tokens,
+            set.used_tokens,
+            set.available()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let budgets = budget::list(fleet).await.map_err(anyhow::Error::msg)?;
+    if args.json {
+        let map: serde_json::Map<String, serde_json::Value> = budgets
+            .into_iter()
+            .map(|(key, b)| (key, serde_json::to_value(b).unwrap_or_default()))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&map)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if budgets.is_empty() {
+        println!("no budget: runs are limited only by their own --max-tokens");
+    }
+    for (key, b) in budgets {
+        println!(
+            "{key:<24} {:>10} tokens  {:>10} used  {:>10} reserved by {} run(s)  {:>10} available",
+            b.limit_tokens,
+            b.used_tokens,
+            b.reserved.values().sum::<u64>(),
+            b.reserved.len(),
+            b.available()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

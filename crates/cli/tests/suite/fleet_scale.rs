@@ -1,0 +1,287 @@
+//! The fleet at scale and at its limits, on real `nats-server`s: token budgets shared by
+//! concurrent workers, a 3-node JetStream cluster that loses a server mid-batch, and results
+//! pushed to a branch of a (local, bare) remote.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::{Duration, Instant};
+
+use super::fleet::{
+    Worker, connect, model_server, spawn_worker, task_line, wait_final, worker_home,
+};
+use crate::run_harness::{self, braincode};
+use braincode_fleet::{Fleet, NatsOptions, TaskSpec, TaskStatus};
+use braincode_test_support::{NatsCluster, NatsServer, TempHome};
+
+fn tasks(repo: &std::path::Path, n: usize, prompt: &str) -> Vec<TaskSpec> {
+    (0..n)
+        .map(|i| serde_json::from_str(&task_line(repo, &format!("{prompt} ({i})"))).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_workers_share_one_token_budget_and_spent_tasks_say_so() {
+    let nats = NatsServer::start();
+    let server = model_server(Duration::from_millis(100), Duration::from_millis(200)).await;
+    let repo = run_harness::repo();
+    let admin = TempHome::new();
+    // Room for about two runs: each reserves 2,500 tokens; a read-only run uses ~2,000.
+    let set = braincode(
+        &admin,
+        admin.path(),
+        &[
+            "fleet",
+            "budget",
+            "--tokens",
+            "5000",
+            "--per-task",
+            "2500",
+            "--nats",
+            &nats.url(),
+        ],
+    )
+    .await;
+    assert_eq!(set.code, 0, "{}", set.stderr);
+    let homes: Vec<TempHome> = (0..2).map(|_| worker_home(&server)).collect();
+    let mut workers: Vec<Worker> = (homes.iter().enumerate())
+        .map(|(n, home)| spawn_worker(home, &nats.url(), &format!("b{n}"), 3))
+        .collect();
+    let fleet = connect(&nats.url()).await;
+    let ids = braincode_fleet::submit(&fleet, tasks(repo.path(), 6, "check the tokens"))
+        .await
+        .unwrap();
+    let mut states = Vec::new();
+    for id in &ids {
+        states.push(wait_final(&fleet, id, Duration::from_secs(120)).await);
+    }
+    let budgets = braincode_fleet::budget::list(&fleet).await.unwrap();
+    let (_, budget) = budgets.iter().find(|(key, _)| key == "fleet").unwrap();
+    // Every run's tokens were counted once, and nothing is left reserved.
+    let counted: u64 = states.iter().filter_map(|s| s.tokens).sum();
+    assert_eq!(budget.used_tokens, counted, "{states:#?}");
+    assert!(budget.reserved.is_empty(), "{budget:?}");
+    // Runs never held more than the budget at once: each run's grant was its --max-tokens,
+    // and the grants it was given came out of one shared count.
+    let spent: Vec<_> = states
+        .iter()
+        .filter(|s| s.status == TaskStatus::Failed)
+        .collect();
+    assert!(
+        !spent.is_empty(),
+        "6 runs of ~2,000 tokens cannot all fit in 5,000: {states:#?}"
+    );
+    for state in &spent {
+        let error = state.error.as_deref().unwrap();
+        assert!(error.contains("fleet token budget is spent"), "{error}");
+        assert!(
+            state.tokens.is_none(),
+            "a task refused for its budget did not run"
+        );
+    }
+    let ran = states.iter().filter(|s| s.tokens.is_some()).count();
+    assert!((2..=4).contains(&ran), "{ran} runs: {states:#?}");
+    for state in states
+        .iter()
+        .filter(|s| s.run_status.as_deref() == Some("budget_exceeded"))
+    {
+        // A run whose grant ran out stopped, and its answer says so.
+        let answer = state.answer.as_deref().unwrap_or_default();
+        assert!(answer.contains("budget reached"), "{state:?}");
+    }
+    let shown = braincode(
+        &admin,
+        admin.path(),
+        &["fleet", "budget", "--nats", &nats.url()],
+    )
+    .await;
+    assert!(
+        shown.stdout.contains("fleet") && shown.stdout.contains("5000 tokens"),
+        "{}",
+        shown.stdout
+    );
+    for worker in &mut workers {
+        worker.kill().await;
+    }
+}
+
+/// Connects to the cluster once its JetStream has a leader (it elects one after start).
+async fn cluster_fleet(urls: &str) -> Fleet {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let options = NatsOptions {
+            url: urls.to_string(),
+            replicas: 3,
+            ..NatsOptions::default()
+        };
+        match Fleet::connect(&options).await {
+            Ok(fleet) => return fleet,
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(why) => panic!("the cluster never became ready: {why}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_node_cluster_that_loses_a_server_mid_batch_completes_every_task_once() {
+    let mut cluster = NatsCluster::start();
+    let urls = cluster.urls();
+    let fleet = cluster_fleet(&urls).await;
+    let server = model_server(Duration::from_millis(100), Duration::from_millis(300)).await;
+    let repo = run_harness::repo();
+    let homes: Vec<TempHome> = (0..2).map(|_| worker_home(&server)).collect();
+    // Each worker knows every server, and fails over when its own goes.
+    let mut workers: Vec<Worker> = (homes.iter().enumerate())
+        .map(|(n, home)| spawn_worker(home, &urls, &format!("c{n}"), 2))
+        .collect();
+    let ids = braincode_fleet::submit(&fleet, tasks(repo.path(), 8, "is the token check right?"))
+        .await
+        .unwrap();
+    // Once the first task is done, a server dies.
+    let first = wait_final(&fleet, &ids[0], Duration::from_secs(120)).await;
+    assert_eq!(first.status, TaskStatus::Done, "{first:?}");
+    cluster.servers[1].kill();
+    let survivor = cluster_fleet(&format!(
+        "{},{}",
+        cluster.servers[0].url(),
+        cluster.servers[2].url()
+    ))
+    .await;
+    for id in &ids {
+        let state = wait_final(&survivor, id, Duration::from_secs(180)).await;
+        assert_eq!(state.status, TaskStatus::Done, "{state:?}");
+        let records =
+            super::fleet::stream_journal(&survivor, state.session.as_deref().unwrap()).await;
+        let ends = records.iter().filter(|r| r["type"] == "run_end").count();
+        assert_eq!(ends, 1, "task {id}: one answer");
+    }
+    for worker in &mut workers {
+        worker.kill().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_is_pushed_to_the_branch_the_task_names() {
+    use braincode_protocol::Role;
+    use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, router_decision_json};
+    use serde_json::json;
+    let nats = NatsServer::start();
+    let server = ScriptedServer::start(
+        Script::new()
+            .always(Matcher::model("router"), Reply::json(&router_decision_json(Role::Backend, &[])))
+            .always(Matcher::model("review"), run_harness::review_reply("approved"))
+            .when_fn(Matcher::model("backend"), |call| {
+                if call.is_tool_turn() {
+                    Reply::text("Tokens now need 9 characters.")
+                } else {
+                    Reply::tool_call(
+                        "edit_file",
+                        json!({"path": "src/token.rs", "oldString": "!token.is_empty()", "newString": "token.len() > 8"}),
+                    )
+                }
+            }),
+    )
+    .await;
+    let repo = run_harness::repo();
+    // The task's repository is a bare remote, as on a server.
+    let remotes = tempfile::tempdir().unwrap();
+    let bare = remotes.path().join("origin.git");
+    let status = std::process::Command::new("git")
+        .args([
+            "clone",
+            "-q",
+            "--bare",
+            repo.path().to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let home = worker_home(&server);
+    let mut worker = spawn_worker(&home, &nats.url(), "pusher", 1);
+    let fleet = connect(&nats.url()).await;
+    let mut task: TaskSpec =
+        serde_json::from_str(&task_line(&bare, "require longer tokens")).unwrap();
+    task.permission = braincode_fleet::task::Permission::AllowEdits;
+    task.push_branch = Some("braincode/longer-tokens".into());
+    let id = braincode_fleet::submit(&fleet, vec![task])
+        .await
+        .unwrap()
+        .remove(0);
+    let state = wait_final(&fleet, &id, Duration::from_secs(60)).await;
+    assert_eq!(state.status, TaskStatus::Done, "{state:?}");
+    assert_eq!(
+        state.pushed_branch.as_deref(),
+        Some("braincode/longer-tokens")
+    );
+    let shown = std::process::Command::new("git")
+        .args([
+            "--git-dir",
+            bare.to_str().unwrap(),
+            "show",
+            "braincode/longer-tokens:src/token.rs",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("token.len() > 8"));
+    // The branch starts from the commit the task ran on, and main is untouched.
+    let parent = std::process::Command::new("git")
+        .args([
+            "--git-dir",
+            bare.to_str().unwrap(),
+            "rev-parse",
+            "braincode/longer-tokens^",
+            "HEAD",
+        ])
+        .output()
+        .unwrap();
+    let parent = String::from_utf8_lossy(&parent.stdout).to_string();
+    let lines: Vec<&str> = parent.lines().collect();
+    assert_eq!(lines[0], lines[1], "{parent}");
+    assert_eq!(Some(lines[1]), state.commit.as_deref());
+    worker.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_every_worker_dies_fails_after_its_last_delivery_instead_of_looping() {
+    let nats = NatsServer::start();
+    // The primary never answers in time: every worker that takes the task is killed in it.
+    let server = model_server(Duration::ZERO, Duration::from_secs(600)).await;
+    let repo = run_harness::repo();
+    let fleet = connect(&nats.url()).await;
+    let ids = braincode_fleet::submit(&fleet, tasks(repo.path(), 1, "hang"))
+        .await
+        .unwrap();
+    let id = &ids[0];
+    let homes: Vec<TempHome> = (0..5).map(|_| worker_home(&server)).collect();
+    for (delivery, home) in (1..=braincode_fleet::nats::MAX_DELIVER as u64).zip(&homes) {
+        let mut worker = spawn_worker(home, &nats.url(), &format!("doomed{delivery}"), 1);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let (state, _) = fleet.state(id).await.unwrap().unwrap();
+            if state.status == TaskStatus::Running && state.deliveries == delivery {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "delivery {delivery} never started: {state:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        worker.kill().await;
+    }
+    // A worker still serving hears that the server gave the task up, and records why.
+    let mut observer = spawn_worker(&homes[4], &nats.url(), "observer", 1);
+    let state = wait_final(&fleet, id, Duration::from_secs(60)).await;
+    assert_eq!(state.status, TaskStatus::Failed, "{state:?}");
+    let error = state.error.unwrap();
+    assert!(error.contains("given up after 4 deliveries"), "{error}");
+    // It is not delivered again: nobody else runs it, and the queue is empty.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (after, _) = fleet.state(id).await.unwrap().unwrap();
+    assert_eq!(after.deliveries, 4);
+    let mut stream = fleet.js.get_stream("BRAINCODE_TASKS").await.unwrap();
+    assert_eq!(stream.info().await.unwrap().state.messages, 0);
+    observer.kill().await;
+}
