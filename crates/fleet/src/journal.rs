@@ -292,3 +292,78 @@ pub async fn import(
         .map_err(|err| format!("{}: {err}", journal_path.display()))?;
     Ok(Some(lines.len() as u64))
 }
+
+/// What [`mirror`] copied.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Mirrored {
+    /// Sessions written.
+    pub sessions: usize,
+    /// Journal lines written.
+    pub lines: u64,
+}
+
+/// Copies every fleet journal on the stream into `sessions_dir` (one `<session>.jsonl` each,
+/// rewritten from its first line), so `braincode sessions`, `replay` and the control panel of
+/// this machine see fleet runs. With `follow`, goes on with new lines as they are published
+/// (until the future is dropped); otherwise stops once it has caught up.
+pub async fn mirror(fleet: &Fleet, sessions_dir: &Path, follow: bool) -> Result<Mirrored, String> {
+    use std::io::Write;
+    let mut stream = fleet
+        .js
+        .get_stream(JOURNAL_STREAM)
+        .await
+        .map_err(|err| format!("NATS at {}: the journal stream: {err}", fleet.url))?;
+    let last = stream
+        .info()
+        .await
+        .map_err(|err| format!("NATS at {}: the journal stream: {err}", fleet.url))?
+        .state
+        .last_sequence;
+    let mut done = Mirrored::default();
+    if last == 0 && !follow {
+        return Ok(done);
+    }
+    std::fs::create_dir_all(sessions_dir)
+        .map_err(|err| format!("{}: {err}", sessions_dir.display()))?;
+    let consumer = stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            filter_subject: format!("{JOURNAL_PREFIX}.>"),
+            deliver_policy: consumer::DeliverPolicy::All,
+            ..Default::default()
+        })
+        .await
+        .map_err(|err| format!("NATS at {}: reading the journals: {err}", fleet.url))?;
+    let mut messages = consumer
+        .messages()
+        .await
+        .map_err(|err| format!("NATS at {}: reading the journals: {err}", fleet.url))?;
+    let mut files: std::collections::HashMap<String, std::fs::File> = Default::default();
+    while let Some(message) = messages.next().await {
+        let message = message.map_err(|err| format!("reading the journals: {err}"))?;
+        let sequence = message.info().map(|i| i.stream_sequence).unwrap_or(0);
+        let session = message
+            .subject
+            .strip_prefix(&format!("{JOURNAL_PREFIX}."))
+            .filter(|s| crate::task::valid_task_id(s))
+            .map(str::to_string);
+        if let Some(session) = session {
+            if !files.contains_key(&session) {
+                let path = sessions_dir.join(format!("{session}.jsonl"));
+                let file = std::fs::File::create(&path)
+                    .map_err(|err| format!("{}: {err}", path.display()))?;
+                files.insert(session.clone(), file);
+                done.sessions += 1;
+            }
+            if let Some(file) = files.get_mut(&session) {
+                file.write_all(&message.payload)
+                    .and_then(|()| file.write_all(b"\n"))
+                    .map_err(|err| format!("{session}: {err}"))?;
+                done.lines += 1;
+            }
+        }
+        if !follow && sequence >= last {
+            break;
+        }
+    }
+    Ok(done)
+}

@@ -143,6 +143,17 @@ async fn twenty_tasks_over_three_workers_are_each_answered_once() {
     let mut workers: Vec<Worker> = (homes.iter().enumerate())
         .map(|(n, home)| spawn_worker(home, &nats.url(), &format!("w{n}"), 2))
         .collect();
+    // A fourth machine mirrors the fleet's journals as they are written.
+    let mirror = TempHome::new();
+    let mut follower = command(
+        &mirror,
+        mirror.path(),
+        &["fleet", "sync", "--follow", "--nats", &nats.url()],
+    )
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
     let submitter = TempHome::new();
     let tasks: Vec<String> = (0..20)
         .map(|n| task_line(repo.path(), &format!("task {n}: is the token check right?")))
@@ -234,6 +245,35 @@ async fn twenty_tasks_over_three_workers_are_each_answered_once() {
         "{}",
         listed.stdout
     );
+    // The live mirror has every run, each ended, and `sessions list` shows them there.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for state in &states {
+        let path = mirror
+            .path()
+            .join("sessions")
+            .join(format!("{}.jsonl", state.session.as_deref().unwrap()));
+        loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if text.contains("\"type\":\"run_end\"") {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} was not mirrored",
+                path.display()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let _ = follower.start_kill();
+    let listed = braincode(
+        &mirror,
+        mirror.path(),
+        &["sessions", "list", "--all", "--json"],
+    )
+    .await;
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(20), "{listed}");
     for worker in &mut workers {
         worker.kill().await;
     }

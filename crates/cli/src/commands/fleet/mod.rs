@@ -113,6 +113,16 @@ enum FleetCommand {
     Fetch(FetchArgs),
     /// Show the token budgets, or set the fleet's (or a submitter's) with --tokens.
     Budget(BudgetArgs),
+    /// Copy every fleet run's journal into this machine's sessions (`--follow`: and keep
+    /// copying, live), so `braincode sessions`, `replay` and the control panel see them.
+    Sync(SyncArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct SyncArgs {
+    /// Keep copying new records as they are published, until Ctrl-C.
+    #[arg(long)]
+    follow: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -261,6 +271,19 @@ pub fn execute(args: Box<FleetArgs>) -> anyhow::Result<ExitCode> {
             }
             FleetCommand::Fetch(fetch) => follow::fetch(&fleet, &home, &fetch).await,
             FleetCommand::Budget(budget) => run_budget(&fleet, &budget).await,
+            FleetCommand::Sync(sync) => {
+                let dir = home.sessions_dir();
+                let copied = braincode_fleet::journal::mirror(&fleet, &dir, sync.follow)
+                    .await
+                    .map_err(anyhow::Error::msg)?;
+                println!(
+                    "{} fleet sessions ({} records) in {}",
+                    copied.sessions,
+                    copied.lines,
+                    dir.display()
+                );
+                Ok(ExitCode::SUCCESS)
+            }
         }
     })
 }
