@@ -362,12 +362,16 @@ pub async fn connect(options: &NatsOptions) -> Result<async_nats::Client, String
         .connect(servers)
         .await
         .map_err(|err| {
+            let text = err.to_string().to_ascii_lowercase();
+            let tls = ["certificate", "tls", "handshake"]
+                .iter()
+                .any(|word| text.contains(word));
             let fix = match err.kind() {
+                _ if tls => {
+                    "TLS failed: give the CA that signed the server's certificate with --nats-tls-ca (and a client certificate if the server asks), or drop --nats-tls for a plain server"
+                }
                 async_nats::ConnectErrorKind::AuthorizationViolation => {
                     "the server refused the credentials: check --nats-user/--nats-password, --nats-token, --nats-nkey or --nats-creds"
-                }
-                async_nats::ConnectErrorKind::Tls => {
-                    "TLS failed: check --nats-tls-ca (and the client certificate), or drop --nats-tls for a plain server"
                 }
                 _ => "is nats-server running there with JetStream on? Start one with `nats-server -js`",
             };

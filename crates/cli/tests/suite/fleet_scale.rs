@@ -285,3 +285,121 @@ async fn a_task_whose_every_worker_dies_fails_after_its_last_delivery_instead_of
     assert_eq!(stream.info().await.unwrap().state.messages, 0);
     observer.kill().await;
 }
+
+/// A CA and a server certificate for 127.0.0.1, made with openssl in `dir`: (ca, cert, key).
+fn tls_files(dir: &std::path::Path) -> (String, String, String) {
+    let path = |name: &str| dir.join(name).display().to_string();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test ca",
+        "-keyout",
+        &path("ca.key"),
+        "-out",
+        &path("ca.pem"),
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        &path("server.key"),
+        "-out",
+        &path("server.csr"),
+    ]);
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        &path("server.csr"),
+        "-CA",
+        &path("ca.pem"),
+        "-CAkey",
+        &path("ca.key"),
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        &path("ext.cnf"),
+        "-out",
+        &path("server.pem"),
+    ]);
+    (path("ca.pem"), path("server.pem"), path("server.key"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_and_a_tls_server_are_reached_with_the_options_users_expect() {
+    let home = TempHome::new();
+    let list = |args: Vec<String>| {
+        let home = &home;
+        async move {
+            let mut all = vec!["fleet".to_string(), "list".to_string()];
+            all.extend(args);
+            let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+            braincode(home, home.path(), &refs).await
+        }
+    };
+    let token = NatsServer::start_with(&["--auth", "fleet-token-1"]);
+    let wrong = list(vec![
+        "--nats".into(),
+        token.url(),
+        "--nats-token".into(),
+        "other".into(),
+    ])
+    .await;
+    assert_eq!(wrong.code, 1);
+    assert!(
+        wrong.stderr.contains("refused the credentials"),
+        "{}",
+        wrong.stderr
+    );
+    let right = list(vec![
+        "--nats".into(),
+        token.url(),
+        "--nats-token".into(),
+        "fleet-token-1".into(),
+    ])
+    .await;
+    assert_eq!(right.code, 0, "{}", right.stderr);
+
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = tls_files(certs.path());
+    let tls = NatsServer::start_with(&["--tls", "--tlscert", &cert, "--tlskey", &key]);
+    // Without the CA the server's certificate is not trusted, and the error says what to do.
+    let untrusted = list(vec!["--nats".into(), tls.url(), "--nats-tls".into()]).await;
+    assert_eq!(untrusted.code, 1);
+    assert!(
+        untrusted.stderr.contains("cannot connect to NATS")
+            && untrusted.stderr.contains("--nats-tls-ca"),
+        "{}",
+        untrusted.stderr
+    );
+    let trusted = list(vec!["--nats".into(), tls.url(), "--nats-tls-ca".into(), ca]).await;
+    assert_eq!(trusted.code, 0, "{}", trusted.stderr);
+    assert!(
+        trusted.stdout.contains("no task in the fleet"),
+        "{}",
+        trusted.stdout
+    );
+}
