@@ -13,6 +13,7 @@ mod doctor_cli;
 mod entry_points;
 mod first_run;
 mod fleet;
+mod fleet_control;
 mod fleet_scale;
 mod handoff_cli;
 mod home_locks;
