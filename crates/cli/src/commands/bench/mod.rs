@@ -4,6 +4,8 @@
 mod baseline;
 mod filler;
 mod first_run;
+mod fleet;
+mod fleet_pool;
 mod fold;
 mod hello;
 mod journal_gen;
@@ -60,6 +62,9 @@ pub enum BenchCommand {
     /// Parallel writers: wall time of 3 writers vs 1, worktree start/add/remove on a
     /// 10,000-file repository, merge-back time, disk per writer.
     Writers(writers::WritersBenchArgs),
+    /// The fleet on NATS: tasks per minute with 1, 2 and 4 workers, submit-to-start,
+    /// redelivery after a worker is killed, idle worker RSS.
+    Fleet(fleet::FleetBenchArgs),
 }
 
 /// Runs the selected benchmark.
@@ -79,6 +84,7 @@ pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Panel(args) => panel::execute(&args),
         BenchCommand::Hello(args) => hello::execute(&args),
         BenchCommand::Writers(args) => writers::execute(args),
+        BenchCommand::Fleet(args) => fleet::execute(args),
     }
 }
 
