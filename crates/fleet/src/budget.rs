@@ -1,12 +1,14 @@
-//! Token budgets shared by every worker: one for the whole fleet (`fleet`) and one per
-//! submitter (`submitter.<name>`), in the budget bucket.
+//! Token and cost budgets shared by every worker: one for the whole fleet (`fleet`) and one
+//! per submitter (`submitter.<name>`), in the budget bucket.
 //!
-//! Counting after the fact would let N workers each see the same remaining tokens and
-//! together spend N times them. So a run *reserves* its tokens before it starts, compare-and-
-//! set: its grant is the task's `maxTokens` (else the budget's per-task grant), cut to what is
-//! left, and becomes the run's `--max-tokens`, so it cannot spend more. When it ends its real
-//! use is added and the reservation dropped. Reservations are kept by task id, so the worker
-//! that resumes a task finds its grant again instead of reserving twice.
+//! Counting after the fact would let N workers each see the same remaining budget and
+//! together spend N times it. So a run *reserves* before it starts, compare-and-set: its
+//! grant is the task's `maxTokens` / `maxCost` (else the budget's per-task grant), cut to what
+//! is left, and becomes the run's `--max-tokens` / `--max-cost`, so it stops when it reaches
+//! it. When it ends its real use is added and the reservation dropped. Reservations are kept by
+//! task id, so the worker that resumes a task finds its grant again instead of reserving twice.
+//! A run stops at the first model call that reaches its grant, so it can pass it by the calls
+//! in flight at that moment.
 
 use std::collections::BTreeMap;
 
@@ -16,43 +18,62 @@ use serde::{Deserialize, Serialize};
 
 use crate::nats::Fleet;
 
-/// One budget.
+/// One limited quantity (tokens, or millionths of a US dollar).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Budget {
-    /// Tokens the runs under it may use in all.
-    pub limit_tokens: u64,
-    /// What one run may reserve when its task gives no `maxTokens` (0: everything left).
+pub struct Meter {
+    /// What the runs under it may use in all.
+    pub limit: u64,
+    /// What one run may reserve when its task sets no budget of its own (0: all that is left).
     #[serde(default)]
-    pub per_task_tokens: u64,
-    /// Tokens used by the runs that ended.
+    pub per_task: u64,
+    /// Used by the runs that ended.
     #[serde(default)]
-    pub used_tokens: u64,
-    /// Tokens reserved by running tasks, by task id.
+    pub used: u64,
+    /// Reserved by running tasks, by task id.
     #[serde(default)]
     pub reserved: BTreeMap<String, u64>,
 }
 
-impl Budget {
-    /// Tokens neither used nor reserved.
+impl Meter {
+    /// Neither used nor reserved.
     pub fn available(&self) -> u64 {
         let reserved: u64 = self.reserved.values().sum();
-        self.limit_tokens
-            .saturating_sub(self.used_tokens)
+        self.limit
+            .saturating_sub(self.used)
             .saturating_sub(reserved)
     }
+}
+
+/// One budget: tokens, cost, or both.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Budget {
+    /// Tokens (input, output and cache, every agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Meter>,
+    /// Cost in millionths of a US dollar, priced by each worker's models.json.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<Meter>,
+}
+
+/// What a run wants and what it used: tokens and millionths of a dollar.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Amount {
+    /// Tokens.
+    pub tokens: Option<u64>,
+    /// Millionths of a US dollar.
+    pub micro_usd: Option<u64>,
 }
 
 /// What a reservation attempt found.
 #[derive(Debug, PartialEq)]
 pub enum Grant {
-    /// No budget applies.
-    Unlimited,
-    /// The run may use this many tokens.
-    Tokens(u64),
+    /// The run may use this much (`None` in a field: no budget limits it).
+    Granted(Amount),
     /// Everything left is reserved by running tasks: try again when one ends.
     Wait,
-    /// The budget is spent: the task fails with this reason.
+    /// A budget is spent: the task fails with this reason.
     Spent(String),
 }
 
@@ -115,61 +136,99 @@ async fn update<T>(
     Err(format!("budget {key} kept changing under this update"))
 }
 
-/// Reserves tokens for task `id` under every budget in `keys`. On `Wait` or `Spent`, what
-/// this call reserved is given back.
+/// What one meter grants a run that wants `wanted` (the grant it holds already, when it is a
+/// resumed task), or why it grants nothing.
+fn reserve_on(meter: &mut Meter, what: &str, id: &str, wanted: Option<u64>) -> Result<u64, Grant> {
+    if let Some(granted) = meter.reserved.get(id) {
+        return Ok(*granted);
+    }
+    if meter.used >= meter.limit {
+        return Err(Grant::Spent(format!(
+            "the {what} budget is spent ({} of {} used); raise it with `braincode fleet budget`",
+            meter.used, meter.limit
+        )));
+    }
+    let available = meter.available();
+    if available == 0 {
+        return Err(Grant::Wait);
+    }
+    let share = wanted
+        .or((meter.per_task > 0).then_some(meter.per_task))
+        .unwrap_or(available);
+    let granted = share.min(available).max(1);
+    meter.reserved.insert(id.to_string(), granted);
+    Ok(granted)
+}
+
+fn tighter(a: Option<u64>, b: u64) -> Option<u64> {
+    Some(a.map_or(b, |a| a.min(b)))
+}
+
+/// Reserves for task `id` under every budget in `keys`. On `Wait` or `Spent`, what this call
+/// reserved is given back.
 pub async fn reserve(
     fleet: &Fleet,
     keys: &[String],
     id: &str,
-    wanted: Option<u64>,
+    wanted: Amount,
 ) -> Result<Grant, String> {
-    let mut grant = Grant::Unlimited;
+    let mut granted = wanted;
     for (n, key) in keys.iter().enumerate() {
         let found = update(fleet, key, |budget| {
-            if let Some(granted) = budget.reserved.get(id) {
-                return Grant::Tokens(*granted);
+            let mut out = Amount::default();
+            if let Some(meter) = budget.tokens.as_mut() {
+                let what = format!("{key} token");
+                out.tokens = Some(reserve_on(meter, &what, id, wanted.tokens)?);
             }
-            if budget.used_tokens >= budget.limit_tokens {
-                return Grant::Spent(format!(
-                    "the {key} token budget is spent ({} of {} tokens used); raise it with `braincode fleet budget`",
-                    budget.used_tokens, budget.limit_tokens
-                ));
+            if let Some(meter) = budget.cost_micro_usd.as_mut() {
+                let what = format!("{key} cost");
+                match reserve_on(meter, &what, id, wanted.micro_usd) {
+                    Ok(micro) => out.micro_usd = Some(micro),
+                    Err(refused) => {
+                        // All or nothing: the token reservation made just now goes back.
+                        if let Some(tokens) = budget.tokens.as_mut() {
+                            tokens.reserved.remove(id);
+                        }
+                        return Err(refused);
+                    }
+                }
             }
-            let available = budget.available();
-            if available == 0 {
-                return Grant::Wait;
-            }
-            let share = wanted
-                .or((budget.per_task_tokens > 0).then_some(budget.per_task_tokens))
-                .unwrap_or(available);
-            let tokens = share.min(available).max(1);
-            budget.reserved.insert(id.to_string(), tokens);
-            Grant::Tokens(tokens)
+            Ok(out)
         })
         .await?;
         match found {
             None => {}
-            Some(Grant::Tokens(tokens)) => {
-                grant = match grant {
-                    Grant::Tokens(before) => Grant::Tokens(before.min(tokens)),
-                    _ => Grant::Tokens(tokens),
-                };
+            Some(Ok(amount)) => {
+                if let Some(tokens) = amount.tokens {
+                    granted.tokens = tighter(granted.tokens, tokens);
+                }
+                if let Some(micro) = amount.micro_usd {
+                    granted.micro_usd = tighter(granted.micro_usd, micro);
+                }
             }
-            Some(other) => {
-                release(fleet, &keys[..n], id, 0).await?;
-                return Ok(other);
+            Some(Err(refused)) => {
+                release(fleet, &keys[..n], id, Amount::default()).await?;
+                return Ok(refused);
             }
         }
     }
-    Ok(grant)
+    Ok(Grant::Granted(granted))
 }
 
-/// Counts `used` tokens of task `id` under every budget in `keys` and drops its reservation.
-pub async fn release(fleet: &Fleet, keys: &[String], id: &str, used: u64) -> Result<(), String> {
+/// Counts what task `id` `used` under every budget in `keys` and drops its reservation.
+pub async fn release(fleet: &Fleet, keys: &[String], id: &str, used: Amount) -> Result<(), String> {
     for key in keys {
         update(fleet, key, |budget| {
-            if budget.reserved.remove(id).is_some() {
-                budget.used_tokens = budget.used_tokens.saturating_add(used);
+            let meters = [
+                (budget.tokens.as_mut(), used.tokens),
+                (budget.cost_micro_usd.as_mut(), used.micro_usd),
+            ];
+            for (meter, used) in meters {
+                if let Some(meter) = meter
+                    && meter.reserved.remove(id).is_some()
+                {
+                    meter.used = meter.used.saturating_add(used.unwrap_or(0));
+                }
             }
         })
         .await?;
@@ -177,28 +236,38 @@ pub async fn release(fleet: &Fleet, keys: &[String], id: &str, used: u64) -> Res
     Ok(())
 }
 
-/// Sets budget `key`'s limit (and per-task grant), keeping what was used and reserved.
-pub async fn set(fleet: &Fleet, key: &str, limit: u64, per_task: u64) -> Result<Budget, String> {
-    let changed = update(fleet, key, |budget| {
-        budget.limit_tokens = limit;
-        budget.per_task_tokens = per_task;
+/// Sets budget `key`'s limits (a `None` leaves that meter as it is), keeping what was used
+/// and reserved.
+pub async fn set(
+    fleet: &Fleet,
+    key: &str,
+    tokens: Option<(u64, u64)>,
+    micro_usd: Option<(u64, u64)>,
+) -> Result<Budget, String> {
+    let apply = |budget: &mut Budget| {
+        for (meter, limits) in [
+            (&mut budget.tokens, tokens),
+            (&mut budget.cost_micro_usd, micro_usd),
+        ] {
+            if let Some((limit, per_task)) = limits {
+                let meter = meter.get_or_insert_with(Meter::default);
+                meter.limit = limit;
+                meter.per_task = per_task;
+            }
+        }
         budget.clone()
-    })
-    .await?;
-    if let Some(budget) = changed {
+    };
+    if let Some(budget) = update(fleet, key, apply).await? {
         return Ok(budget);
     }
-    let budget = Budget {
-        limit_tokens: limit,
-        per_task_tokens: per_task,
-        ..Budget::default()
-    };
+    let mut budget = Budget::default();
+    apply(&mut budget);
     let bytes = Bytes::from(serde_json::to_vec(&budget).unwrap_or_default());
     match fleet.budgets.create(key, bytes).await {
         Ok(_) => Ok(budget),
         // Made by someone else in between: set it on theirs.
         Err(err) if err.kind() == kv::CreateErrorKind::AlreadyExists => {
-            Box::pin(set(fleet, key, limit, per_task)).await
+            Box::pin(set(fleet, key, tokens, micro_usd)).await
         }
         Err(err) => Err(format!("NATS at {}: budget {key}: {err}", fleet.url)),
     }
@@ -222,4 +291,32 @@ pub async fn list(fleet: &Fleet) -> Result<Vec<(String, Budget)>, String> {
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_grant_is_the_wanted_share_cut_to_what_is_left_and_found_again_by_its_task() {
+        let mut meter = Meter {
+            limit: 1000,
+            per_task: 400,
+            ..Meter::default()
+        };
+        assert_eq!(reserve_on(&mut meter, "t", "a", None), Ok(400));
+        assert_eq!(reserve_on(&mut meter, "t", "b", Some(500)), Ok(500));
+        // 100 left: the next run gets only that.
+        assert_eq!(reserve_on(&mut meter, "t", "c", None), Ok(100));
+        assert_eq!(reserve_on(&mut meter, "t", "d", None), Err(Grant::Wait));
+        // A resumed task finds its own grant, reserving nothing more.
+        assert_eq!(reserve_on(&mut meter, "t", "b", None), Ok(500));
+        assert_eq!(meter.available(), 0);
+        meter.reserved.clear();
+        meter.used = 1000;
+        assert!(
+            matches!(reserve_on(&mut meter, "t", "e", None), Err(Grant::Spent(why)) if why.contains("1000 of 1000"))
+        );
+    }
 }

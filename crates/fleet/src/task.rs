@@ -211,6 +211,9 @@ pub struct TaskState {
     /// Tokens its model calls used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    /// What its model calls cost, in millionths of a US dollar (models without a price: 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<u64>,
     /// When it was submitted (RFC 3339).
     pub submitted_at: String,
     /// When its state last changed (RFC 3339).
@@ -236,6 +239,7 @@ impl TaskState {
             patch_bytes: None,
             pushed_branch: None,
             tokens: None,
+            cost_micro_usd: None,
             submitted_at: now.clone(),
             updated_at: now,
         }
@@ -261,6 +265,7 @@ impl TaskState {
             patch_bytes: None,
             pushed_branch: None,
             tokens: None,
+            cost_micro_usd: None,
             submitted_at: now.clone(),
             updated_at: now,
         }

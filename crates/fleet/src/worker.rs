@@ -19,7 +19,7 @@ use futures::StreamExt;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
-use crate::budget::{self, Grant};
+use crate::budget::{self, Amount, Grant};
 use crate::nats::{ACK_WAIT, Fleet, MAX_DELIVER, PROGRESS_EVERY, TASK_STREAM, WORKERS};
 use crate::run::{RunPlace, run_task};
 use crate::task::{TaskMessage, TaskState, TaskStatus, valid_task_id};
@@ -217,7 +217,11 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
     // run's own budget, so workers together cannot spend more than the budgets hold.
     let budget_keys = budget::keys(task.task.submitter.as_deref());
     let grant = loop {
-        match budget::reserve(fleet, &budget_keys, &id, task.task.max_tokens).await {
+        let wanted = Amount {
+            tokens: task.task.max_tokens,
+            micro_usd: task.task.max_cost.map(|usd| (usd * 1e6).round() as u64),
+        };
+        match budget::reserve(fleet, &budget_keys, &id, wanted).await {
             Ok(Grant::Wait) if !*cancel_rx.borrow() => {
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
@@ -241,8 +245,11 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
             let _ = message.double_ack().await;
             return;
         }
-        Grant::Tokens(tokens) => spec.max_tokens = Some(tokens),
-        Grant::Unlimited | Grant::Wait => {}
+        Grant::Granted(amount) => {
+            spec.max_tokens = amount.tokens;
+            spec.max_cost = amount.micro_usd.map(|micro| micro as f64 / 1e6);
+        }
+        Grant::Wait => {}
     }
     let outcome = run_task(
         fleet,
@@ -255,9 +262,11 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
     )
     .await;
     keep_alive.abort();
-    let used = (outcome.report.as_ref())
-        .and_then(|r| r.metrics.as_ref())
-        .map_or(0, |m| m.tokens.total.total);
+    let metrics = outcome.report.as_ref().and_then(|r| r.metrics.as_ref());
+    let used = Amount {
+        tokens: metrics.map(|m| m.tokens.total.total),
+        micro_usd: metrics.map(|m| m.tokens.cost_micro_usd),
+    };
     if let Err(why) = budget::release(fleet, &budget_keys, &id, used).await {
         log(format!("task {id}: {why}"));
     }
@@ -291,6 +300,7 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
                     .and_then(|v| v.as_str().map(str::to_string));
                 s.answer = Some(report.model_summary.clone());
                 s.tokens = report.metrics.as_ref().map(|m| m.tokens.total.total);
+                s.cost_micro_usd = report.metrics.as_ref().map(|m| m.tokens.cost_micro_usd);
                 s.error.clone_from(&report.error);
             }
             s.status = if cancelled {
@@ -365,7 +375,7 @@ async fn dead_letters(fleet: Fleet, config: WorkerConfig) {
             );
             finish_failed(&fleet, &task.id, &config.name, why).await;
             let keys = budget::keys(task.task.submitter.as_deref());
-            let _ = budget::release(&fleet, &keys, &task.id, 0).await;
+            let _ = budget::release(&fleet, &keys, &task.id, Amount::default()).await;
             (config.log)(format!(
                 "task {}: given up after {MAX_DELIVER} deliveries",
                 task.id

@@ -34,7 +34,7 @@ async fn concurrent_workers_share_one_token_budget_and_spent_tasks_say_so() {
             "budget",
             "--tokens",
             "5000",
-            "--per-task",
+            "--per-task-tokens",
             "2500",
             "--nats",
             &nats.url(),
@@ -56,10 +56,11 @@ async fn concurrent_workers_share_one_token_budget_and_spent_tasks_say_so() {
     }
     let budgets = braincode_fleet::budget::list(&fleet).await.unwrap();
     let (_, budget) = budgets.iter().find(|(key, _)| key == "fleet").unwrap();
+    let tokens = budget.tokens.as_ref().unwrap();
     // Every run's tokens were counted once, and nothing is left reserved.
     let counted: u64 = states.iter().filter_map(|s| s.tokens).sum();
-    assert_eq!(budget.used_tokens, counted, "{states:#?}");
-    assert!(budget.reserved.is_empty(), "{budget:?}");
+    assert_eq!(tokens.used, counted, "{states:#?}");
+    assert!(tokens.reserved.is_empty(), "{tokens:?}");
     // Runs never held more than the budget at once: each run's grant was its --max-tokens,
     // and the grants it was given came out of one shared count.
     let spent: Vec<_> = states
@@ -95,7 +96,7 @@ async fn concurrent_workers_share_one_token_budget_and_spent_tasks_say_so() {
     )
     .await;
     assert!(
-        shown.stdout.contains("fleet") && shown.stdout.contains("5000 tokens"),
+        shown.stdout.contains("fleet") && shown.stdout.contains("5000 limit"),
         "{}",
         shown.stdout
     );
@@ -402,4 +403,80 @@ async fn a_token_and_a_tls_server_are_reached_with_the_options_users_expect() {
         "{}",
         trusted.stdout
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cost_budget_stops_runs_at_their_grant_and_refuses_tasks_once_spent() {
+    let nats = NatsServer::start();
+    let server = model_server(Duration::ZERO, Duration::ZERO).await;
+    let repo = run_harness::repo();
+    let home = worker_home(&server);
+    // This worker's models cost $100 per million tokens: even a short run costs cents.
+    let path = home.path().join("models.json");
+    let mut models: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for model in models["models"].as_array_mut().unwrap() {
+        model["pricing"] = serde_json::json!({"input": 100.0, "output": 100.0});
+    }
+    std::fs::write(&path, models.to_string()).unwrap();
+    let admin = TempHome::new();
+    let set = braincode(
+        &admin,
+        admin.path(),
+        &[
+            "fleet",
+            "budget",
+            "--usd",
+            "0.03",
+            "--per-task-usd",
+            "0.012",
+            "--nats",
+            &nats.url(),
+        ],
+    )
+    .await;
+    assert_eq!(set.code, 0, "{}", set.stderr);
+    assert!(set.stdout.contains("$0.03 limit"), "{}", set.stdout);
+    let mut worker = spawn_worker(&home, &nats.url(), "priced", 1);
+    let fleet = connect(&nats.url()).await;
+    let ids = braincode_fleet::submit(&fleet, tasks(repo.path(), 5, "check"))
+        .await
+        .unwrap();
+    let mut states = Vec::new();
+    for id in &ids {
+        states.push(wait_final(&fleet, id, Duration::from_secs(120)).await);
+    }
+    // Runs ran until the budget was spent; a run stopped by its grant says so.
+    let ran: Vec<_> = states.iter().filter(|s| s.tokens.is_some()).collect();
+    assert!(!ran.is_empty());
+    for state in ran
+        .iter()
+        .filter(|s| s.run_status.as_deref() == Some("budget_exceeded"))
+    {
+        assert!(
+            state.answer.as_deref().unwrap().contains("budget reached"),
+            "{state:?}"
+        );
+    }
+    let refused: Vec<_> = states
+        .iter()
+        .filter(|s| s.status == TaskStatus::Failed)
+        .collect();
+    assert!(!refused.is_empty(), "{states:#?}");
+    for state in &refused {
+        assert!(
+            state
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("fleet cost budget is spent"),
+            "{state:?}"
+        );
+    }
+    let budgets = braincode_fleet::budget::list(&fleet).await.unwrap();
+    let cost = budgets[0].1.cost_micro_usd.clone().unwrap();
+    let counted: u64 = states.iter().filter_map(|s| s.cost_micro_usd).sum();
+    assert_eq!(cost.used, counted);
+    assert!(cost.reserved.is_empty(), "{cost:?}");
+    worker.kill().await;
 }

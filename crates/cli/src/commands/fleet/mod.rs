@@ -111,7 +111,8 @@ enum FleetCommand {
     Cancel(IdArgs),
     /// A finished task's patch (printed, or applied here), its report or its journal.
     Fetch(FetchArgs),
-    /// Show the token budgets, or set the fleet's (or a submitter's) with --tokens.
+    /// Show the token and cost budgets, or set the fleet's (or a submitter's) with --tokens
+    /// or --usd.
     Budget(BudgetArgs),
     /// Copy every fleet run's journal into this machine's sessions (`--follow`: and keep
     /// copying, live), so `braincode sessions`, `replay` and the control panel see them.
@@ -132,13 +133,33 @@ struct BudgetArgs {
     tokens: Option<u64>,
     /// Tokens one run may reserve when its task sets no maxTokens (default: all that is left).
     #[arg(long, value_name = "TOKENS", requires = "tokens", default_value_t = 0)]
-    per_task: u64,
+    per_task_tokens: u64,
+    /// US dollars all runs (or the submitter's runs) may cost in all, priced by each worker's
+    /// models.json.
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    usd: Option<f64>,
+    /// US dollars one run may reserve when its task sets no maxCost.
+    #[arg(long, value_name = "USD", requires = "usd", value_parser = parse_usd)]
+    per_task_usd: Option<f64>,
     /// The submitter's budget instead of the fleet's.
     #[arg(long, value_name = "NAME")]
     submitter: Option<String>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
+}
+
+fn parse_usd(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!(
+            "{text:?} is not an amount: give US dollars above 0, such as 25"
+        )),
+    }
+}
+
+fn micro(usd: f64) -> u64 {
+    (usd * 1e6).round() as u64
 }
 
 #[derive(Debug, clap::Args)]
@@ -518,6 +539,10 @@ async fn run_show(fleet: &Fleet, args: &IdArgs) -> anyhow::Result<ExitCode> {
         }
     }
     writeln!(out, "delivered {} time(s)", state.deliveries)?;
+    if let Some(tokens) = state.tokens {
+        let cost = state.cost_micro_usd.unwrap_or(0) as f64 / 1e6;
+        writeln!(out, "used      {tokens} tokens, ${cost:.4}")?;
+    }
     if let Some(bytes) = state.patch_bytes {
         writeln!(
             out,
@@ -532,21 +557,42 @@ async fn run_show(fleet: &Fleet, args: &IdArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_budget(fleet: &Fleet, args: &BudgetArgs) -> anyhow::Result<ExitCode> {
-    use braincode_fleet::budget;
-    if let Some(tokens) = args.tokens {
+    use braincode_fleet::budget::{self, Meter};
+    fn line(key: &str, what: &str, meter: &Meter, show: &dyn Fn(u64) -> String) -> String {
+        format!(
+            "{key:<24} {what:<7} {:>12} limit  {:>12} used  {:>12} reserved by {} run(s)  {:>12} available",
+            show(meter.limit),
+            show(meter.used),
+            show(meter.reserved.values().sum::<u64>()),
+            meter.reserved.len(),
+            show(meter.available())
+        )
+    }
+    let tokens = |n: u64| n.to_string();
+    let dollars = |m: u64| format!("${:.2}", m as f64 / 1e6);
+    let print = |key: &str, b: &budget::Budget| {
+        if let Some(meter) = &b.tokens {
+            println!("{}", line(key, "tokens", meter, &tokens));
+        }
+        if let Some(meter) = &b.cost_micro_usd {
+            println!("{}", line(key, "cost", meter, &dollars));
+        }
+    };
+    if args.tokens.is_some() || args.usd.is_some() {
         let key = args
             .submitter
             .as_deref()
             .map_or_else(|| "fleet".to_string(), budget::submitter_key);
-        let set = budget::set(fleet, &key, tokens, args.per_task)
-            .await
-            .map_err(anyhow::Error::msg)?;
-        println!(
-            "budget {key}: {} tokens, {} used, {} available",
-            set.limit_tokens,
-            set.used_tokens,
-            set.available()
-        );
+        let set = budget::set(
+            fleet,
+            &key,
+            args.tokens.map(|limit| (limit, args.per_task_tokens)),
+            args.usd
+                .map(|usd| (micro(usd), args.per_task_usd.map_or(0, micro))),
+        )
+        .await
+        .map_err(anyhow::Error::msg)?;
+        print(&key, &set);
         return Ok(ExitCode::SUCCESS);
     }
     let budgets = budget::list(fleet).await.map_err(anyhow::Error::msg)?;
@@ -559,17 +605,10 @@ async fn run_budget(fleet: &Fleet, args: &BudgetArgs) -> anyhow::Result<ExitCode
         return Ok(ExitCode::SUCCESS);
     }
     if budgets.is_empty() {
-        println!("no budget: runs are limited only by their own --max-tokens");
+        println!("no budget: runs are limited only by their own --max-tokens and --max-cost");
     }
-    for (key, b) in budgets {
-        println!(
-            "{key:<24} {:>10} tokens  {:>10} used  {:>10} reserved by {} run(s)  {:>10} available",
-            b.limit_tokens,
-            b.used_tokens,
-            b.reserved.values().sum::<u64>(),
-            b.reserved.len(),
-            b.available()
-        );
+    for (key, b) in &budgets {
+        print(key, b);
     }
     Ok(ExitCode::SUCCESS)
 }
