@@ -214,6 +214,12 @@ pub struct TaskState {
     /// What its model calls cost, in millionths of a US dollar (models without a price: 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micro_usd: Option<u64>,
+    /// The task message's sequence in the queue (while it runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<u64>,
+    /// When its worker last said it is alive (RFC 3339; every few seconds while it runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_at: Option<String>,
     /// When it was submitted (RFC 3339).
     pub submitted_at: String,
     /// When its state last changed (RFC 3339).
@@ -240,6 +246,8 @@ impl TaskState {
             pushed_branch: None,
             tokens: None,
             cost_micro_usd: None,
+            sequence: None,
+            heartbeat_at: None,
             submitted_at: now.clone(),
             updated_at: now,
         }
@@ -266,6 +274,8 @@ impl TaskState {
             pushed_branch: None,
             tokens: None,
             cost_micro_usd: None,
+            sequence: None,
+            heartbeat_at: None,
             submitted_at: now.clone(),
             updated_at: now,
         }

@@ -187,6 +187,8 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
             s.worker = Some(config.name.clone());
             s.deliveries = delivered;
             s.session = Some(session.clone());
+            s.sequence = Some(sequence);
+            s.heartbeat_at = Some(crate::task::now());
         })
         .await;
     if !matches!(started, Ok(Some(_))) {
@@ -202,12 +204,26 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
     let keep_alive = tokio::spawn({
         let (message, fleet, id) = (message.clone(), fleet.clone(), id.clone());
         async move {
-            loop {
+            for tick in 1u64.. {
                 tokio::time::sleep(PROGRESS_EVERY).await;
                 let _ = message.ack_with(AckKind::Progress).await;
-                if let Ok(Some((state, _))) = fleet.state(&id).await
-                    && state.cancel_requested
-                {
+                // The server knows the worker is alive from the progress acks; the task's
+                // state says so too, now and then, for the sweep of abandoned tasks.
+                let state = if tick % HEARTBEAT_TICKS == 0 {
+                    fleet
+                        .update(&id, |s| s.heartbeat_at = Some(crate::task::now()))
+                        .await
+                        .ok()
+                        .flatten()
+                } else {
+                    fleet
+                        .state(&id)
+                        .await
+                        .ok()
+                        .flatten()
+                        .map(|(state, _)| state)
+                };
+                if state.is_some_and(|state| state.cancel_requested) {
                     let _ = cancel_tx.send(true);
                 }
             }
@@ -346,43 +362,94 @@ async fn finish_failed(fleet: &Fleet, id: &str, worker: &str, why: String) {
         .await;
 }
 
+/// Progress ticks between two heartbeats in a running task's state.
+const HEARTBEAT_TICKS: u64 = 5;
+/// A running task on its last delivery whose heartbeat is older than this is abandoned.
+const ABANDONED_AFTER: Duration = Duration::from_secs(15);
+/// How often a worker looks for abandoned tasks.
+const SWEEP_EVERY: Duration = Duration::from_secs(10);
+
 /// Tasks given up by the server (delivered [`MAX_DELIVER`] times): each gets a `failed`
-/// result saying so, and its message is removed from the queue.
+/// result saying so, and its message is removed from the queue. Two ways in: the server's
+/// max-deliveries advisory (heard by the workers serving at that moment), and a sweep, at
+/// start and every [`SWEEP_EVERY`], of running tasks on their last delivery whose heartbeat
+/// stopped (the advisory came while no worker was listening).
 async fn dead_letters(fleet: Fleet, config: WorkerConfig) {
     let subject = format!("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{TASK_STREAM}.{WORKERS}");
-    let Ok(mut advisories) = fleet.client.subscribe(subject).await else {
+    let mut advisories = fleet.client.subscribe(subject).await.ok();
+    let mut sweep = tokio::time::interval(SWEEP_EVERY);
+    loop {
+        tokio::select! {
+            advisory = async {
+                match advisories.as_mut() {
+                    Some(subscription) => subscription.next().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                let Some(advisory) = advisory else {
+                    advisories = None;
+                    continue;
+                };
+                let sequence = serde_json::from_slice::<serde_json::Value>(&advisory.payload)
+                    .ok()
+                    .and_then(|v| v.get("stream_seq").and_then(serde_json::Value::as_u64));
+                if let Some(sequence) = sequence {
+                    give_up(&fleet, &config, sequence).await;
+                }
+            }
+            _ = sweep.tick() => {
+                let Ok(states) = fleet.list().await else { continue };
+                for state in states {
+                    if state.status == TaskStatus::Running
+                        && state.deliveries >= MAX_DELIVER as u64
+                        && silent_for(state.heartbeat_at.as_deref()) > ABANDONED_AFTER
+                        && let Some(sequence) = state.sequence
+                    {
+                        give_up(&fleet, &config, sequence).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How long ago `stamp` (RFC 3339) was; zero when it is missing or unreadable.
+fn silent_for(stamp: Option<&str>) -> Duration {
+    stamp
+        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+        .and_then(|at| {
+            (chrono::Utc::now() - at.with_timezone(&chrono::Utc))
+                .to_std()
+                .ok()
+        })
+        .unwrap_or_default()
+}
+
+/// The task message at `sequence` was given up: its task's `failed` result, its budget
+/// reservation dropped, the message removed.
+async fn give_up(fleet: &Fleet, config: &WorkerConfig, sequence: u64) {
+    let Ok(stream) = fleet.js.get_stream(TASK_STREAM).await else {
         return;
     };
-    while let Some(advisory) = advisories.next().await {
-        let Ok(value) = serde_json::from_slice::<serde_json::Value>(&advisory.payload) else {
-            continue;
-        };
-        let Some(sequence) = value.get("stream_seq").and_then(serde_json::Value::as_u64) else {
-            continue;
-        };
-        let Ok(stream) = fleet.js.get_stream(TASK_STREAM).await else {
-            continue;
-        };
-        let Ok(raw) = stream.get_raw_message(sequence).await else {
-            continue;
-        };
-        if let Ok(task) = serde_json::from_slice::<TaskMessage>(&raw.payload)
-            && valid_task_id(&task.id)
-        {
-            let why = format!(
-                "given up after {MAX_DELIVER} deliveries: each worker that took it stopped without a result (died, or lost the server for over {ACK_WAIT:?}); see its journal with `braincode fleet watch {}`",
-                task.id
-            );
-            finish_failed(&fleet, &task.id, &config.name, why).await;
-            let keys = budget::keys(task.task.submitter.as_deref());
-            let _ = budget::release(&fleet, &keys, &task.id, Amount::default()).await;
-            (config.log)(format!(
-                "task {}: given up after {MAX_DELIVER} deliveries",
-                task.id
-            ));
-        }
-        let _ = stream.delete_message(sequence).await;
+    let Ok(raw) = stream.get_raw_message(sequence).await else {
+        return;
+    };
+    if let Ok(task) = serde_json::from_slice::<TaskMessage>(&raw.payload)
+        && valid_task_id(&task.id)
+    {
+        let why = format!(
+            "given up after {MAX_DELIVER} deliveries: each worker that took it stopped without a result (died, or lost the server for over {ACK_WAIT:?}); see its journal with `braincode fleet watch {}`",
+            task.id
+        );
+        finish_failed(fleet, &task.id, &config.name, why).await;
+        let keys = budget::keys(task.task.submitter.as_deref());
+        let _ = budget::release(fleet, &keys, &task.id, Amount::default()).await;
+        (config.log)(format!(
+            "task {}: given up after {MAX_DELIVER} deliveries",
+            task.id
+        ));
     }
+    let _ = stream.delete_message(sequence).await;
 }
 
 /// A session id in Braincode's form (`YYYYMMDD-HHMMSS-xxxxxx`).

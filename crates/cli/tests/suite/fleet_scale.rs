@@ -10,7 +10,7 @@ use super::fleet::{
     Worker, connect, model_server, spawn_worker, task_line, wait_final, worker_home,
 };
 use crate::run_harness::{self, braincode};
-use braincode_fleet::{Fleet, NatsOptions, TaskSpec, TaskStatus};
+use braincode_fleet::{Fleet, NatsOptions, TaskSpec, TaskState, TaskStatus};
 use braincode_test_support::{NatsCluster, NatsServer, TempHome};
 
 fn tasks(repo: &std::path::Path, n: usize, prompt: &str) -> Vec<TaskSpec> {
@@ -244,10 +244,11 @@ async fn a_result_is_pushed_to_the_branch_the_task_names() {
     worker.kill().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_task_whose_every_worker_dies_fails_after_its_last_delivery_instead_of_looping() {
+/// Submits a task whose primary never answers and kills the worker in it at each of its
+/// deliveries; after the last kill, waits `quiet`, then starts a worker that should record
+/// the task's failure. Returns the failed state.
+async fn every_worker_dies(quiet: Duration) -> TaskState {
     let nats = NatsServer::start();
-    // The primary never answers in time: every worker that takes the task is killed in it.
     let server = model_server(Duration::ZERO, Duration::from_secs(600)).await;
     let repo = run_harness::repo();
     let fleet = connect(&nats.url()).await;
@@ -272,12 +273,9 @@ async fn a_task_whose_every_worker_dies_fails_after_its_last_delivery_instead_of
         }
         worker.kill().await;
     }
-    // A worker still serving hears that the server gave the task up, and records why.
+    tokio::time::sleep(quiet).await;
     let mut observer = spawn_worker(&homes[4], &nats.url(), "observer", 1);
     let state = wait_final(&fleet, id, Duration::from_secs(60)).await;
-    assert_eq!(state.status, TaskStatus::Failed, "{state:?}");
-    let error = state.error.unwrap();
-    assert!(error.contains("given up after 4 deliveries"), "{error}");
     // It is not delivered again: nobody else runs it, and the queue is empty.
     tokio::time::sleep(Duration::from_secs(5)).await;
     let (after, _) = fleet.state(id).await.unwrap().unwrap();
@@ -285,6 +283,25 @@ async fn a_task_whose_every_worker_dies_fails_after_its_last_delivery_instead_of
     let mut stream = fleet.js.get_stream("BRAINCODE_TASKS").await.unwrap();
     assert_eq!(stream.info().await.unwrap().state.messages, 0);
     observer.kill().await;
+    state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_every_worker_dies_fails_after_its_last_delivery_instead_of_looping() {
+    // A worker serving when the server gives the task up hears it, and records why.
+    let state = every_worker_dies(Duration::ZERO).await;
+    assert_eq!(state.status, TaskStatus::Failed, "{state:?}");
+    let error = state.error.unwrap();
+    assert!(error.contains("given up after 4 deliveries"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_given_up_while_no_worker_listened_is_failed_by_the_next_worker_to_start() {
+    // Nobody serves when the server gives up: a worker started later finds the task's
+    // heartbeat stopped on its last delivery.
+    let state = every_worker_dies(Duration::from_secs(17)).await;
+    assert_eq!(state.status, TaskStatus::Failed, "{state:?}");
+    assert!(state.error.unwrap().contains("given up after 4 deliveries"));
 }
 
 /// A CA and a server certificate for 127.0.0.1, made with openssl in `dir`: (ca, cert, key).
