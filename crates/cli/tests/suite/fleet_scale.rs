@@ -289,7 +289,7 @@ async fn every_worker_dies(quiet: Duration) -> TaskState {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_whose_every_worker_dies_fails_after_its_last_delivery_instead_of_looping() {
     // A worker serving when the server gives the task up hears it, and records why.
-    let state = every_worker_dies(Duration::ZERO).await;
+    let state = Box::pin(every_worker_dies(Duration::ZERO)).await;
     assert_eq!(state.status, TaskStatus::Failed, "{state:?}");
     let error = state.error.unwrap();
     assert!(error.contains("given up after 4 deliveries"), "{error}");
@@ -299,7 +299,7 @@ async fn a_task_whose_every_worker_dies_fails_after_its_last_delivery_instead_of
 async fn a_task_given_up_while_no_worker_listened_is_failed_by_the_next_worker_to_start() {
     // Nobody serves when the server gives up: a worker started later finds the task's
     // heartbeat stopped on its last delivery.
-    let state = every_worker_dies(Duration::from_secs(17)).await;
+    let state = Box::pin(every_worker_dies(Duration::from_secs(17))).await;
     assert_eq!(state.status, TaskStatus::Failed, "{state:?}");
     assert!(state.error.unwrap().contains("given up after 4 deliveries"));
 }
