@@ -69,6 +69,9 @@ pub(super) async fn watch(fleet: &Fleet, id: &str, json: bool) -> anyhow::Result
     }
     let current = state(fleet, id).await?;
     if !json {
+        if let Some(answer) = &current.answer {
+            println!("\n{answer}");
+        }
         eprintln!(
             "task {id}: {}{}",
             current.status.as_str(),

@@ -543,12 +543,14 @@ async fn run_show(fleet: &Fleet, args: &IdArgs) -> anyhow::Result<ExitCode> {
         let cost = state.cost_micro_usd.unwrap_or(0) as f64 / 1e6;
         writeln!(out, "used      {tokens} tokens, ${cost:.4}")?;
     }
-    if let Some(bytes) = state.patch_bytes {
-        writeln!(
+    match state.patch_bytes {
+        Some(0) => writeln!(out, "patch     none: the run changed no file")?,
+        Some(bytes) => writeln!(
             out,
-            "patch     {bytes} bytes (`braincode fleet fetch {}`)",
+            "patch     {bytes} bytes (`braincode fleet fetch {}`; --apply applies it here)",
             state.id
-        )?;
+        )?,
+        None => {}
     }
     if let Some(answer) = &state.answer {
         writeln!(out, "\n{answer}")?;
