@@ -103,7 +103,7 @@ impl Worker {
         command
             .args(["fleet", "worker", "--nats", nats, "--name", name])
             .args(["--concurrency", "1", "--work-dir"])
-            .arg(home.join("work"))
+            .arg(dir.path().join("work"))
             .current_dir(&home)
             .env("BRAINCODE_HOME", &home)
             .env("BRAINCODE_MODEL_CACHE", home.join("no-model-cache"))
