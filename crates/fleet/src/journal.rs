@@ -21,6 +21,8 @@ use sha2::{Digest, Sha256};
 
 use crate::nats::{Fleet, JOURNAL_PREFIX, JOURNAL_STREAM};
 
+/// Tries of one journal line before the run is given back to the queue (500 ms apart).
+const PUBLISH_ATTEMPTS: u32 = 30;
 /// The largest file whose content travels as a blob.
 const MAX_BLOB_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -83,18 +85,35 @@ impl Publisher {
                 "Nats-Msg-Id",
                 format!("{}:{}", self.session, self.lines).as_str(),
             );
-            let ack = self
-                .fleet
-                .js
-                .publish_with_headers(
-                    subject(&self.session),
-                    headers,
-                    Bytes::copy_from_slice(line),
-                )
-                .await
-                .map_err(|err| format!("publishing the journal: {err}"))?;
-            ack.await
-                .map_err(|err| format!("publishing the journal: {err}"))?;
+            // A cluster between leaders refuses for a few seconds: the same message (the
+            // same id, so never twice on the stream) is sent again until it is stored.
+            let mut attempt = 0;
+            loop {
+                let sent = async {
+                    self.fleet
+                        .js
+                        .publish_with_headers(
+                            subject(&self.session),
+                            headers.clone(),
+                            Bytes::copy_from_slice(line),
+                        )
+                        .await
+                        .map_err(|err| err.to_string())?
+                        .await
+                        .map_err(|err| err.to_string())
+                }
+                .await;
+                match sent {
+                    Ok(_) => break,
+                    Err(why) if attempt >= PUBLISH_ATTEMPTS => {
+                        return Err(format!("publishing the journal: {why}"));
+                    }
+                    Err(_) => {
+                        attempt += 1;
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
+                }
+            }
             self.lines += 1;
         }
         self.offset += new.len() as u64;
@@ -217,22 +236,30 @@ pub async fn follow(
     }))
 }
 
-/// Brings an interrupted run's journal from the stream into `journal_path`, pointed at
+/// A journal brought from the stream.
+#[derive(Debug)]
+pub struct Imported {
+    /// Its lines (all on the stream already).
+    pub lines: u64,
+    /// The report of its last run, when that run had ended: the worker that ran it died
+    /// after its answer and before recording the task's result, so nothing is run again.
+    pub report: Option<braincode_protocol::FinalReport>,
+}
+
+/// Brings an interrupted run's journal (its `lines`, read from the stream) into `journal_path`, pointed at
 /// `project` (a fresh clone), and writes into `project` the files the run had changed.
 /// `Ok(None)`: the stream holds no run of this session (it is started afresh).
 pub async fn import(
     fleet: &Fleet,
-    session: &str,
+    lines: &[Vec<u8>],
     journal_path: &Path,
     project: &Path,
-) -> Result<Option<u64>, String> {
-    let lines = tokio::time::timeout(Duration::from_secs(60), read(fleet, session))
-        .await
-        .map_err(|_| "reading its journal took over a minute".to_string())??;
+) -> Result<Option<Imported>, String> {
     let mut out = Vec::new();
     let mut files: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut started = false;
-    for line in &lines {
+    let mut report = None;
+    for line in lines {
         let mut value: Value = match serde_json::from_slice(line) {
             Ok(value) => value,
             Err(_) => {
@@ -244,10 +271,16 @@ pub async fn import(
         match value.get("type").and_then(Value::as_str) {
             Some("run_start") => {
                 started = true;
+                report = None;
                 // The run goes on in this worker's clone.
                 if let Some(root) = value.pointer_mut("/projectSupport/root") {
                     *root = Value::String(project.to_string_lossy().into_owned());
                 }
+            }
+            Some("final_report") => {
+                report = value
+                    .get("finalReport")
+                    .and_then(|r| serde_json::from_value(r.clone()).ok());
             }
             Some("file_change") => {
                 if let Some((path, hash)) = file_change(line) {
@@ -290,7 +323,10 @@ pub async fn import(
     std::fs::write(&temp, &out).map_err(|err| format!("{}: {err}", temp.display()))?;
     std::fs::rename(&temp, journal_path)
         .map_err(|err| format!("{}: {err}", journal_path.display()))?;
-    Ok(Some(lines.len() as u64))
+    Ok(Some(Imported {
+        lines: lines.len() as u64,
+        report,
+    }))
 }
 
 /// What [`mirror`] copied.

@@ -49,6 +49,24 @@ pub struct Outcome {
     pub pushed_branch: Option<String>,
     /// Why it could not run or finish (the task fails with this).
     pub error: Option<String>,
+    /// Why the fleet itself failed it (NATS unreachable, a stream between leaders): the task
+    /// is given back to the queue, to be resumed, not failed.
+    pub give_back: Option<String>,
+}
+
+/// Why a run did not get to its result.
+enum Failure {
+    /// The task's own (a repository that cannot be cloned, a run that cannot resume): it
+    /// fails with this.
+    Task(String),
+    /// The fleet's (NATS): the task goes back to the queue.
+    Fleet(String),
+}
+
+impl From<String> for Failure {
+    fn from(why: String) -> Failure {
+        Failure::Task(why)
+    }
 }
 
 /// Runs `task` (`id`) as session `session`, resuming it when `resume` and the journal
@@ -85,8 +103,10 @@ pub async fn run_task(
         &mut outcome,
     )
     .await;
-    if let Err(why) = result {
-        outcome.error = Some(why);
+    match result {
+        Ok(()) => {}
+        Err(Failure::Task(why)) => outcome.error = Some(why),
+        Err(Failure::Fleet(why)) => outcome.give_back = Some(why),
     }
     let _ = std::fs::remove_dir_all(&dir);
     outcome
@@ -103,7 +123,7 @@ async fn run_in(
     resume: bool,
     cancel: &tokio::sync::watch::Receiver<bool>,
     outcome: &mut Outcome,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     clone(&task.repo, task.git_ref.as_deref(), dir).await?;
     let commit = git(dir, &["rev-parse", "HEAD"], LOCAL_GIT_TIMEOUT).await?;
     let commit = String::from_utf8_lossy(&commit).trim().to_string();
@@ -113,16 +133,24 @@ async fn run_in(
     let mut resumed = false;
     let mut publisher = Publisher::new(fleet.clone(), session, &journal_path, dir);
     if resume {
-        match journal::import(fleet, session, &journal_path, dir).await {
-            Ok(Some(lines)) => {
-                publisher.skip_imported(lines);
+        let lines = journal::read(fleet, session)
+            .await
+            .map_err(Failure::Fleet)?;
+        match journal::import(fleet, &lines, &journal_path, dir).await {
+            Ok(Some(imported)) if imported.report.is_some() => {
+                // The run had answered: its answer and its files are the result.
+                outcome.report = imported.report;
+                return Ok(finish(dir, &commit, task, id, outcome).await?);
+            }
+            Ok(Some(imported)) => {
+                publisher.skip_imported(imported.lines);
                 resumed = true;
             }
             Ok(None) => {}
             Err(why) => {
-                return Err(format!(
+                return Err(Failure::Task(format!(
                     "the interrupted run of session {session} cannot be resumed here ({why}); run the task again with `braincode fleet submit`"
-                ));
+                )));
             }
         }
     }
@@ -170,7 +198,7 @@ async fn run_in(
         tokio::select! {
             status = child.wait() => break status,
             () = tokio::time::sleep(TAIL_EVERY) => {
-                publisher.pump().await?;
+                publisher.pump().await.map_err(Failure::Fleet)?;
             }
             changed = cancel.changed(), if !cancelled => {
                 if changed.is_ok() && *cancel.borrow() {
@@ -185,7 +213,7 @@ async fn run_in(
         }
     };
     let status = status.map_err(|err| format!("the run: {err}"))?;
-    publisher.pump().await?;
+    publisher.pump().await.map_err(Failure::Fleet)?;
     let stdout = read_out.await.unwrap_or_default();
     let stderr = read_err.await.unwrap_or_default();
     let report = serde_json::from_slice::<FinalReport>(&stdout).ok();
@@ -199,17 +227,28 @@ async fn run_in(
             .into_iter()
             .rev()
             .collect();
-        return Err(format!(
+        return Err(Failure::Task(format!(
             "the run ended ({status}) without a report: {}",
             tail.trim()
-        ));
+        )));
     }
     outcome.report = report;
-    outcome.patch = patch(dir, &commit).await?;
+    Ok(finish(dir, &commit, task, id, outcome).await?)
+}
+
+/// The run's patch, pushed to the task's branch when it names one.
+async fn finish(
+    dir: &Path,
+    commit: &str,
+    task: &TaskSpec,
+    id: &str,
+    outcome: &mut Outcome,
+) -> Result<(), String> {
+    outcome.patch = patch(dir, commit).await?;
     if let Some(branch) = &task.push_branch
         && !outcome.patch.is_empty()
     {
-        push(dir, &commit, branch, id).await?;
+        push(dir, commit, branch, id).await?;
         outcome.pushed_branch = Some(branch.clone());
     }
     Ok(())

@@ -278,6 +278,15 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
     )
     .await;
     keep_alive.abort();
+    if let Some(why) = &outcome.give_back {
+        // The fleet failed the run, not the task: another delivery resumes it (its budget
+        // reservation stays with it).
+        log(format!("task {id}: {why}; it goes back to the queue"));
+        let _ = message
+            .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+            .await;
+        return;
+    }
     let metrics = outcome.report.as_ref().and_then(|r| r.metrics.as_ref());
     let used = Amount {
         tokens: metrics.map(|m| m.tokens.total.total),

@@ -298,3 +298,63 @@ async fn a_tasks_repository_cannot_make_the_worker_run_its_hooks_or_trust_it() {
     );
     worker.kill().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_run_had_answered_before_its_worker_died_is_not_run_again() {
+    let nats = NatsServer::start();
+    let server = model_server(Duration::ZERO, Duration::ZERO).await;
+    let repo = run_harness::repo();
+    let home = worker_home(&server);
+    let mut worker = spawn_worker(&home, &nats.url(), "only", 1);
+    let fleet = connect(&nats.url()).await;
+    let spec: braincode_fleet::TaskSpec =
+        serde_json::from_str(&task_line(repo.path(), "is the token check right?")).unwrap();
+    let id = braincode_fleet::submit(&fleet, vec![spec.clone()])
+        .await
+        .unwrap()
+        .remove(0);
+    let done = wait_final(&fleet, &id, Duration::from_secs(60)).await;
+    assert_eq!(done.status, TaskStatus::Done, "{done:?}");
+    // As if the worker had died after the run's last record and before the task's result:
+    // the task is running on its first delivery, and the queue delivers it again.
+    let mut running = done.clone();
+    running.status = TaskStatus::Running;
+    running.answer = None;
+    running.run_status = None;
+    fleet
+        .tasks
+        .put(&id, serde_json::to_vec(&running).unwrap().into())
+        .await
+        .unwrap();
+    let message = json!({"id": id, "task": spec});
+    fleet
+        .js
+        .publish("braincode.tasks", message.to_string().into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let before = server.chat_requests().len();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let again = loop {
+        let (state, _) = fleet.state(&id).await.unwrap().unwrap();
+        if state.status.is_final() {
+            break state;
+        }
+        assert!(Instant::now() < deadline, "{state:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(again.status, TaskStatus::Done, "{again:?}");
+    assert_eq!(
+        again.answer, done.answer,
+        "the journal's answer is the result"
+    );
+    assert_eq!(
+        server.chat_requests().len(),
+        before,
+        "no model call was made again"
+    );
+    let records = stream_journal(&fleet, done.session.as_deref().unwrap()).await;
+    assert_eq!(records.iter().filter(|r| r["type"] == "run_end").count(), 1);
+    worker.kill().await;
+}
