@@ -11,6 +11,12 @@
 //! three sides, an edit made in the project meanwhile refuses the writer. Each merge is a
 //! `writer_merge` record; the worktrees are removed whatever happened.
 //!
+//! A run killed before its cleanup leaves its snapshot and worktrees; `run --resume` takes them
+//! up: a writer the journal has working goes on in its worktree as it was left (its journaled
+//! model calls and tools are served from the journal, never made or run again), a writer whose
+//! merge was journaled is not merged again. A writer whose worktree is gone (another run
+//! removed it) works again from its start in a new one.
+//!
 //! Otherwise writers run as the support workers they are, and a warning says why.
 
 mod merge;
@@ -28,6 +34,7 @@ use crate::approval::{PermissionMode, PolicyGate};
 use crate::ledger::CallOrigin;
 use crate::run::state::RunShared;
 use crate::run::workers::{WorkerRun, upstream_of};
+use crate::tape::Tape;
 use merge::{FileAction, FileSides, MergePlan, plan_merge};
 pub use worktree::{LeftoverWriters, Worktrees, leftover_writers};
 
@@ -45,6 +52,9 @@ pub(crate) struct WriterPlace {
     pub sandbox: Option<Arc<Sandbox>>,
     /// Its gate, for paths under its worktree.
     pub gate: Arc<PolicyGate>,
+    /// A resumed writer whose worktree is gone: it works again from its start, nothing
+    /// served from the journal (its journaled edits are not in the new worktree).
+    pub from_start: bool,
 }
 
 /// The writers of one run: their worktrees, keyed by plan index.
@@ -73,8 +83,9 @@ fn writer_indexes(plan: &RuntimePlan) -> Vec<usize> {
         .collect()
 }
 
-/// Sets the plan's writers up in worktrees, or says (a warning) why they run as support
-/// workers: fewer than two, a read-only run, a replay, a project that is not a git repository.
+/// Sets the plan's writers up in worktrees (a resumed run takes up those it left), or says
+/// (a warning) why they run as support workers: fewer than two, a read-only run, a replay, a
+/// project that is not a git repository.
 pub(crate) async fn prepare(shared: &RunShared, plan: &RuntimePlan) -> Option<Writers> {
     let writers = writer_indexes(plan);
     if writers.is_empty() {
@@ -92,29 +103,50 @@ pub(crate) async fn prepare(shared: &RunShared, plan: &RuntimePlan) -> Option<Wr
     if shared.permission == PermissionMode::ReadOnly {
         return not_parallel("this run may not change files");
     }
-    if shared.tape.is_some() {
-        return not_parallel("a replayed or resumed run does not make worktrees again");
+    if shared.tape.as_deref().is_some_and(Tape::is_strict) {
+        return not_parallel("a replay does not make worktrees");
     }
-    let worktrees = match Worktrees::start(
+    let resumed = shared.tape.as_deref();
+    let (root, home, run_id) = (
         &shared.project_root,
         shared.home.root(),
         shared.ids.run_id(),
-    )
-    .await
-    {
+    );
+    let opened = match resumed {
+        Some(_) => Worktrees::reopen(root, home, run_id).await,
+        None => Worktrees::start(root, home, run_id).await,
+    };
+    let worktrees = match opened {
         Ok(worktrees) => worktrees,
         Err(why) => return not_parallel(&why),
     };
     let mut places = BTreeMap::new();
     for index in writers {
         let worker = &plan.workers[index];
-        let root = match worktrees.add(worker.context_id.as_str()).await {
+        let name = worker.context_id.as_str();
+        // A writer the interrupted run had working goes on where it was.
+        let worked = resumed.is_some_and(|tape| tape.has_agent_work(name));
+        let reused = worked.then(|| worktrees.reuse(name)).flatten();
+        let from_start = worked
+            && reused.is_none()
+            && resumed.and_then(|tape| tape.writer_merge(name)).is_none();
+        let made = match reused {
+            Some(root) => Ok(root),
+            None => worktrees.add(name).await,
+        };
+        let root = match made {
             Ok(root) => root,
             Err(why) => {
                 worktrees.remove_all().await;
                 return not_parallel(&format!("a worktree could not be made ({why})"));
             }
         };
+        if from_start {
+            shared.sink.warning(format!(
+                "{} writer: the worktree it had before the interruption is gone; it works again from its start (its model calls are made again)",
+                worker.role
+            ));
+        }
         let sandbox =
             crate::run::writer_sandbox(&shared.home, &root, &shared.settings, shared.permission);
         if let Err(why) = &sandbox {
@@ -135,6 +167,7 @@ pub(crate) async fn prepare(shared: &RunShared, plan: &RuntimePlan) -> Option<Wr
                 root,
                 sandbox: sandbox.ok(),
                 gate,
+                from_start,
             },
         );
     }
@@ -168,13 +201,31 @@ pub(crate) async fn merge_back(
     runs: &BTreeMap<usize, WorkerRun>,
 ) -> BTreeMap<usize, String> {
     let indexes: Vec<usize> = writers.places.keys().copied().collect();
-    let mut expected: HashMap<String, Option<Vec<u8>>> = HashMap::new();
+    let mut expected: HashMap<String, Option<String>> = HashMap::new();
     let mut notes = BTreeMap::new();
     for index in merge_order(plan, &indexes) {
         let worker = &plan.workers[index];
         let Some(place) = writers.places.get(&index) else {
             continue;
         };
+        let journaled = (shared.tape.as_deref())
+            .and_then(|tape| Some((tape, tape.writer_merge(worker.context_id.as_str())?)));
+        if let Some((tape, merged)) = journaled {
+            // Merged before the interruption: not again. What it wrote is what the merges
+            // after it expect; the resumed run's report lists it too.
+            if merged.outcome == MergeOutcome::Clean {
+                for file in &merged.files {
+                    if let Some(hash) = tape.changed_files().get(&file.path) {
+                        expected.insert(file.path.clone(), hash.clone());
+                    }
+                }
+            }
+            if let Some(note) = journaled_note(merged) {
+                notes.insert(index, note);
+            }
+            shared.sink.record(Record::WriterMerge(merged.clone()));
+            continue;
+        }
         let mut record = WriterMerge {
             role: worker.role,
             context_id: worker.context_id.to_string(),
@@ -216,20 +267,15 @@ pub(crate) async fn merge_back(
                     };
                     notes.insert(index, primary_note(&failed, record.patch_path.as_deref()));
                 } else {
-                    for (path, action) in &merge.actions {
-                        let content = match action {
-                            FileAction::Write(bytes) => Some(bytes.clone()),
-                            FileAction::Delete => None,
-                        };
-                        expected.insert(path.clone(), content);
-                    }
+                    expected.extend(merge.after.iter().cloned());
                 }
             }
             MergeOutcome::Conflict | MergeOutcome::Refused => {
                 record.patch_path = save_patch(shared, &worker.context_id.to_string(), &sides);
                 notes.insert(index, primary_note(&merge, record.patch_path.as_deref()));
             }
-            MergeOutcome::Empty | MergeOutcome::Failed => {}
+            MergeOutcome::Empty => expected.extend(merge.after.iter().cloned()),
+            MergeOutcome::Failed => {}
         }
         shared.sink.record(Record::WriterMerge(record));
     }
@@ -339,13 +385,7 @@ fn save_patch(shared: &RunShared, context_id: &str, sides: &[FileSides]) -> Opti
 
 /// What the primary is told about a writer whose change was not written.
 fn primary_note(merge: &MergePlan, patch: Option<&str>) -> String {
-    let mut note = format!(
-        "This writer's change was NOT applied to the project: {}.",
-        merge.reason.as_deref().unwrap_or("it could not be merged")
-    );
-    if let Some(patch) = patch {
-        note.push_str(&format!(" Its patch is saved at {patch}."));
-    }
+    let mut note = not_applied(merge.reason.as_deref(), patch);
     for conflict in &merge.conflicts {
         let clip =
             |text: &str| braincode_protocol::clip_chars_noting_rest(text, CONFLICT_SIDE_CHARS);
@@ -358,4 +398,28 @@ fn primary_note(merge: &MergePlan, patch: Option<&str>) -> String {
         ));
     }
     note
+}
+
+/// The opening of the note about a writer whose change was not written: why, and its patch.
+fn not_applied(reason: Option<&str>, patch: Option<&str>) -> String {
+    let mut note = format!(
+        "This writer's change was NOT applied to the project: {}.",
+        reason.unwrap_or("it could not be merged")
+    );
+    if let Some(patch) = patch {
+        note.push_str(&format!(" Its patch is saved at {patch}."));
+    }
+    note
+}
+
+/// What the primary of a resumed run is told about a writer whose merge, journaled before the
+/// interruption, did not write its change (its patch holds the change; the three sides are
+/// not journaled).
+fn journaled_note(merge: &WriterMerge) -> Option<String> {
+    let told = match merge.outcome {
+        MergeOutcome::Conflict | MergeOutcome::Refused => true,
+        MergeOutcome::Failed => merge.patch_path.is_some(),
+        MergeOutcome::Clean | MergeOutcome::Empty => false,
+    };
+    told.then(|| not_applied(merge.reason.as_deref(), merge.patch_path.as_deref()))
 }

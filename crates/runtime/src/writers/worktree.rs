@@ -34,6 +34,9 @@ pub struct Worktrees {
     snapshot: String,
     /// Worktrees made so far (removed at the end, whatever happens).
     made: Mutex<Vec<PathBuf>>,
+    /// Whether the snapshot is the one an interrupted run of the same id took (its
+    /// worktrees can be taken up again).
+    reopened: bool,
     /// Held (locked) while the run lives: the next run removes a writers directory whose
     /// lock it can take (its run was killed before its cleanup).
     _alive: std::fs::File,
@@ -43,6 +46,21 @@ impl Worktrees {
     /// Takes the snapshot of `root` for run `run_id`. `Err` says why writers cannot have
     /// worktrees here (not a git repository, `.git` not a directory, no OS sandbox).
     pub async fn start(root: &Path, braincode_home: &Path, run_id: &str) -> Result<Self, String> {
+        Self::open(root, braincode_home, run_id, false).await
+    }
+
+    /// For a resumed run: takes up the snapshot and worktrees that the interrupted run of the
+    /// same id left ([`Worktrees::reuse`]), or starts afresh when they are gone.
+    pub async fn reopen(root: &Path, braincode_home: &Path, run_id: &str) -> Result<Self, String> {
+        Self::open(root, braincode_home, run_id, true).await
+    }
+
+    async fn open(
+        root: &Path,
+        braincode_home: &Path,
+        run_id: &str,
+        reopen: bool,
+    ) -> Result<Self, String> {
         let root = std::fs::canonicalize(root).map_err(|err| format!("the project: {err}"))?;
         let git_dir = root.join(".git");
         if !is_real_dir(&git_dir) {
@@ -53,9 +71,23 @@ impl Worktrees {
         let worktrees = git_dir.join("worktrees");
         let writers = git_dir.join(WRITERS_DIR);
         let base = writers.join(safe_name(run_id));
-        for dir in [&worktrees, &writers, &base] {
-            make_real_dir(dir)?;
+        make_real_dir(&worktrees)?;
+        make_real_dir(&writers)?;
+        // What an interrupted run of this id left: its snapshot, or (none readable) nothing
+        // worth keeping.
+        let previous = if reopen && is_real_dir(&base) {
+            braincode_sandbox::beneath::read_file(&base, Path::new(SNAPSHOT_FILE), 128)
+                .ok()
+                .and_then(|id| String::from_utf8(id).ok())
+                .filter(|id| is_object_id(id))
+        } else {
+            None
+        };
+        let wiped = previous.is_none() && is_real_dir(&base);
+        if wiped {
+            std::fs::remove_dir_all(&base).map_err(|err| format!("{}: {err}", base.display()))?;
         }
+        make_real_dir(&base)?;
         // Written beneath the run's directory (a link at its name is replaced, never followed),
         // then opened to be held.
         let lock = Path::new(LOCK_FILE);
@@ -80,16 +112,32 @@ impl Worktrees {
             sandbox,
             snapshot: String::new(),
             made: Mutex::new(Vec::new()),
+            reopened: previous.is_some(),
             _alive: alive,
         };
-        if !stale.is_empty() {
+        if !stale.is_empty() || wiped {
             // Killed runs' directories go; `prune` forgets their worktrees.
             for dir in &stale {
                 let _ = std::fs::remove_dir_all(dir);
             }
             let _ = made.git(&["worktree", "prune"], &[]).await;
         }
-        made.snapshot = made.take_snapshot().await?;
+        made.snapshot = match previous {
+            Some(snapshot) => snapshot,
+            None => {
+                let snapshot = made.take_snapshot().await?;
+                // Kept beside the worktrees, so that a resume of this run merges against the
+                // same base.
+                braincode_sandbox::beneath::write_file(
+                    &made.base,
+                    Path::new(SNAPSHOT_FILE),
+                    snapshot.as_bytes(),
+                    0o600,
+                )
+                .map_err(|err| format!("the snapshot's id: {err}"))?;
+                snapshot
+            }
+        };
         Ok(made)
     }
 
@@ -134,22 +182,38 @@ impl Worktrees {
         Ok(commit.trim().to_string())
     }
 
-    /// A detached worktree of the snapshot named `name`.
+    /// The worktree `name` an interrupted run of this id made, as it left it, when the run
+    /// was [reopened](Worktrees::reopen) on its snapshot and the worktree is still there.
+    pub fn reuse(&self, name: &str) -> Option<PathBuf> {
+        let path = self.base.join(safe_name(name));
+        let is_worktree = std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_file());
+        if !self.reopened || !is_real_dir(&path) || !is_worktree {
+            return None;
+        }
+        let path = std::fs::canonicalize(&path).ok()?;
+        if let Ok(mut made) = self.made.lock() {
+            made.push(path.clone());
+        }
+        Some(path)
+    }
+
+    /// A detached worktree of the snapshot named `name` (what an interrupted run left at its
+    /// place is removed first).
     pub async fn add(&self, name: &str) -> Result<PathBuf, String> {
         let path = self.base.join(safe_name(name));
+        let leftover = std::fs::symlink_metadata(&path).is_ok();
+        if leftover {
+            std::fs::remove_dir_all(&path).map_err(|err| format!("{}: {err}", path.display()))?;
+        }
         let text = path.to_string_lossy().into_owned();
-        self.git(
-            &[
-                "worktree",
-                "add",
-                "--detach",
-                "--quiet",
-                &text,
-                &self.snapshot,
-            ],
-            &[],
-        )
-        .await?;
+        let mut args = vec!["worktree", "add", "--detach", "--quiet"];
+        if leftover {
+            // Still registered by git, and locked when a `worktree add` was cut: made again
+            // at its place.
+            args.extend(["--force", "--force"]);
+        }
+        args.extend([text.as_str(), self.snapshot.as_str()]);
+        self.git(&args, &[]).await?;
         if let Ok(mut made) = self.made.lock() {
             made.push(path.clone());
         }
@@ -265,6 +329,13 @@ impl Drop for Worktrees {
 
 /// The lock file of a run's writers directory.
 const LOCK_FILE: &str = ".alive";
+/// The file of a run's writers directory that names its snapshot commit.
+const SNAPSHOT_FILE: &str = "snapshot";
+
+/// Whether `id` is a full hexadecimal git object id (SHA-1 or SHA-256).
+fn is_object_id(id: &str) -> bool {
+    matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
 
 /// What a run killed before its cleanup left of its writers in a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
