@@ -83,10 +83,40 @@ fn writer_indexes(plan: &RuntimePlan) -> Vec<usize> {
         .collect()
 }
 
-/// Sets the plan's writers up in worktrees (a resumed run takes up those it left), or says
-/// (a warning) why they run as support workers: fewer than two, a read-only run, a replay, a
-/// project that is not a git repository.
-pub(crate) async fn prepare(shared: &RunShared, plan: &RuntimePlan) -> Option<Writers> {
+/// The run's snapshot for its writers being taken (a resumed run reopening the one it left).
+pub(crate) type Opening = tokio::task::JoinHandle<Result<Worktrees, String>>;
+
+/// Starts taking the run's snapshot for its writers, on its own task (a plan with fewer than
+/// two writers does not wait for it, and what it made goes when it ends). `None` when this run
+/// cannot have parallel writers whatever its plan: its brain has none, it may not change
+/// files, it is a replay ([`prepare`] says why).
+pub(crate) fn open(shared: &RunShared) -> Option<Opening> {
+    if !shared.brain.routing.parallel_writers
+        || shared.permission == PermissionMode::ReadOnly
+        || shared.tape.as_deref().is_some_and(Tape::is_strict)
+    {
+        return None;
+    }
+    let root = shared.project_root.clone();
+    let home = shared.home.root().to_path_buf();
+    let run_id = shared.ids.run_id().to_string();
+    let resumed = shared.tape.is_some();
+    Some(tokio::spawn(async move {
+        match resumed {
+            true => Worktrees::reopen(&root, &home, &run_id).await,
+            false => Worktrees::start(&root, &home, &run_id).await,
+        }
+    }))
+}
+
+/// Sets the plan's writers up in worktrees of the snapshot [`open`] took (a resumed run takes
+/// up those it left), or says (a warning) why they run as support workers: fewer than two, a
+/// read-only run, a replay, a project that is not a git repository.
+pub(crate) async fn prepare(
+    shared: &RunShared,
+    plan: &RuntimePlan,
+    opening: Option<Opening>,
+) -> Option<Writers> {
     let writers = writer_indexes(plan);
     if writers.is_empty() {
         return None;
@@ -106,34 +136,42 @@ pub(crate) async fn prepare(shared: &RunShared, plan: &RuntimePlan) -> Option<Wr
     if shared.tape.as_deref().is_some_and(Tape::is_strict) {
         return not_parallel("a replay does not make worktrees");
     }
+    let Some(opening) = opening.or_else(|| open(shared)) else {
+        return not_parallel("this run's brain has no parallel writers");
+    };
+    let worktrees = match opening.await {
+        Ok(Ok(worktrees)) => worktrees,
+        Ok(Err(why)) => return not_parallel(&why),
+        Err(stopped) => return not_parallel(&format!("the snapshot was not taken ({stopped})")),
+    };
     let resumed = shared.tape.as_deref();
-    let (root, home, run_id) = (
-        &shared.project_root,
-        shared.home.root(),
-        shared.ids.run_id(),
-    );
-    let opened = match resumed {
-        Some(_) => Worktrees::reopen(root, home, run_id).await,
-        None => Worktrees::start(root, home, run_id).await,
-    };
-    let worktrees = match opened {
-        Ok(worktrees) => worktrees,
-        Err(why) => return not_parallel(&why),
-    };
+    // A writer the interrupted run had working goes on where it was; the others get a new
+    // worktree, all made at once.
+    let setups: Vec<(usize, Option<PathBuf>, bool)> = (writers.iter())
+        .map(|&index| {
+            let name = plan.workers[index].context_id.as_str();
+            let worked = resumed.is_some_and(|tape| tape.has_agent_work(name));
+            let reused = worked.then(|| worktrees.reuse(name)).flatten();
+            let from_start = worked
+                && reused.is_none()
+                && resumed.and_then(|tape| tape.writer_merge(name)).is_none();
+            (index, reused, from_start)
+        })
+        .collect();
+    let made = futures::future::join_all(setups.iter().map(|(index, reused, _)| {
+        let name = plan.workers[*index].context_id.as_str();
+        let worktrees = &worktrees;
+        async move {
+            match reused {
+                Some(root) => Ok(root.clone()),
+                None => worktrees.add(name).await,
+            }
+        }
+    }))
+    .await;
     let mut places = BTreeMap::new();
-    for index in writers {
+    for ((index, _, from_start), made) in setups.into_iter().zip(made) {
         let worker = &plan.workers[index];
-        let name = worker.context_id.as_str();
-        // A writer the interrupted run had working goes on where it was.
-        let worked = resumed.is_some_and(|tape| tape.has_agent_work(name));
-        let reused = worked.then(|| worktrees.reuse(name)).flatten();
-        let from_start = worked
-            && reused.is_none()
-            && resumed.and_then(|tape| tape.writer_merge(name)).is_none();
-        let made = match reused {
-            Some(root) => Ok(root),
-            None => worktrees.add(name).await,
-        };
         let root = match made {
             Ok(root) => root,
             Err(why) => {
@@ -203,6 +241,21 @@ pub(crate) async fn merge_back(
     let indexes: Vec<usize> = writers.places.keys().copied().collect();
     let mut expected: HashMap<String, Option<String>> = HashMap::new();
     let mut notes = BTreeMap::new();
+    // Read up front for every writer that completed and was not merged before an
+    // interruption: its worktree is its alone and no longer changes.
+    let to_read: Vec<(usize, &Path)> = (writers.places.iter())
+        .filter(|(index, _)| {
+            let context_id = plan.workers[**index].context_id.as_str();
+            let merged =
+                (shared.tape.as_deref()).is_some_and(|t| t.writer_merge(context_id).is_some());
+            let completed = runs
+                .get(index)
+                .is_some_and(|run| run.status() == TaskStatus::Completed);
+            completed && !merged
+        })
+        .map(|(index, place)| (*index, place.root.as_path()))
+        .collect();
+    let mut changes = changes_of(&writers.worktrees, &to_read).await;
     for index in merge_order(plan, &indexes) {
         let worker = &plan.workers[index];
         let Some(place) = writers.places.get(&index) else {
@@ -243,7 +296,14 @@ pub(crate) async fn merge_back(
             shared.sink.record(Record::WriterMerge(record));
             continue;
         }
-        let sides = match file_sides(&writers.worktrees, &place.root).await {
+        let read_now = changes.remove(&index).unwrap_or_else(|| Ok(Vec::new()));
+        let sides = read_now.and_then(|mut sides| {
+            for side in &mut sides {
+                side.ours = read(writers.worktrees.root(), &side.path)?;
+            }
+            Ok(sides)
+        });
+        let sides = match sides {
             Ok(sides) => sides,
             Err(why) => {
                 record.reason = Some(format!("its change could not be read: {why}"));
@@ -283,18 +343,44 @@ pub(crate) async fn merge_back(
     notes
 }
 
-/// The writer's changed files with their three sides.
-async fn file_sides(worktrees: &Worktrees, worktree: &Path) -> Result<Vec<FileSides>, String> {
-    let mut sides = Vec::new();
-    for path in worktrees.changed_files(worktree).await? {
-        sides.push(FileSides {
-            base: worktrees.snapshot_content(&path).await,
-            ours: read(worktrees.root(), &path)?,
-            theirs: read(worktree, &path)?,
-            path,
+/// What the writers in `worktrees_of` (plan index → worktree) changed, for all of them at
+/// once: their changed files (one `git status` each, side by side), the snapshot's side of
+/// every such file (one `git cat-file --batch`) and the writer's. The project's side is left
+/// empty: it is read when the writer's turn to merge comes, after the merges before it.
+async fn changes_of(
+    worktrees: &Worktrees,
+    worktrees_of: &[(usize, &Path)],
+) -> BTreeMap<usize, Result<Vec<FileSides>, String>> {
+    let statuses = futures::future::join_all(
+        (worktrees_of.iter()).map(|(_, worktree)| worktrees.changed_files(worktree)),
+    )
+    .await;
+    let every_path: Vec<String> = (statuses.iter())
+        .filter_map(|paths| paths.as_ref().ok())
+        .flatten()
+        .cloned()
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    let bases = worktrees.snapshot_contents(&every_path).await;
+    let mut changes = BTreeMap::new();
+    for ((index, worktree), paths) in worktrees_of.iter().zip(statuses) {
+        let sides = paths.and_then(|paths| {
+            let bases = bases.as_ref().map_err(String::clone)?;
+            (paths.into_iter())
+                .map(|path| {
+                    Ok(FileSides {
+                        base: bases.get(&path).cloned().flatten(),
+                        ours: None,
+                        theirs: read(worktree, &path)?,
+                        path,
+                    })
+                })
+                .collect()
         });
+        changes.insert(*index, sides);
     }
-    Ok(sides)
+    changes
 }
 
 /// A file beneath `root` with no link followed (`None`: not there).
