@@ -35,6 +35,8 @@ pub struct Worktrees {
     snapshot: String,
     /// Worktrees made so far (removed at the end, whatever happens).
     made: Mutex<Vec<PathBuf>>,
+    /// Held while git registers a worktree.
+    adding: tokio::sync::Mutex<()>,
     /// Whether the snapshot is the one an interrupted run of the same id took (its
     /// worktrees can be taken up again).
     reopened: bool,
@@ -113,6 +115,7 @@ impl Worktrees {
             sandbox,
             snapshot: String::new(),
             made: Mutex::new(Vec::new()),
+            adding: tokio::sync::Mutex::new(()),
             reopened: previous.is_some(),
             _alive: alive,
         };
@@ -219,14 +222,25 @@ impl Worktrees {
             "add",
             "--detach",
             "--quiet",
+            "--no-checkout",
             text.as_str(),
             self.snapshot.as_str(),
         ];
-        self.git(&args, &[]).await?;
+        {
+            // One registration at a time: a `worktree add` reads every worktree git has, and
+            // one being registered beside it is half written.
+            let _one = self.adding.lock().await;
+            self.git(&args, &[]).await?;
+        }
         if let Ok(mut made) = self.made.lock() {
             made.push(path.clone());
         }
-        std::fs::canonicalize(&path).map_err(|err| format!("the new worktree: {err}"))
+        let path =
+            std::fs::canonicalize(&path).map_err(|err| format!("the new worktree: {err}"))?;
+        // The files, side by side with the other worktrees' (each has its own index).
+        self.git_at(&path, &["read-tree", "--reset", "-u", "HEAD"], &[], None)
+            .await?;
+        Ok(path)
     }
 
     /// Removes every worktree made and the run's writers directory: the worktrees' files all
