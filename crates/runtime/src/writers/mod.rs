@@ -146,7 +146,7 @@ pub(crate) async fn prepare(
     };
     let resumed = shared.tape.as_deref();
     // A writer the interrupted run had working goes on where it was; the others get a new
-    // worktree, all made at once.
+    // worktree.
     let setups: Vec<(usize, Option<PathBuf>, bool)> = (writers.iter())
         .map(|&index| {
             let name = plan.workers[index].context_id.as_str();
@@ -158,17 +158,17 @@ pub(crate) async fn prepare(
             (index, reused, from_start)
         })
         .collect();
-    let made = futures::future::join_all(setups.iter().map(|(index, reused, _)| {
-        let name = plan.workers[*index].context_id.as_str();
-        let worktrees = &worktrees;
-        async move {
-            match reused {
-                Some(root) => Ok(root.clone()),
-                None => worktrees.add(name).await,
+    let mut made = Vec::new();
+    for (index, reused, _) in &setups {
+        made.push(match reused {
+            Some(root) => Ok(root.clone()),
+            None => {
+                worktrees
+                    .add(plan.workers[*index].context_id.as_str())
+                    .await
             }
-        }
-    }))
-    .await;
+        });
+    }
     let mut places = BTreeMap::new();
     for ((index, _, from_start), made) in setups.into_iter().zip(made) {
         let worker = &plan.workers[index];

@@ -35,7 +35,7 @@ pub struct Worktrees {
     snapshot: String,
     /// Worktrees made so far (removed at the end, whatever happens).
     made: Mutex<Vec<PathBuf>>,
-    /// Held while git registers a worktree.
+    /// Held while git makes a worktree.
     adding: tokio::sync::Mutex<()>,
     /// Whether the snapshot is the one an interrupted run of the same id took (its
     /// worktrees can be taken up again).
@@ -222,25 +222,20 @@ impl Worktrees {
             "add",
             "--detach",
             "--quiet",
-            "--no-checkout",
             text.as_str(),
             self.snapshot.as_str(),
         ];
         {
-            // One registration at a time: a `worktree add` reads every worktree git has, and
-            // one being registered beside it is half written.
+            // One at a time: a `worktree add` reads every worktree git has, and fails on one
+            // half registered beside it; and checkouts side by side were measured slower than
+            // one after another (the file system serializes them).
             let _one = self.adding.lock().await;
             self.git(&args, &[]).await?;
         }
         if let Ok(mut made) = self.made.lock() {
             made.push(path.clone());
         }
-        let path =
-            std::fs::canonicalize(&path).map_err(|err| format!("the new worktree: {err}"))?;
-        // The files, side by side with the other worktrees' (each has its own index).
-        self.git_at(&path, &["read-tree", "--reset", "-u", "HEAD"], &[], None)
-            .await?;
-        Ok(path)
+        std::fs::canonicalize(&path).map_err(|err| format!("the new worktree: {err}"))
     }
 
     /// Removes every worktree made and the run's writers directory: the worktrees' files all

@@ -8,7 +8,7 @@
 //!    another (their todos chained by dependencies: `maxParallelAgents: 1` would also cap the
 //!    plan at one worker and drop them); every 3-writer run must merge each writer cleanly;
 //! 2. `WriterWorktrees::start` (the snapshot; a run takes it while its router call is out),
-//!    3 `add`s at once (as a run makes them) and `remove_all` on 10,000 files;
+//!    3 `add`s asked for at once (as a run does) and `remove_all` on 10,000 files;
 //! 3. the merge-back of run 1's writers: last writer's `worker_end` → last `writer_merge`;
 //! 4. the disk one writer's worktree takes on that repository, against its working tree.
 
@@ -347,7 +347,7 @@ async fn measure_worktrees(runs: usize, files: usize) -> anyhow::Result<Worktree
             .await
             .map_err(|why| anyhow::anyhow!("WriterWorktrees::start: {why}"))?;
         let start_ms = ms(t);
-        // As a run makes them: all at once.
+        // As a run asks for them: all at once.
         let t = Instant::now();
         let made = futures::future::join_all((0..3).map(|n| {
             let worktrees = &worktrees;
@@ -502,12 +502,12 @@ fn print_figures(f: &Figures) {
         150.0,
     );
     row(
-        "add 3 at once, as a run makes them (wall)",
+        "add 3, asked for at once as a run does (git makes them one at a time; wall)",
         w.add_3_at_once_median_ms,
         150.0,
     );
     for (n, add) in w.add_median_ms.iter().enumerate() {
-        row(&format!("  of which add, writer {}", n + 1), *add, 150.0);
+        row(&format!("  writer {} ready after", n + 1), *add, 150.0);
     }
     row("remove_all (3 worktrees)", w.remove_all_3_median_ms, 150.0);
     println!("3. merge-back of 3 non-conflicting writers (journal timestamps, 1 ms resolution)");
