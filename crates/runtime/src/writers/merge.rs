@@ -141,7 +141,8 @@ pub(crate) fn plan_merge(
         MergeOutcome::Refused
     } else if !conflicts.is_empty() {
         MergeOutcome::Conflict
-    } else if actions.is_empty() {
+    } else if actions.is_empty() && after.is_empty() {
+        // Nothing to write and nothing of the writer's already there: it changed nothing.
         MergeOutcome::Empty
     } else {
         MergeOutcome::Clean
@@ -390,6 +391,13 @@ mod tests {
             plan.after,
             vec![("a.rs".into(), hash(b"b\n")), ("c.rs".into(), hash(b"d\n"))]
         );
+        // All of it there already: the writer's change is in, nothing is written.
+        let plan = plan_merge(
+            &[side("a.rs", Some("a\n"), Some("b\n"), Some("b\n"))],
+            &HashMap::new(),
+        );
+        assert_eq!(plan.outcome, MergeOutcome::Clean);
+        assert!(plan.actions.is_empty());
         // Something else than the writer's content there: refused, as before.
         let plan = plan_merge(
             &[side("a.rs", Some("a\n"), Some("mine\n"), Some("b\n"))],
