@@ -63,6 +63,15 @@ pub fn configure_one_model(home: &TempHome, server: &ScriptedServer) {
     home.write_settings(&json!({"version": 1, "mode": "auto", "defaultBrainId": "test"}));
 }
 
+/// The one-model home ([`configure_one_model`]) with parallel writers on in its brain.
+pub fn configure_writers(home: &TempHome, server: &ScriptedServer) {
+    configure_one_model(home, server);
+    let path = home.path().join("brains.json");
+    let mut brains: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    brains["brains"][0]["routing"] = json!({"parallelWriters": true, "maxParallelAgents": 4});
+    home.write_brains(&brains);
+}
+
 /// A one-model server that answers everything with "hello!".
 pub async fn hello_server() -> ScriptedServer {
     ScriptedServer::start(braincode_test_support::Script::new().always(

@@ -39,3 +39,4 @@ mod undo_cli;
 mod untrusted_repo;
 mod usage_cli;
 mod web_panel_browser;
+mod writers_resume;

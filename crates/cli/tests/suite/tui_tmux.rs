@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::run_harness::{configure, configure_one_model, review_reply};
+use crate::run_harness::{configure, configure_writers, review_reply};
 use braincode_protocol::Role;
 use braincode_test_support::{
     Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo, router_decision_json,
     worker_result_for,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A guard against a hung session, never a timing assertion.
 const WAIT: Duration = Duration::from_secs(90);
@@ -338,15 +338,6 @@ fn writers_script() -> Script {
     script
         .always(Matcher::review(), review_reply("approved"))
         .always(Matcher::primary(), Reply::text(WRITERS_ANSWER))
-}
-
-/// The one-model home with parallel writers on in its brain.
-fn configure_writers(home: &TempHome, server: &ScriptedServer) {
-    configure_one_model(home, server);
-    let path = home.path().join("brains.json");
-    let mut brains: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    brains["brains"][0]["routing"] = json!({"parallelWriters": true, "maxParallelAgents": 4});
-    home.write_brains(&brains);
 }
 
 /// The report card's first line (`  ── approved · 140ms · … ──`): the turn has ended.

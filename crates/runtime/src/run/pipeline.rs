@@ -39,11 +39,15 @@ pub(super) async fn pipeline(
 ) -> Result<Answer, RunError> {
     let prepared = prepare(request, services, sink, &base, history).await?;
     let shared = Arc::new(state::RunShared::new(base, prepared));
+    // The writers' snapshot is taken while the plan is made (not for a reply that only talks).
+    let writers = (!shared.conversational)
+        .then(|| crate::writers::open(&shared))
+        .flatten();
     let (plan, baseline) = plan_stage(&shared, request).await?;
     if plan.clarification.required {
         return Ok(clarify(&shared, &plan));
     }
-    let results = support_stage(&shared, &plan).await?;
+    let results = support_stage(&shared, &plan, writers).await?;
     let (mut answer, primary_plan) = primary_stage(&shared, &plan, &results, request).await?;
     verify::verify_stage(
         &shared,
@@ -416,9 +420,10 @@ fn clarify(shared: &state::RunShared, plan: &RuntimePlan) -> Answer {
 async fn support_stage(
     shared: &Arc<state::RunShared>,
     plan: &RuntimePlan,
+    writers: Option<crate::writers::Opening>,
 ) -> Result<Vec<ForwardedResult>, RunError> {
     let limits = routing_limits(&shared.brain.routing, shared.mode);
-    let writers = crate::writers::prepare(shared, plan).await;
+    let writers = crate::writers::prepare(shared, plan, writers).await;
     let pool = workers::run_support_pool(
         shared,
         plan,

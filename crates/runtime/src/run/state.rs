@@ -273,7 +273,8 @@ impl RunBase {
 
     /// Services for a parallel writer running `client` in its worktree: tools rooted there,
     /// its own sandbox and gate; no ledger (its change reaches the project by the merge, which
-    /// the ledger records) and no protected-path watch (the project is not in its sandbox).
+    /// the ledger records) and no protected-path watch (the project is not in its sandbox);
+    /// no tape for a resumed writer that works again from its start.
     pub fn services_in(
         &self,
         client: Arc<dyn braincode_llm::ModelClient>,
@@ -288,6 +289,7 @@ impl RunBase {
                 cancel: self.cancel.clone(),
                 sandbox: place.sandbox.clone(),
             },
+            tape: (!place.from_start).then(|| self.tape.clone()).flatten(),
             ..self.services(client)
         }
     }

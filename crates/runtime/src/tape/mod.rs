@@ -22,8 +22,8 @@ use std::sync::{Mutex, OnceLock};
 mod records;
 mod stop;
 
-pub use records::{comparable, failure_record, journaled_output, reply_record};
-use records::{model_error, tool_call};
+pub use records::{comparable, failure_record, hook_scope, journaled_output, reply_record};
+use records::{hook_key, model_error, tool_call};
 pub use stop::BudgetStop;
 use stop::{StopReplay, reply_key, tool_key};
 
@@ -31,7 +31,7 @@ use braincode_llm::{Completion, ModelError};
 use braincode_protocol::{
     CheckSummary, CompactionRecord, CompactionTrigger, FileChange, Handoff, HookRecord,
     JournalEntry, McpConnect, ModelReply, PatchBaselineRecord, PatchSummary, Record,
-    ToolApprovalDecision, ToolExecutionSummary, ToolStage,
+    ToolApprovalDecision, ToolExecutionSummary, ToolStage, WriterMerge,
 };
 
 /// Tools that are orchestration, not side effects: they always run (their own model calls
@@ -114,6 +114,8 @@ pub struct Tape {
     stop: Option<StopReplay>,
     /// The replayed run's own repository facts.
     repo_facts: Option<braincode_protocol::RepoFacts>,
+    /// Every writer merge the run journaled, in order (a resume does not merge them again).
+    writer_merges: Vec<WriterMerge>,
 }
 
 impl Tape {
@@ -150,6 +152,7 @@ impl Tape {
             hook_results: AtomicU64::new(0),
             stop: None,
             repo_facts: None,
+            writer_merges: Vec::new(),
             continues: false,
         };
         // The session's first run is this one, or this run continued it.
@@ -314,6 +317,7 @@ impl Tape {
                 }
                 Record::McpConnect(report) if own => tape.mcp.push(report.clone()),
                 Record::RepoFacts(facts) => tape.repo_facts = Some(facts.clone()),
+                Record::WriterMerge(merge) => tape.writer_merges.push(merge.clone()),
                 _ => {}
             }
         }
@@ -561,6 +565,22 @@ impl Tape {
         self.checks.get(&pass).cloned()
     }
 
+    /// The latest merge the run journaled for the writer of task `context_id`.
+    pub fn writer_merge(&self, context_id: &str) -> Option<&WriterMerge> {
+        (self.writer_merges.iter().rev()).find(|merge| merge.context_id == context_id)
+    }
+
+    /// Whether the journal has a model reply of an agent of task `context_id` (its agent
+    /// sessions are `<context_id>-<attempt>`): the task had started working.
+    pub fn has_agent_work(&self, context_id: &str) -> bool {
+        self.replies.keys().any(|(session, _)| {
+            session
+                .strip_prefix(context_id)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|attempt| attempt.parse::<u32>().is_ok())
+        })
+    }
+
     /// What was reused from earlier runs so far (not counting the replayed run's own).
     pub fn used(&self) -> TapeUse {
         TapeUse {
@@ -568,23 +588,5 @@ impl Tape {
             tool_results: self.tool_results.load(Ordering::Relaxed),
             hooks: self.hook_results.load(Ordering::Relaxed),
         }
-    }
-}
-
-fn hook_key(event_name: &str, scope: &str, matcher: Option<&str>) -> (String, String, String) {
-    (
-        event_name.to_string(),
-        scope.to_string(),
-        matcher.unwrap_or("").to_string(),
-    )
-}
-
-/// The tape scope of an agent's hook event: its agent session, and the tool call for tool
-/// events (empty for run-level events).
-pub fn hook_scope(agent_session: Option<&str>, tool_call: Option<&str>) -> String {
-    match (agent_session, tool_call) {
-        (None, None) => String::new(),
-        (session, None) => session.unwrap_or_default().to_string(),
-        (session, Some(call)) => format!("{}#{call}", session.unwrap_or_default()),
     }
 }

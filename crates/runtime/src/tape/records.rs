@@ -1,5 +1,6 @@
 //! Journal records made from what calls returned (`model_reply`, tool output) and read back
-//! into what calls return, and the comparable form of a record (no wall-clock fields).
+//! into what calls return, the comparable form of a record (no wall-clock fields), and the
+//! keys hook results are served by.
 
 use braincode_llm::{Completion, ErrorKind, ModelError, ToolCall};
 use braincode_protocol::{
@@ -118,5 +119,28 @@ fn strip_volatile(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(strip_volatile),
         _ => {}
+    }
+}
+
+/// The key of a hook event's journaled results.
+pub(super) fn hook_key(
+    event_name: &str,
+    scope: &str,
+    matcher: Option<&str>,
+) -> (String, String, String) {
+    (
+        event_name.to_string(),
+        scope.to_string(),
+        matcher.unwrap_or("").to_string(),
+    )
+}
+
+/// The tape scope of an agent's hook event: its agent session, and the tool call for tool
+/// events (empty for run-level events).
+pub fn hook_scope(agent_session: Option<&str>, tool_call: Option<&str>) -> String {
+    match (agent_session, tool_call) {
+        (None, None) => String::new(),
+        (session, None) => session.unwrap_or_default().to_string(),
+        (session, Some(call)) => format!("{}#{call}", session.unwrap_or_default()),
     }
 }

@@ -3,8 +3,10 @@
 //!
 //! For each file the writer changed (its worktree against the snapshot):
 //! - `ours` is the project's file now, `expected` what Braincode knows it holds (the snapshot,
-//!   or what an earlier writer's merge wrote). When they differ, somebody changed the file
-//!   during the run: the writer's merge is refused, never written over an edit.
+//!   or what an earlier writer's merge wrote, by content hash). When they differ, somebody
+//!   changed the file during the run: the writer's merge is refused, never written over an
+//!   edit — unless the project already holds exactly the writer's content (a merge cut by a
+//!   crash after it wrote the file), which is then left as it is.
 //! - the writer's content goes in as is when nobody else changed the file; when an earlier
 //!   writer did, the three contents are merged line by line (`diffy`, the diff3 algorithm
 //!   git uses); overlapping changes, or a binary file changed on both sides, are a conflict.
@@ -61,27 +63,48 @@ pub(crate) struct MergePlan {
     pub conflicts: Vec<Conflict>,
     /// Why, for a refused outcome.
     pub reason: Option<String>,
+    /// What each of the writer's files holds in the project once this merge is written
+    /// (content hash; `None`: no file), for the merges after it.
+    pub after: Vec<(String, Option<String>)>,
 }
 
-/// Decides one writer's merge. `expected` holds what earlier merges of this run wrote (a
-/// path absent from it is expected to hold its snapshot content).
+/// The content hash merges compare by (`None`: no file).
+pub(crate) fn content_hash(bytes: &Option<Vec<u8>>) -> Option<String> {
+    bytes.as_deref().map(crate::ledger::sha256_hex)
+}
+
+/// Decides one writer's merge. `expected` holds the content hashes earlier merges of this run
+/// wrote (a path absent from it is expected to hold its snapshot content).
 pub(crate) fn plan_merge(
     sides: &[FileSides],
-    expected: &HashMap<String, Option<Vec<u8>>>,
+    expected: &HashMap<String, Option<String>>,
 ) -> MergePlan {
     let mut files = Vec::new();
     let mut actions = Vec::new();
     let mut conflicts = Vec::new();
     let mut refused = Vec::new();
+    let mut after = Vec::new();
     for side in sides {
-        let expected_now = expected.get(&side.path).unwrap_or(&side.base);
-        let status = if &side.ours != expected_now {
-            refused.push(side.path.clone());
-            "changed_in_project"
-        } else if &side.theirs == expected_now {
+        let (base, ours, theirs) = (
+            content_hash(&side.base),
+            content_hash(&side.ours),
+            content_hash(&side.theirs),
+        );
+        let expected_now = expected.get(&side.path).unwrap_or(&base);
+        let status = if &ours != expected_now {
+            if ours == theirs {
+                // The writer's content is there already: nothing to write, nothing lost.
+                after.push((side.path.clone(), ours.clone()));
+                "already_in_project"
+            } else {
+                refused.push(side.path.clone());
+                "changed_in_project"
+            }
+        } else if &theirs == expected_now {
             "unchanged"
-        } else if *expected_now == side.base {
+        } else if *expected_now == base {
             // Nobody else touched it: the writer's content as is.
+            after.push((side.path.clone(), theirs.clone()));
             actions.push((side.path.clone(), action_for(side.theirs.clone())));
             if side.theirs.is_some() {
                 "written"
@@ -91,6 +114,7 @@ pub(crate) fn plan_merge(
         } else {
             match three_way(side) {
                 Ok(merged) => {
+                    after.push((side.path.clone(), Some(crate::ledger::sha256_hex(&merged))));
                     actions.push((side.path.clone(), FileAction::Write(merged)));
                     "written"
                 }
@@ -117,7 +141,8 @@ pub(crate) fn plan_merge(
         MergeOutcome::Refused
     } else if !conflicts.is_empty() {
         MergeOutcome::Conflict
-    } else if actions.is_empty() {
+    } else if actions.is_empty() && after.is_empty() {
+        // Nothing to write and nothing of the writer's already there: it changed nothing.
         MergeOutcome::Empty
     } else {
         MergeOutcome::Clean
@@ -140,12 +165,16 @@ pub(crate) fn plan_merge(
     if outcome != MergeOutcome::Clean {
         actions.clear();
     }
+    if !matches!(outcome, MergeOutcome::Clean | MergeOutcome::Empty) {
+        after.clear();
+    }
     MergePlan {
         outcome,
         files,
         actions,
         conflicts,
         reason,
+        after,
     }
 }
 
@@ -196,6 +225,10 @@ fn three_way(side: &FileSides) -> Result<Vec<u8>, Conflict> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hash(bytes: &[u8]) -> Option<String> {
+        content_hash(&Some(bytes.to_vec()))
+    }
 
     fn side(path: &str, base: Option<&str>, ours: Option<&str>, theirs: Option<&str>) -> FileSides {
         let bytes = |s: Option<&str>| s.map(|s| s.as_bytes().to_vec());
@@ -259,7 +292,7 @@ mod tests {
         let base = "fn a() {}\n\nfn b() {}\n\nfn c() {}\n";
         let first = "fn a() { 1 }\n\nfn b() {}\n\nfn c() {}\n";
         let mut expected = HashMap::new();
-        expected.insert("m.rs".to_string(), Some(first.as_bytes().to_vec()));
+        expected.insert("m.rs".to_string(), hash(first.as_bytes()));
         let clean = plan_merge(
             &[side(
                 "m.rs",
@@ -291,8 +324,8 @@ mod tests {
     #[test]
     fn two_writers_creating_the_same_file_or_a_binary_clash_are_conflicts() {
         let mut expected = HashMap::new();
-        expected.insert("new.rs".to_string(), Some(b"one\n".to_vec()));
-        expected.insert("logo.png".to_string(), Some(vec![0, 1, 2]));
+        expected.insert("new.rs".to_string(), hash(b"one\n"));
+        expected.insert("logo.png".to_string(), hash(&[0, 1, 2]));
         let plan = plan_merge(
             &[
                 side("new.rs", None, Some("one\n"), Some("two\n")),
@@ -317,7 +350,7 @@ mod tests {
     fn a_rename_on_one_side_and_an_edit_on_the_other_is_a_conflict() {
         let mut expected = HashMap::new();
         expected.insert("old.rs".to_string(), None);
-        expected.insert("new.rs".to_string(), Some(b"fn f() {}\n".to_vec()));
+        expected.insert("new.rs".to_string(), hash(b"fn f() {}\n"));
         let plan = plan_merge(
             &[side(
                 "old.rs",
@@ -334,6 +367,44 @@ mod tests {
         assert_eq!(conflict.ours, "");
         assert!(conflict.theirs.contains("edited()"), "{conflict:?}");
         assert!(plan.reason.unwrap().contains("old.rs"));
+    }
+
+    /// A merge cut by a crash after it wrote a file: run again, the file already holds the
+    /// writer's content. It is neither refused nor written twice, the rest is written, and
+    /// the merges after it expect the writer's content there.
+    #[test]
+    fn a_file_that_already_holds_the_writers_content_is_left_as_it_is() {
+        let plan = plan_merge(
+            &[
+                side("a.rs", Some("a\n"), Some("b\n"), Some("b\n")),
+                side("c.rs", Some("c\n"), Some("c\n"), Some("d\n")),
+            ],
+            &HashMap::new(),
+        );
+        assert_eq!(plan.outcome, MergeOutcome::Clean);
+        assert_eq!(
+            plan.actions,
+            vec![("c.rs".into(), FileAction::Write(b"d\n".to_vec()))]
+        );
+        assert_eq!(plan.files[0].status, "already_in_project");
+        assert_eq!(
+            plan.after,
+            vec![("a.rs".into(), hash(b"b\n")), ("c.rs".into(), hash(b"d\n"))]
+        );
+        // All of it there already: the writer's change is in, nothing is written.
+        let plan = plan_merge(
+            &[side("a.rs", Some("a\n"), Some("b\n"), Some("b\n"))],
+            &HashMap::new(),
+        );
+        assert_eq!(plan.outcome, MergeOutcome::Clean);
+        assert!(plan.actions.is_empty());
+        // Something else than the writer's content there: refused, as before.
+        let plan = plan_merge(
+            &[side("a.rs", Some("a\n"), Some("mine\n"), Some("b\n"))],
+            &HashMap::new(),
+        );
+        assert_eq!(plan.outcome, MergeOutcome::Refused);
+        assert!(plan.after.is_empty());
     }
 
     #[test]

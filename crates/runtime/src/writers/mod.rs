@@ -11,6 +11,12 @@
 //! three sides, an edit made in the project meanwhile refuses the writer. Each merge is a
 //! `writer_merge` record; the worktrees are removed whatever happened.
 //!
+//! A run killed before its cleanup leaves its snapshot and worktrees; `run --resume` takes them
+//! up: a writer the journal has working goes on in its worktree as it was left (its journaled
+//! model calls and tools are served from the journal, never made or run again), a writer whose
+//! merge was journaled is not merged again. A writer whose worktree is gone (another run
+//! removed it) works again from its start in a new one.
+//!
 //! Otherwise writers run as the support workers they are, and a warning says why.
 
 mod merge;
@@ -28,6 +34,7 @@ use crate::approval::{PermissionMode, PolicyGate};
 use crate::ledger::CallOrigin;
 use crate::run::state::RunShared;
 use crate::run::workers::{WorkerRun, upstream_of};
+use crate::tape::Tape;
 use merge::{FileAction, FileSides, MergePlan, plan_merge};
 pub use worktree::{LeftoverWriters, Worktrees, leftover_writers};
 
@@ -45,6 +52,9 @@ pub(crate) struct WriterPlace {
     pub sandbox: Option<Arc<Sandbox>>,
     /// Its gate, for paths under its worktree.
     pub gate: Arc<PolicyGate>,
+    /// A resumed writer whose worktree is gone: it works again from its start, nothing
+    /// served from the journal (its journaled edits are not in the new worktree).
+    pub from_start: bool,
 }
 
 /// The writers of one run: their worktrees, keyed by plan index.
@@ -73,9 +83,40 @@ fn writer_indexes(plan: &RuntimePlan) -> Vec<usize> {
         .collect()
 }
 
-/// Sets the plan's writers up in worktrees, or says (a warning) why they run as support
-/// workers: fewer than two, a read-only run, a replay, a project that is not a git repository.
-pub(crate) async fn prepare(shared: &RunShared, plan: &RuntimePlan) -> Option<Writers> {
+/// The run's snapshot for its writers being taken (a resumed run reopening the one it left).
+pub(crate) type Opening = tokio::task::JoinHandle<Result<Worktrees, String>>;
+
+/// Starts taking the run's snapshot for its writers, on its own task (a plan with fewer than
+/// two writers does not wait for it, and what it made goes when it ends). `None` when this run
+/// cannot have parallel writers whatever its plan: its brain has none, it may not change
+/// files, it is a replay ([`prepare`] says why).
+pub(crate) fn open(shared: &RunShared) -> Option<Opening> {
+    if !shared.brain.routing.parallel_writers
+        || shared.permission == PermissionMode::ReadOnly
+        || shared.tape.as_deref().is_some_and(Tape::is_strict)
+    {
+        return None;
+    }
+    let root = shared.project_root.clone();
+    let home = shared.home.root().to_path_buf();
+    let run_id = shared.ids.run_id().to_string();
+    let resumed = shared.tape.is_some();
+    Some(tokio::spawn(async move {
+        match resumed {
+            true => Worktrees::reopen(&root, &home, &run_id).await,
+            false => Worktrees::start(&root, &home, &run_id).await,
+        }
+    }))
+}
+
+/// Sets the plan's writers up in worktrees of the snapshot [`open`] took (a resumed run takes
+/// up those it left), or says (a warning) why they run as support workers: fewer than two, a
+/// read-only run, a replay, a project that is not a git repository.
+pub(crate) async fn prepare(
+    shared: &RunShared,
+    plan: &RuntimePlan,
+    opening: Option<Opening>,
+) -> Option<Writers> {
     let writers = writer_indexes(plan);
     if writers.is_empty() {
         return None;
@@ -92,29 +133,58 @@ pub(crate) async fn prepare(shared: &RunShared, plan: &RuntimePlan) -> Option<Wr
     if shared.permission == PermissionMode::ReadOnly {
         return not_parallel("this run may not change files");
     }
-    if shared.tape.is_some() {
-        return not_parallel("a replayed or resumed run does not make worktrees again");
+    if shared.tape.as_deref().is_some_and(Tape::is_strict) {
+        return not_parallel("a replay does not make worktrees");
     }
-    let worktrees = match Worktrees::start(
-        &shared.project_root,
-        shared.home.root(),
-        shared.ids.run_id(),
-    )
-    .await
-    {
-        Ok(worktrees) => worktrees,
-        Err(why) => return not_parallel(&why),
+    let Some(opening) = opening.or_else(|| open(shared)) else {
+        return not_parallel("this run's brain has no parallel writers");
     };
+    let worktrees = match opening.await {
+        Ok(Ok(worktrees)) => worktrees,
+        Ok(Err(why)) => return not_parallel(&why),
+        Err(stopped) => return not_parallel(&format!("the snapshot was not taken ({stopped})")),
+    };
+    let resumed = shared.tape.as_deref();
+    // A writer the interrupted run had working goes on where it was; the others get a new
+    // worktree.
+    let setups: Vec<(usize, Option<PathBuf>, bool)> = (writers.iter())
+        .map(|&index| {
+            let name = plan.workers[index].context_id.as_str();
+            let worked = resumed.is_some_and(|tape| tape.has_agent_work(name));
+            let reused = worked.then(|| worktrees.reuse(name)).flatten();
+            let from_start = worked
+                && reused.is_none()
+                && resumed.and_then(|tape| tape.writer_merge(name)).is_none();
+            (index, reused, from_start)
+        })
+        .collect();
+    let mut made = Vec::new();
+    for (index, reused, _) in &setups {
+        made.push(match reused {
+            Some(root) => Ok(root.clone()),
+            None => {
+                worktrees
+                    .add(plan.workers[*index].context_id.as_str())
+                    .await
+            }
+        });
+    }
     let mut places = BTreeMap::new();
-    for index in writers {
+    for ((index, _, from_start), made) in setups.into_iter().zip(made) {
         let worker = &plan.workers[index];
-        let root = match worktrees.add(worker.context_id.as_str()).await {
+        let root = match made {
             Ok(root) => root,
             Err(why) => {
                 worktrees.remove_all().await;
                 return not_parallel(&format!("a worktree could not be made ({why})"));
             }
         };
+        if from_start {
+            shared.sink.warning(format!(
+                "{} writer: the worktree it had before the interruption is gone; it works again from its start (its model calls are made again)",
+                worker.role
+            ));
+        }
         let sandbox =
             crate::run::writer_sandbox(&shared.home, &root, &shared.settings, shared.permission);
         if let Err(why) = &sandbox {
@@ -135,6 +205,7 @@ pub(crate) async fn prepare(shared: &RunShared, plan: &RuntimePlan) -> Option<Wr
                 root,
                 sandbox: sandbox.ok(),
                 gate,
+                from_start,
             },
         );
     }
@@ -168,13 +239,46 @@ pub(crate) async fn merge_back(
     runs: &BTreeMap<usize, WorkerRun>,
 ) -> BTreeMap<usize, String> {
     let indexes: Vec<usize> = writers.places.keys().copied().collect();
-    let mut expected: HashMap<String, Option<Vec<u8>>> = HashMap::new();
+    let mut expected: HashMap<String, Option<String>> = HashMap::new();
     let mut notes = BTreeMap::new();
+    // Read up front for every writer that completed and was not merged before an
+    // interruption: its worktree is its alone and no longer changes.
+    let to_read: Vec<(usize, &Path)> = (writers.places.iter())
+        .filter(|(index, _)| {
+            let context_id = plan.workers[**index].context_id.as_str();
+            let merged =
+                (shared.tape.as_deref()).is_some_and(|t| t.writer_merge(context_id).is_some());
+            let completed = runs
+                .get(index)
+                .is_some_and(|run| run.status() == TaskStatus::Completed);
+            completed && !merged
+        })
+        .map(|(index, place)| (*index, place.root.as_path()))
+        .collect();
+    let mut changes = changes_of(&writers.worktrees, &to_read).await;
     for index in merge_order(plan, &indexes) {
         let worker = &plan.workers[index];
         let Some(place) = writers.places.get(&index) else {
             continue;
         };
+        let journaled = (shared.tape.as_deref())
+            .and_then(|tape| Some((tape, tape.writer_merge(worker.context_id.as_str())?)));
+        if let Some((tape, merged)) = journaled {
+            // Merged before the interruption: not again. What it wrote is what the merges
+            // after it expect; the resumed run's report lists it too.
+            if merged.outcome == MergeOutcome::Clean {
+                for file in &merged.files {
+                    if let Some(hash) = tape.changed_files().get(&file.path) {
+                        expected.insert(file.path.clone(), hash.clone());
+                    }
+                }
+            }
+            if let Some(note) = journaled_note(merged) {
+                notes.insert(index, note);
+            }
+            shared.sink.record(Record::WriterMerge(merged.clone()));
+            continue;
+        }
         let mut record = WriterMerge {
             role: worker.role,
             context_id: worker.context_id.to_string(),
@@ -192,7 +296,14 @@ pub(crate) async fn merge_back(
             shared.sink.record(Record::WriterMerge(record));
             continue;
         }
-        let sides = match file_sides(&writers.worktrees, &place.root).await {
+        let read_now = changes.remove(&index).unwrap_or_else(|| Ok(Vec::new()));
+        let sides = read_now.and_then(|mut sides| {
+            for side in &mut sides {
+                side.ours = read(writers.worktrees.root(), &side.path)?;
+            }
+            Ok(sides)
+        });
+        let sides = match sides {
             Ok(sides) => sides,
             Err(why) => {
                 record.reason = Some(format!("its change could not be read: {why}"));
@@ -216,20 +327,15 @@ pub(crate) async fn merge_back(
                     };
                     notes.insert(index, primary_note(&failed, record.patch_path.as_deref()));
                 } else {
-                    for (path, action) in &merge.actions {
-                        let content = match action {
-                            FileAction::Write(bytes) => Some(bytes.clone()),
-                            FileAction::Delete => None,
-                        };
-                        expected.insert(path.clone(), content);
-                    }
+                    expected.extend(merge.after.iter().cloned());
                 }
             }
             MergeOutcome::Conflict | MergeOutcome::Refused => {
                 record.patch_path = save_patch(shared, &worker.context_id.to_string(), &sides);
                 notes.insert(index, primary_note(&merge, record.patch_path.as_deref()));
             }
-            MergeOutcome::Empty | MergeOutcome::Failed => {}
+            MergeOutcome::Empty => expected.extend(merge.after.iter().cloned()),
+            MergeOutcome::Failed => {}
         }
         shared.sink.record(Record::WriterMerge(record));
     }
@@ -237,18 +343,44 @@ pub(crate) async fn merge_back(
     notes
 }
 
-/// The writer's changed files with their three sides.
-async fn file_sides(worktrees: &Worktrees, worktree: &Path) -> Result<Vec<FileSides>, String> {
-    let mut sides = Vec::new();
-    for path in worktrees.changed_files(worktree).await? {
-        sides.push(FileSides {
-            base: worktrees.snapshot_content(&path).await,
-            ours: read(worktrees.root(), &path)?,
-            theirs: read(worktree, &path)?,
-            path,
+/// What the writers in `worktrees_of` (plan index → worktree) changed, for all of them at
+/// once: their changed files (one `git status` each, side by side), the snapshot's side of
+/// every such file (one `git cat-file --batch`) and the writer's. The project's side is left
+/// empty: it is read when the writer's turn to merge comes, after the merges before it.
+async fn changes_of(
+    worktrees: &Worktrees,
+    worktrees_of: &[(usize, &Path)],
+) -> BTreeMap<usize, Result<Vec<FileSides>, String>> {
+    let statuses = futures::future::join_all(
+        (worktrees_of.iter()).map(|(_, worktree)| worktrees.changed_files(worktree)),
+    )
+    .await;
+    let every_path: Vec<String> = (statuses.iter())
+        .filter_map(|paths| paths.as_ref().ok())
+        .flatten()
+        .cloned()
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    let bases = worktrees.snapshot_contents(&every_path).await;
+    let mut changes = BTreeMap::new();
+    for ((index, worktree), paths) in worktrees_of.iter().zip(statuses) {
+        let sides = paths.and_then(|paths| {
+            let bases = bases.as_ref().map_err(String::clone)?;
+            (paths.into_iter())
+                .map(|path| {
+                    Ok(FileSides {
+                        base: bases.get(&path).cloned().flatten(),
+                        ours: None,
+                        theirs: read(worktree, &path)?,
+                        path,
+                    })
+                })
+                .collect()
         });
+        changes.insert(*index, sides);
     }
-    Ok(sides)
+    changes
 }
 
 /// A file beneath `root` with no link followed (`None`: not there).
@@ -339,13 +471,7 @@ fn save_patch(shared: &RunShared, context_id: &str, sides: &[FileSides]) -> Opti
 
 /// What the primary is told about a writer whose change was not written.
 fn primary_note(merge: &MergePlan, patch: Option<&str>) -> String {
-    let mut note = format!(
-        "This writer's change was NOT applied to the project: {}.",
-        merge.reason.as_deref().unwrap_or("it could not be merged")
-    );
-    if let Some(patch) = patch {
-        note.push_str(&format!(" Its patch is saved at {patch}."));
-    }
+    let mut note = not_applied(merge.reason.as_deref(), patch);
     for conflict in &merge.conflicts {
         let clip =
             |text: &str| braincode_protocol::clip_chars_noting_rest(text, CONFLICT_SIDE_CHARS);
@@ -358,4 +484,28 @@ fn primary_note(merge: &MergePlan, patch: Option<&str>) -> String {
         ));
     }
     note
+}
+
+/// The opening of the note about a writer whose change was not written: why, and its patch.
+fn not_applied(reason: Option<&str>, patch: Option<&str>) -> String {
+    let mut note = format!(
+        "This writer's change was NOT applied to the project: {}.",
+        reason.unwrap_or("it could not be merged")
+    );
+    if let Some(patch) = patch {
+        note.push_str(&format!(" Its patch is saved at {patch}."));
+    }
+    note
+}
+
+/// What the primary of a resumed run is told about a writer whose merge, journaled before the
+/// interruption, did not write its change (its patch holds the change; the three sides are
+/// not journaled).
+fn journaled_note(merge: &WriterMerge) -> Option<String> {
+    let told = match merge.outcome {
+        MergeOutcome::Conflict | MergeOutcome::Refused => true,
+        MergeOutcome::Failed => merge.patch_path.is_some(),
+        MergeOutcome::Clean | MergeOutcome::Empty => false,
+    };
+    told.then(|| not_applied(merge.reason.as_deref(), merge.patch_path.as_deref()))
 }

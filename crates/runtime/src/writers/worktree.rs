@@ -11,6 +11,7 @@
 //! hidden), in a sandbox where only git's object store, its `worktrees` directory and the run's
 //! writers directory can be written: the project's files and `.git/config` or hooks cannot.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,6 +35,11 @@ pub struct Worktrees {
     snapshot: String,
     /// Worktrees made so far (removed at the end, whatever happens).
     made: Mutex<Vec<PathBuf>>,
+    /// Held while git makes a worktree.
+    adding: tokio::sync::Mutex<()>,
+    /// Whether the snapshot is the one an interrupted run of the same id took (its
+    /// worktrees can be taken up again).
+    reopened: bool,
     /// Held (locked) while the run lives: the next run removes a writers directory whose
     /// lock it can take (its run was killed before its cleanup).
     _alive: std::fs::File,
@@ -43,6 +49,21 @@ impl Worktrees {
     /// Takes the snapshot of `root` for run `run_id`. `Err` says why writers cannot have
     /// worktrees here (not a git repository, `.git` not a directory, no OS sandbox).
     pub async fn start(root: &Path, braincode_home: &Path, run_id: &str) -> Result<Self, String> {
+        Self::open(root, braincode_home, run_id, false).await
+    }
+
+    /// For a resumed run: takes up the snapshot and worktrees that the interrupted run of the
+    /// same id left ([`Worktrees::reuse`]), or starts afresh when they are gone.
+    pub async fn reopen(root: &Path, braincode_home: &Path, run_id: &str) -> Result<Self, String> {
+        Self::open(root, braincode_home, run_id, true).await
+    }
+
+    async fn open(
+        root: &Path,
+        braincode_home: &Path,
+        run_id: &str,
+        reopen: bool,
+    ) -> Result<Self, String> {
         let root = std::fs::canonicalize(root).map_err(|err| format!("the project: {err}"))?;
         let git_dir = root.join(".git");
         if !is_real_dir(&git_dir) {
@@ -53,9 +74,23 @@ impl Worktrees {
         let worktrees = git_dir.join("worktrees");
         let writers = git_dir.join(WRITERS_DIR);
         let base = writers.join(safe_name(run_id));
-        for dir in [&worktrees, &writers, &base] {
-            make_real_dir(dir)?;
+        make_real_dir(&worktrees)?;
+        make_real_dir(&writers)?;
+        // What an interrupted run of this id left: its snapshot, or (none readable) nothing
+        // worth keeping.
+        let previous = if reopen && is_real_dir(&base) {
+            braincode_sandbox::beneath::read_file(&base, Path::new(SNAPSHOT_FILE), 128)
+                .ok()
+                .and_then(|id| String::from_utf8(id).ok())
+                .filter(|id| is_object_id(id))
+        } else {
+            None
+        };
+        let wiped = previous.is_none() && is_real_dir(&base);
+        if wiped {
+            std::fs::remove_dir_all(&base).map_err(|err| format!("{}: {err}", base.display()))?;
         }
+        make_real_dir(&base)?;
         // Written beneath the run's directory (a link at its name is replaced, never followed),
         // then opened to be held.
         let lock = Path::new(LOCK_FILE);
@@ -80,16 +115,33 @@ impl Worktrees {
             sandbox,
             snapshot: String::new(),
             made: Mutex::new(Vec::new()),
+            adding: tokio::sync::Mutex::new(()),
+            reopened: previous.is_some(),
             _alive: alive,
         };
-        if !stale.is_empty() {
+        if !stale.is_empty() || wiped {
             // Killed runs' directories go; `prune` forgets their worktrees.
             for dir in &stale {
                 let _ = std::fs::remove_dir_all(dir);
             }
             let _ = made.git(&["worktree", "prune"], &[]).await;
         }
-        made.snapshot = made.take_snapshot().await?;
+        made.snapshot = match previous {
+            Some(snapshot) => snapshot,
+            None => {
+                let snapshot = made.take_snapshot().await?;
+                // Kept beside the worktrees, so that a resume of this run merges against the
+                // same base.
+                braincode_sandbox::beneath::write_file(
+                    &made.base,
+                    Path::new(SNAPSHOT_FILE),
+                    snapshot.as_bytes(),
+                    0o600,
+                )
+                .map_err(|err| format!("the snapshot's id: {err}"))?;
+                snapshot
+            }
+        };
         Ok(made)
     }
 
@@ -134,44 +186,75 @@ impl Worktrees {
         Ok(commit.trim().to_string())
     }
 
-    /// A detached worktree of the snapshot named `name`.
-    pub async fn add(&self, name: &str) -> Result<PathBuf, String> {
+    /// The worktree `name` an interrupted run of this id made, as it left it, when the run
+    /// was [reopened](Worktrees::reopen) on its snapshot and the worktree is still there.
+    pub fn reuse(&self, name: &str) -> Option<PathBuf> {
         let path = self.base.join(safe_name(name));
+        let is_worktree = std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_file());
+        if !self.reopened || !is_real_dir(&path) || !is_worktree {
+            return None;
+        }
+        let path = std::fs::canonicalize(&path).ok()?;
+        if let Ok(mut made) = self.made.lock() {
+            made.push(path.clone());
+        }
+        Some(path)
+    }
+
+    /// A detached worktree of the snapshot named `name` (what an interrupted run left at its
+    /// place is removed first).
+    pub async fn add(&self, name: &str) -> Result<PathBuf, String> {
+        let name = safe_name(name);
+        let path = self.base.join(&name);
+        // What an interrupted run left of it: its directory, and git's record of it (named
+        // after it, as the run's names are unique), possibly cut halfway by the kill and
+        // locked, which no `prune` removes. Neither follows a link.
+        let record = self.root.join(".git").join("worktrees").join(&name);
+        for leftover in [&path, &record] {
+            if std::fs::symlink_metadata(leftover).is_ok() {
+                std::fs::remove_dir_all(leftover)
+                    .map_err(|err| format!("{}: {err}", leftover.display()))?;
+            }
+        }
         let text = path.to_string_lossy().into_owned();
-        self.git(
-            &[
-                "worktree",
-                "add",
-                "--detach",
-                "--quiet",
-                &text,
-                &self.snapshot,
-            ],
-            &[],
-        )
-        .await?;
+        let args = [
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            text.as_str(),
+            self.snapshot.as_str(),
+        ];
+        {
+            // One at a time: a `worktree add` reads every worktree git has, and fails on one
+            // half registered beside it; and checkouts side by side were measured slower than
+            // one after another (the file system serializes them).
+            let _one = self.adding.lock().await;
+            self.git(&args, &[]).await?;
+        }
         if let Ok(mut made) = self.made.lock() {
             made.push(path.clone());
         }
         std::fs::canonicalize(&path).map_err(|err| format!("the new worktree: {err}"))
     }
 
-    /// Removes every worktree made and the run's writers directory.
+    /// Removes every worktree made and the run's writers directory: the worktrees' files all
+    /// at once (one thread each; they are in the run's own directory), then one `prune` for
+    /// git to forget the worktrees whose directory is gone.
     pub async fn remove_all(&self) {
         let made: Vec<PathBuf> = match self.made.lock() {
             Ok(mut made) => std::mem::take(&mut *made),
             Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
         };
-        for path in made {
-            let text = path.to_string_lossy().into_owned();
-            if self
-                .git(&["worktree", "remove", "--force", &text], &[])
-                .await
-                .is_err()
-            {
-                let _ = std::fs::remove_dir_all(&path);
-            }
-        }
+        let removed = tokio::task::spawn_blocking(move || {
+            std::thread::scope(|scope| {
+                for path in &made {
+                    scope.spawn(move || std::fs::remove_dir_all(path));
+                }
+            });
+        });
+        let _ = removed.await;
+        // Before the run's directory goes: git's sandbox has it as a writable root.
         let _ = self.git(&["worktree", "prune"], &[]).await;
         let _ = std::fs::remove_dir_all(&self.base);
     }
@@ -190,6 +273,7 @@ impl Worktrees {
                     "--no-renames",
                 ],
                 &[],
+                None,
             )
             .await?;
         let mut paths: Vec<String> = (status.split(|b| *b == 0))
@@ -202,41 +286,93 @@ impl Worktrees {
         Ok(paths)
     }
 
-    /// `path`'s content in the snapshot (`None`: it was not there).
-    pub async fn snapshot_content(&self, path: &str) -> Option<Vec<u8>> {
-        let spec = format!("{}:{path}", self.snapshot);
-        self.git_at(&self.root, &["cat-file", "blob", &spec], &[])
-            .await
-            .ok()
+    /// The contents of `paths` in the snapshot (`None`: not a file there), read by one
+    /// `git cat-file --batch`.
+    pub async fn snapshot_contents(
+        &self,
+        paths: &[String],
+    ) -> Result<HashMap<String, Option<Vec<u8>>>, String> {
+        let mut contents = HashMap::new();
+        // The batch reads one name a line: a path with a line break in it is read alone.
+        let (batched, alone): (Vec<&String>, Vec<&String>) =
+            paths.iter().partition(|path| !path.contains('\n'));
+        for path in alone {
+            let spec = format!("{}:{path}", self.snapshot);
+            let args = ["cat-file", "blob", spec.as_str()];
+            let blob = self.git_at(&self.root, &args, &[], None).await;
+            contents.insert(path.clone(), blob.ok());
+        }
+        if batched.is_empty() {
+            return Ok(contents);
+        }
+        let input: String = (batched.iter())
+            .map(|path| format!("{}:{path}\n", self.snapshot))
+            .collect();
+        let out = self
+            .git_at(
+                &self.root,
+                &["cat-file", "--batch"],
+                &[],
+                Some(input.as_bytes()),
+            )
+            .await?;
+        let mut rest = out.as_slice();
+        for path in batched {
+            let (content, after) = batch_entry(rest)
+                .ok_or_else(|| format!("git cat-file --batch: no answer for {path}"))?;
+            contents.insert(path.clone(), content);
+            rest = after;
+        }
+        Ok(contents)
     }
 
     /// Runs confined git in the project; its standard output, or why it failed.
     async fn git(&self, args: &[&str], env: &[(&str, &str)]) -> Result<String, String> {
-        let out = self.git_at(&self.root, args, env).await?;
+        let out = self.git_at(&self.root, args, env, None).await?;
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
-    /// Runs confined git in `cwd` (the project or one of the worktrees).
+    /// Runs confined git in `cwd` (the project or one of the worktrees), `input` on its
+    /// standard input.
     async fn git_at(
         &self,
         cwd: &Path,
         args: &[&str],
         env: &[(&str, &str)],
+        input: Option<&[u8]>,
     ) -> Result<Vec<u8>, String> {
+        use tokio::io::AsyncWriteExt;
         let mut command = braincode_tools::git_safe::git_command_in(&self.sandbox, cwd, args);
         for (name, value) in env {
             command.env(name, value);
         }
         command
-            .stdin(std::process::Stdio::null())
+            .stdin(match input {
+                Some(_) => std::process::Stdio::piped(),
+                None => std::process::Stdio::null(),
+            })
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let mut command = tokio::process::Command::from(command);
         command.kill_on_drop(true);
-        let output = tokio::time::timeout(GIT_TIMEOUT, command.output())
+        let failed = |err: std::io::Error| format!("git {}: {err}", args[0]);
+        let mut child = command.spawn().map_err(failed)?;
+        let stdin = child.stdin.take();
+        let input = input.map(<[u8]>::to_vec);
+        let run = async move {
+            // Written while the output is read: a large input cannot fill both pipes.
+            let write = async {
+                if let (Some(mut stdin), Some(input)) = (stdin, input) {
+                    let _ = stdin.write_all(&input).await;
+                }
+            };
+            let (_, output) = tokio::join!(write, child.wait_with_output());
+            output
+        };
+        let output = tokio::time::timeout(GIT_TIMEOUT, run)
             .await
             .map_err(|_| format!("git {} took longer than {GIT_TIMEOUT:?}", args[0]))?
-            .map_err(|err| format!("git {}: {err}", args[0]))?;
+            .map_err(failed)?;
         if output.status.success() {
             Ok(output.stdout)
         } else {
@@ -263,8 +399,34 @@ impl Drop for Worktrees {
     }
 }
 
+/// One answer of `git cat-file --batch` at the start of `out`: the blob's content (`None`:
+/// missing, or not a file), and what follows it; `None` when `out` holds no whole answer.
+fn batch_entry(out: &[u8]) -> Option<(Option<Vec<u8>>, &[u8])> {
+    let end = out.iter().position(|b| *b == b'\n')?;
+    let header = std::str::from_utf8(&out[..end]).ok()?;
+    let rest = &out[end + 1..];
+    let mut words = header.rsplitn(3, ' ');
+    let (Some(size), Some(kind)) = (words.next(), words.next()) else {
+        return Some((None, rest));
+    };
+    let Ok(size) = size.parse::<usize>() else {
+        // `<name> missing` (or ambiguous): no content follows.
+        return Some((None, rest));
+    };
+    let content = rest.get(..size)?;
+    let rest = rest.get(size + 1..)?;
+    Some(((kind == "blob").then(|| content.to_vec()), rest))
+}
+
 /// The lock file of a run's writers directory.
 const LOCK_FILE: &str = ".alive";
+/// The file of a run's writers directory that names its snapshot commit.
+const SNAPSHOT_FILE: &str = "snapshot";
+
+/// Whether `id` is a full hexadecimal git object id (SHA-1 or SHA-256).
+fn is_object_id(id: &str) -> bool {
+    matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
 
 /// What a run killed before its cleanup left of its writers in a project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -359,4 +521,30 @@ fn safe_name(name: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_answers_are_read_one_after_another() {
+        let out = b"0123 blob 6\nfirst\n\n\
+                    abc:new file.txt missing\n\
+                    4567 tree 3\n\x01\x02\x03\n\
+                    89ab blob 0\n\n";
+        let (first, rest) = batch_entry(out).unwrap();
+        // Content is taken by its size, line breaks and all.
+        assert_eq!(first.as_deref(), Some(&b"first\n"[..]));
+        let (missing, rest) = batch_entry(rest).unwrap();
+        assert_eq!(missing, None, "a path not in the snapshot has no content");
+        let (tree, rest) = batch_entry(rest).unwrap();
+        assert_eq!(tree, None, "a directory is not a file's content");
+        let (empty, rest) = batch_entry(rest).unwrap();
+        assert_eq!(empty.as_deref(), Some(&b""[..]));
+        assert!(rest.is_empty());
+        assert!(batch_entry(rest).is_none());
+        // A cut answer is no answer.
+        assert!(batch_entry(b"0123 blob 6\nfir").is_none());
+    }
 }

@@ -483,3 +483,45 @@ async fn one_writer_is_undone_alone_then_the_rest_of_the_run() {
     undo::apply(&rest, &store).unwrap();
     assert_eq!(read(project, "db/schema.sql"), "-- tables\n");
 }
+
+/// A run makes its writers' worktrees all at once: each one holds the whole snapshot (the
+/// user's uncommitted file included), none fails for being made beside another, and all go.
+#[tokio::test]
+async fn worktrees_made_at_once_each_hold_the_snapshot() {
+    use braincode_runtime::WriterWorktrees;
+    let repo = form_and_schema_repo();
+    for n in 0..40 {
+        repo.write(
+            &format!("src/m{n}.rs"),
+            &format!("pub const N: u32 = {n};\n"),
+        );
+    }
+    repo.commit("more files");
+    repo.write("NOTES.md", "not committed\n");
+    let home = tempfile::tempdir().unwrap();
+    for round in 0..10 {
+        let worktrees = WriterWorktrees::start(repo.path(), home.path(), &format!("run-{round}"))
+            .await
+            .unwrap();
+        let made = futures::future::join_all((0..8).map(|n| {
+            let worktrees = &worktrees;
+            async move { worktrees.add(&format!("writer-{n}")).await }
+        }))
+        .await;
+        for root in &made {
+            let root = root
+                .as_ref()
+                .unwrap_or_else(|why| panic!("round {round}: {why}"));
+            assert_eq!(read(root, "NOTES.md"), "not committed\n");
+            assert_eq!(read(root, "src/m39.rs"), "pub const N: u32 = 39;\n");
+            assert_eq!(read(root, "web/form.ts"), "export const fields = [];\n");
+            let changed = worktrees.changed_files(root).await.unwrap();
+            assert!(
+                changed.is_empty(),
+                "a new worktree has no change: {changed:?}"
+            );
+        }
+        worktrees.remove_all().await;
+        assert_no_worktree_left(repo.path());
+    }
+}
