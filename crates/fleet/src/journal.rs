@@ -21,6 +21,10 @@ use sha2::{Digest, Sha256};
 
 use crate::nats::{Fleet, JOURNAL_PREFIX, JOURNAL_STREAM};
 
+/// How long one read of a journal from the stream may take.
+const READ_TIMEOUT: Duration = Duration::from_secs(15);
+/// Reads of a journal tried before giving up (500 ms apart).
+const READ_ATTEMPTS: u32 = 8;
 /// Tries of one journal line before the run is given back to the queue (500 ms apart).
 const PUBLISH_ATTEMPTS: u32 = 30;
 /// The largest file whose content travels as a blob.
@@ -169,9 +173,18 @@ fn sha256_hex(bytes: &[u8]) -> String {
 pub async fn read(fleet: &Fleet, session: &str) -> Result<Vec<Vec<u8>>, String> {
     let mut attempt = 0;
     loop {
-        match read_once(fleet, session).await {
+        // A consumer can stall without an error while a cluster fails over: each try is
+        // bounded, and another is made on a fresh consumer.
+        let tried = tokio::time::timeout(READ_TIMEOUT, read_once(fleet, session))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "reading journal {session} took over {READ_TIMEOUT:?}"
+                ))
+            });
+        match tried {
             Ok(lines) => return Ok(lines),
-            Err(why) if attempt >= 20 => return Err(why),
+            Err(why) if attempt >= READ_ATTEMPTS => return Err(why),
             Err(_) => {
                 attempt += 1;
                 tokio::time::sleep(Duration::from_millis(500)).await;
