@@ -72,12 +72,7 @@ impl Publisher {
     /// Publishes every complete line written since the last call, each acknowledged by the
     /// stream before the next (so the stream holds a prefix of the journal, in order).
     pub async fn pump(&mut self) -> Result<(), String> {
-        let Ok(bytes) = std::fs::read(&self.path) else {
-            return Ok(());
-        };
-        let Some(new) = bytes.get(self.offset as usize..) else {
-            return Ok(());
-        };
+        let new = self.unread();
         let Some(end) = new.iter().rposition(|b| *b == b'\n') else {
             return Ok(());
         };
@@ -122,6 +117,19 @@ impl Publisher {
         }
         self.offset += new.len() as u64;
         Ok(())
+    }
+
+    /// What the journal file holds past the part already published (read from there, not
+    /// from the start: a long run's journal is read once in all, not once per look).
+    fn unread(&self) -> Vec<u8> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut bytes = Vec::new();
+        if let Ok(mut file) = std::fs::File::open(&self.path)
+            && file.seek(SeekFrom::Start(self.offset)).is_ok()
+        {
+            let _ = file.read_to_end(&mut bytes);
+        }
+        bytes
     }
 
     /// For a `file_change` line: the file's content, into the result store, when it still

@@ -18,8 +18,9 @@ use crate::task::TaskSpec;
 const NETWORK_GIT_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a local git call may take.
 const LOCAL_GIT_TIMEOUT: Duration = Duration::from_secs(120);
-/// How often the journal is read for new lines while the run goes on.
-const TAIL_EVERY: Duration = Duration::from_millis(100);
+/// How often the journal is read for new lines while the run goes on (a look costs an open
+/// and a read of what is new).
+const TAIL_EVERY: Duration = Duration::from_millis(25);
 /// The end of the run's standard error kept for an error message.
 const STDERR_TAIL: usize = 2_000;
 

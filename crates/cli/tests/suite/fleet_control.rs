@@ -137,7 +137,7 @@ async fn a_resumed_task_starts_from_the_files_the_killed_run_had_changed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_running_task_is_cancelled_while_watch_follows_it_and_the_worker_goes_on() {
+async fn a_running_task_is_cancelled_while_watch_follows_it() {
     let nats = NatsServer::start();
     // The primary would take ten minutes: only a cancel ends the first task.
     let server = model_server(Duration::ZERO, Duration::from_secs(600)).await;
