@@ -165,13 +165,20 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
         return;
     }
     if state.cancel_requested {
-        let _ = fleet
+        let cancelled = fleet
             .update(&id, |s| {
                 s.status = TaskStatus::Cancelled;
                 s.error = Some("cancelled before it started".to_string());
             })
             .await;
-        let _ = message.double_ack().await;
+        let _ = match cancelled {
+            Ok(_) => message.double_ack().await,
+            Err(_) => {
+                message
+                    .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+                    .await
+            }
+        };
         return;
     }
     if let Err(why) = task.task.check() {
@@ -191,9 +198,21 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
             s.heartbeat_at = Some(crate::task::now());
         })
         .await;
-    if !matches!(started, Ok(Some(_))) {
-        let _ = message.double_ack().await;
-        return;
+    match started {
+        Ok(Some(_)) => {}
+        // It ended meanwhile (cancelled, or another delivery's result): nothing to run.
+        Ok(None) => {
+            let _ = message.double_ack().await;
+            return;
+        }
+        // Not recorded as started: the queue keeps it, for this worker or another.
+        Err(why) => {
+            log(format!("task {id}: {why}; it will be delivered again"));
+            let _ = message
+                .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+                .await;
+            return;
+        }
     }
     log(format!(
         "task {id}: {} session {session} (delivery {delivered})",
@@ -265,7 +284,18 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
             spec.max_tokens = amount.tokens;
             spec.max_cost = amount.micro_usd.map(|micro| micro as f64 / 1e6);
         }
-        Grant::Wait => {}
+        // Only when the task was cancelled while it waited for budget.
+        Grant::Wait => {
+            keep_alive.abort();
+            let _ = fleet
+                .update(&id, |s| {
+                    s.status = TaskStatus::Cancelled;
+                    s.error = Some("cancelled while it waited for budget".to_string());
+                })
+                .await;
+            let _ = message.double_ack().await;
+            return;
+        }
     }
     let outcome = run_task(
         fleet,
@@ -286,14 +316,6 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
             .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
             .await;
         return;
-    }
-    let metrics = outcome.report.as_ref().and_then(|r| r.metrics.as_ref());
-    let used = Amount {
-        tokens: metrics.map(|m| m.tokens.total.total),
-        micro_usd: metrics.map(|m| m.tokens.cost_micro_usd),
-    };
-    if let Err(why) = budget::release(fleet, &budget_keys, &id, used).await {
-        log(format!("task {id}: {why}"));
     }
     let cancelled = *cancel_rx.borrow();
     if let Some(report) = &outcome.report
@@ -338,6 +360,18 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
             };
         })
         .await;
+    if recorded.is_ok() {
+        // Counted once: the reservation goes with the first release, and a later one (a
+        // worker that finished the same task) finds none and counts nothing.
+        let metrics = outcome.report.as_ref().and_then(|r| r.metrics.as_ref());
+        let used = Amount {
+            tokens: metrics.map(|m| m.tokens.total.total),
+            micro_usd: metrics.map(|m| m.tokens.cost_micro_usd),
+        };
+        if let Err(why) = budget::release(fleet, &budget_keys, &id, used).await {
+            log(format!("task {id}: {why}"));
+        }
+    }
     match recorded {
         Ok(Some(state)) => log(format!(
             "task {id}: {}{}",
