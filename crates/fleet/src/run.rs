@@ -71,8 +71,8 @@ impl From<String> for Failure {
 }
 
 /// Runs `task` (`id`) as session `session`, resuming it when `resume` and the journal
-/// stream has its records; `on_session` hears the session that actually runs (a fresh one
-/// when the resume cannot be).
+/// stream has its records (a journal that cannot be resumed here, such as one whose changed
+/// files are missing from the store, fails the task with the reason).
 pub async fn run_task(
     fleet: &Fleet,
     place: &RunPlace,
