@@ -72,12 +72,27 @@ impl NatsServer {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
-    /// Stops it at once (SIGKILL), as a crash would.
+    /// Stops it at once (SIGKILL), as a crash would. The server's own pid file names the
+    /// process to kill: `nats-server` on PATH may be a wrapper (a pyenv shim) whose child is
+    /// the server.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
+            let pid = std::fs::read_to_string(self.pid_file())
+                .ok()
+                .and_then(|text| text.trim().parse::<i32>().ok());
+            if let Some(pid) = pid.filter(|pid| *pid > 1) {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
             let _ = child.kill();
             let _ = child.wait();
+            let _ = std::fs::remove_file(self.pid_file());
         }
+    }
+
+    fn pid_file(&self) -> PathBuf {
+        self._store.path().join("nats-server.pid")
     }
 
     /// Starts it again on the same port and store.
@@ -88,6 +103,8 @@ impl NatsServer {
         });
         let child = Command::new(program)
             .args(&self.args)
+            .arg("--pid")
+            .arg(self.pid_file())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
