@@ -229,11 +229,23 @@ pub struct TaskState {
 impl TaskState {
     /// A task just submitted.
     pub fn queued(id: &str, task: TaskSpec) -> TaskState {
+        TaskState::new(id, Some(task), TaskStatus::Queued)
+    }
+
+    /// The result of something that is not a task (a malformed message).
+    pub fn failed(id: &str, why: String) -> TaskState {
+        let mut state = TaskState::new(id, None, TaskStatus::Failed);
+        state.deliveries = 1;
+        state.error = Some(why);
+        state
+    }
+
+    fn new(id: &str, task: Option<TaskSpec>, status: TaskStatus) -> TaskState {
         let now = now();
         TaskState {
             id: id.to_string(),
-            task: Some(task),
-            status: TaskStatus::Queued,
+            task,
+            status,
             cancel_requested: false,
             worker: None,
             deliveries: 0,
@@ -242,34 +254,6 @@ impl TaskState {
             run_status: None,
             answer: None,
             error: None,
-            patch_bytes: None,
-            pushed_branch: None,
-            tokens: None,
-            cost_micro_usd: None,
-            sequence: None,
-            heartbeat_at: None,
-            submitted_at: now.clone(),
-            updated_at: now,
-        }
-    }
-}
-
-impl TaskState {
-    /// The result of something that is not a task (a malformed message).
-    pub fn failed(id: &str, why: String) -> TaskState {
-        let now = now();
-        TaskState {
-            id: id.to_string(),
-            task: None,
-            status: TaskStatus::Failed,
-            cancel_requested: false,
-            worker: None,
-            deliveries: 1,
-            session: None,
-            commit: None,
-            run_status: None,
-            answer: None,
-            error: Some(why),
             patch_bytes: None,
             pushed_branch: None,
             tokens: None,

@@ -42,6 +42,34 @@ pub(super) async fn model_server(
     .await
 }
 
+/// Like [`model_server`], but the primary edits `src/token.rs` (tokens must be longer),
+/// then answers after `answer_delay`.
+pub(super) async fn editing_server(answer_delay: Duration) -> ScriptedServer {
+    ScriptedServer::start(
+        Script::new()
+            .always(
+                Matcher::model("router"),
+                Reply::json(&router_decision_json(Role::Backend, &[Role::Security])),
+            )
+            .always(
+                Matcher::model("security"),
+                run_harness::worker_reply("tokens are signed"),
+            )
+            .always(Matcher::model("review"), review_reply("approved"))
+            .when_fn(Matcher::model("backend"), move |call| {
+                if call.is_tool_turn() {
+                    Reply::text("Tokens now need 9 characters.").delayed(answer_delay)
+                } else {
+                    Reply::tool_call(
+                        "edit_file",
+                        json!({"path": "src/token.rs", "oldString": "!token.is_empty()", "newString": "token.len() > 8"}),
+                    )
+                }
+            }),
+    )
+    .await
+}
+
 /// A worker "machine": its own home (keys, settings), configured for `server`.
 pub(super) fn worker_home(server: &ScriptedServer) -> TempHome {
     let home = TempHome::new();

@@ -7,43 +7,19 @@
 use std::time::{Duration, Instant};
 
 use super::fleet::{
-    connect, model_server, spawn_worker, stream_journal, task_line, wait_final, worker_home,
+    connect, editing_server, model_server, spawn_worker, stream_journal, task_line, wait_final,
+    worker_home,
 };
-use crate::run_harness::{self, braincode, review_reply};
+use crate::run_harness::{self, braincode};
 use braincode_fleet::TaskStatus;
-use braincode_protocol::Role;
-use braincode_test_support::{
-    Matcher, NatsServer, Reply, Script, ScriptedServer, TempHome, router_decision_json,
-};
+use braincode_test_support::{NatsServer, TempHome};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_task_starts_from_the_files_the_killed_run_had_changed() {
     let nats = NatsServer::start();
     // The primary edits src/token.rs, then takes long over its answer: the kill lands there.
-    let server = ScriptedServer::start(
-        Script::new()
-            .always(
-                Matcher::model("router"),
-                Reply::json(&router_decision_json(Role::Backend, &[Role::Security])),
-            )
-            .always(
-                Matcher::model("security"),
-                run_harness::worker_reply("tokens are signed"),
-            )
-            .always(Matcher::model("review"), review_reply("approved"))
-            .when_fn(Matcher::model("backend"), |call| {
-                if call.is_tool_turn() {
-                    Reply::text("Tokens now need 9 characters.").delayed(Duration::from_secs(3))
-                } else {
-                    Reply::tool_call(
-                        "edit_file",
-                        json!({"path": "src/token.rs", "oldString": "!token.is_empty()", "newString": "token.len() > 8"}),
-                    )
-                }
-            }),
-    )
-    .await;
+    let server = editing_server(Duration::from_secs(3)).await;
     let repo = run_harness::repo();
     let (home_a, home_b) = (worker_home(&server), worker_home(&server));
     let fleet = connect(&nats.url()).await;

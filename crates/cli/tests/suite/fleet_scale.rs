@@ -164,26 +164,8 @@ async fn a_three_node_cluster_that_loses_a_server_mid_batch_completes_every_task
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_is_pushed_to_the_branch_the_task_names() {
-    use braincode_protocol::Role;
-    use braincode_test_support::{Matcher, Reply, Script, ScriptedServer, router_decision_json};
-    use serde_json::json;
     let nats = NatsServer::start();
-    let server = ScriptedServer::start(
-        Script::new()
-            .always(Matcher::model("router"), Reply::json(&router_decision_json(Role::Backend, &[])))
-            .always(Matcher::model("review"), run_harness::review_reply("approved"))
-            .when_fn(Matcher::model("backend"), |call| {
-                if call.is_tool_turn() {
-                    Reply::text("Tokens now need 9 characters.")
-                } else {
-                    Reply::tool_call(
-                        "edit_file",
-                        json!({"path": "src/token.rs", "oldString": "!token.is_empty()", "newString": "token.len() > 8"}),
-                    )
-                }
-            }),
-    )
-    .await;
+    let server = super::fleet::editing_server(Duration::ZERO).await;
     let repo = run_harness::repo();
     // The task's repository is a bare remote, as on a server.
     let remotes = tempfile::tempdir().unwrap();

@@ -14,10 +14,10 @@ pub(super) struct BudgetArgs {
     per_task_tokens: Option<u64>,
     /// US dollars all runs (or the submitter's runs) may cost in all, priced by each worker's
     /// models.json.
-    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    #[arg(long, value_name = "USD", value_parser = crate::commands::run::parse_usd)]
     usd: Option<f64>,
     /// US dollars one run may reserve when its task sets no maxCost.
-    #[arg(long, value_name = "USD", requires = "usd", value_parser = parse_usd)]
+    #[arg(long, value_name = "USD", requires = "usd", value_parser = crate::commands::run::parse_usd)]
     per_task_usd: Option<f64>,
     /// The submitter's budget instead of the fleet's.
     #[arg(long, value_name = "NAME")]
@@ -25,15 +25,6 @@ pub(super) struct BudgetArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
-}
-
-fn parse_usd(text: &str) -> Result<f64, String> {
-    match text.trim().trim_start_matches('$').parse::<f64>() {
-        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
-        _ => Err(format!(
-            "{text:?} is not an amount: give US dollars above 0, such as 25"
-        )),
-    }
 }
 
 fn micro(usd: f64) -> u64 {

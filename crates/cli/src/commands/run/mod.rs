@@ -152,7 +152,8 @@ impl RunArgs {
     }
 }
 
-fn parse_usd(text: &str) -> Result<f64, String> {
+/// A `--max-cost`-style amount: US dollars above 0 (a leading `$` is allowed).
+pub(crate) fn parse_usd(text: &str) -> Result<f64, String> {
     match text.trim().trim_start_matches('$').parse::<f64>() {
         Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
         _ => Err(format!(
