@@ -408,7 +408,19 @@ async fn patch(dir: &Path, commit: &str) -> Result<Vec<u8>, String> {
 /// ancestor is refused by the remote, and the task says so.
 async fn push(dir: &Path, commit: &str, branch: &str, id: &str) -> Result<(), String> {
     let index = temp_index(dir);
+    // The result commit is dated like the commit it starts from, so it is the same commit
+    // whichever delivery of the task makes it: a task redelivered after its push pushes
+    // nothing new instead of being refused as a non-fast-forward.
+    let date = git(
+        dir,
+        &["show", "-s", "--format=%ct", commit],
+        LOCAL_GIT_TIMEOUT,
+    )
+    .await
+    .map(|out| format!("@{} +0000", String::from_utf8_lossy(&out).trim()))?;
     let env = [
+        ("GIT_AUTHOR_DATE", date.as_str()),
+        ("GIT_COMMITTER_DATE", date.as_str()),
         ("GIT_INDEX_FILE", index.as_str()),
         ("GIT_AUTHOR_NAME", "Braincode fleet"),
         ("GIT_AUTHOR_EMAIL", "fleet@braincode.invalid"),

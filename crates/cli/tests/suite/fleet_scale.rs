@@ -223,6 +223,49 @@ async fn a_result_is_pushed_to_the_branch_the_task_names() {
     let lines: Vec<&str> = parent.lines().collect();
     assert_eq!(lines[0], lines[1], "{parent}");
     assert_eq!(Some(lines[1]), state.commit.as_deref());
+    // Delivered again after its push (its worker died before recording the result): the
+    // same commit is pushed, so the branch is where it was and the task is done again.
+    let head = |bare: &std::path::Path| {
+        let out = std::process::Command::new("git")
+            .args([
+                "--git-dir",
+                bare.to_str().unwrap(),
+                "rev-parse",
+                "braincode/longer-tokens",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let pushed = head(&bare);
+    // A later second than the first push: a commit dated "now" would differ.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let mut running = state.clone();
+    running.status = TaskStatus::Running;
+    fleet
+        .tasks
+        .put(&id, serde_json::to_vec(&running).unwrap().into())
+        .await
+        .unwrap();
+    let message = serde_json::json!({"id": id, "task": state.task.clone().unwrap()});
+    fleet
+        .js
+        .publish("braincode.tasks", message.to_string().into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let again = loop {
+        let (now, _) = fleet.state(&id).await.unwrap().unwrap();
+        if now.status.is_final() {
+            break now;
+        }
+        assert!(Instant::now() < deadline, "{now:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(again.status, TaskStatus::Done, "{again:?}");
+    assert_eq!(head(&bare), pushed);
     worker.kill().await;
 }
 
