@@ -48,6 +48,9 @@ enum Command {
     Sessions(commands::sessions::SessionsCommand),
     /// Many runs on many machines: a task queue and workers on NATS JetStream.
     Fleet(Box<commands::fleet::FleetArgs>),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim,
+    /// Emacs) that start Braincode as their agent.
+    Acp(commands::acp::AcpArgs),
     /// Check the configuration, credentials and tools, with a fix for each problem.
     Doctor(commands::doctor::DoctorArgs),
     /// List, test, discover and pull models.
@@ -225,6 +228,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => commands::replay::execute(args),
         Command::Sessions(cmd) => commands::sessions::execute(cmd),
         Command::Fleet(args) => commands::fleet::execute(args),
+        Command::Acp(args) => commands::acp::execute(args),
         Command::Doctor(args) => commands::doctor::execute(args),
         Command::Models(cmd) => commands::models::execute(cmd),
         Command::Auth(cmd) => commands::auth::execute(cmd),

@@ -82,7 +82,7 @@ pub use model_check::{
 // After a run: replay, resume, undo, handoffs, the pet.
 pub use git::PatchBaseline;
 pub use handoff::{HandoffOptions, make_handoff};
-pub use ledger::{BlobStore, undo};
+pub use ledger::{BlobStore, sha256_hex, undo};
 pub use pet::{NoPetModel, PET_POLL, PetModel, PetReply, PetSnapshot, SNAPSHOT_ITEMS};
 pub use replay::{Divergence, JournaledRun, ReplayOutcome, replay};
 pub use repo_facts::mentioned_paths;

@@ -207,6 +207,7 @@ impl JournaledRun {
                 .as_deref()
                 .and_then(RoutingChoice::from_name)
                 .unwrap_or_default(),
+            images: Vec::new(),
         };
         Ok(JournaledRun {
             index: position + 1,

@@ -1,6 +1,7 @@
 //! One module per command. Each exposes its clap arguments and an `execute` function that
 //! returns the process exit code.
 
+pub mod acp;
 pub mod auth;
 pub mod bench;
 pub mod benchmark;

@@ -1,5 +1,6 @@
 //! The test modules, one per former test binary.
 
+mod acp_editor;
 mod bench_tokens;
 mod benchmark_exec;
 mod benchmark_plan;

@@ -89,6 +89,9 @@ pub struct RunRequest {
     pub routing: RoutingChoice,
     /// Token and cost limits (`--max-tokens`, `--max-cost`).
     pub budget: RunBudget,
+    /// Images given with the prompt rather than named in it (an editor's pasted image):
+    /// they reach the models like an `@image.png` reference does.
+    pub images: Vec<braincode_config::ImageAttachment>,
 }
 
 /// Where the run's records go.
@@ -129,6 +132,9 @@ pub struct RunServices {
     /// MCP servers shared by the runs of an interactive session (none: each run starts and
     /// stops its own).
     pub mcp_hubs: Option<Arc<crate::mcp::McpHubCache>>,
+    /// MCP servers the caller brings besides the configured ones (an editor's, over ACP),
+    /// planned like the user's own servers: same sandbox, same shadowing by name.
+    pub extra_mcp_servers: Vec<braincode_config::McpServerConfig>,
 }
 
 impl RunServices {
@@ -145,6 +151,7 @@ impl RunServices {
             journal: JournalTarget::Session,
             tape: None,
             mcp_hubs: None,
+            extra_mcp_servers: Vec::new(),
         }
     }
 }

@@ -309,6 +309,7 @@ async fn prepare(
         images: expanded
             .images
             .into_iter()
+            .chain(request.images.iter().cloned())
             .map(|image| ContentPart::Image {
                 mime_type: image.mime_type,
                 data: image.data_base64,

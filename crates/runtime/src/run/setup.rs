@@ -122,10 +122,16 @@ pub(crate) fn build_base(
         .with_project_trust(loaded.checks.trusted),
     );
     let support = loaded.support;
+    let servers: Vec<_> = support
+        .mcp_servers
+        .iter()
+        .chain(&services.extra_mcp_servers)
+        .cloned()
+        .collect();
     let mcp = crate::mcp::McpRuntime::new(
         crate::mcp::plan_for(
             &services.home,
-            &support.mcp_servers,
+            &servers,
             &loaded.settings.mcp,
             &project_root,
         ),

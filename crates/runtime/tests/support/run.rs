@@ -277,6 +277,7 @@ impl TestRun {
             network_allowlist: false,
             routing: self.routing,
             budget: braincode_runtime::RunBudget::default(),
+            images: Vec::new(),
         };
         // `run`'s future is not `Send` (the CLI blocks on it): it gets a thread and a runtime
         // of its own, as in the binary, and the test's runtime stays free to watch it.

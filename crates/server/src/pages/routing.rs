@@ -78,6 +78,7 @@ async fn preview(
             RoutingChoice::Auto
         },
         budget: Default::default(),
+        images: Vec::new(),
     };
     let plan = plan_only(request, RunServices::new(state.home.clone()))
         .await

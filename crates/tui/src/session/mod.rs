@@ -408,6 +408,7 @@ impl Session {
             network_allowlist: false,
             routing: RoutingChoice::Auto,
             budget: braincode_runtime::RunBudget::default(),
+            images: Vec::new(),
         }
     }
 

@@ -194,6 +194,7 @@ pub(super) fn request(repo: &Path) -> RunRequest {
         network_allowlist: false,
         routing: RoutingChoice::Auto,
         budget: braincode_runtime::RunBudget::default(),
+        images: Vec::new(),
     }
 }
 

@@ -376,6 +376,7 @@ async fn run_task(
             ExecMode::Live => RoutingChoice::Auto,
         },
         budget: Default::default(),
+        images: Vec::new(),
     };
     let mut services = RunServices::new(home.clone());
     if mode == ExecMode::Mock {

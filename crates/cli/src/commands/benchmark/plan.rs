@@ -341,6 +341,7 @@ async fn router(
         network_allowlist: false,
         routing: RoutingChoice::Auto,
         budget: Default::default(),
+        images: Vec::new(),
     };
     match plan_only(request, RunServices::new(home.clone())).await {
         Ok(plan) => {

@@ -291,6 +291,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             max_tokens: args.max_tokens,
             max_cost_usd: args.max_cost,
         },
+        images: Vec::new(),
     };
     // The configuration is loaded once, here: the brain named below, the models the
     // embedded-model check looks at and the run itself all come from this one load.
