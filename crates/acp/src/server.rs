@@ -17,18 +17,20 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode};
 use braincode_config::{McpServerConfig, McpTransport, Scope};
 use braincode_runtime::PermissionMode;
+use tokio_util::sync::CancellationToken;
 
 use crate::prompt::prompt_parts;
 use crate::session::{Session, Shared, send, unknown_session};
 use crate::updates::message;
 
-/// Serves ACP on `transport` until the editor closes it, then ends every run (each writes
+/// Serves ACP on `transport` until the editor closes it (or `stop` fires), then ends every run (each writes
 /// its final answer and closes its journal) before returning.
 pub async fn serve_on(
     shared: Arc<Shared>,
     transport: impl ConnectTo<Agent> + 'static,
+    stop: CancellationToken,
 ) -> Result<(), Error> {
-    let served = Agent
+    let serving = Agent
         .v1()
         .name("braincode")
         .on_receive_request(
@@ -193,8 +195,11 @@ pub async fn serve_on(
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(transport)
-        .await;
+        .connect_to(transport);
+    let served = tokio::select! {
+        served = serving => served,
+        () = stop.cancelled() => Ok(()),
+    };
     shared.shut_down().await;
     served
 }

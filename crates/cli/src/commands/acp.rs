@@ -49,10 +49,31 @@ pub fn execute(args: AcpArgs) -> anyhow::Result<ExitCode> {
             PermissionMode::Ask
         },
         allow_network: args.allow_network,
+        stop: tokio_util::sync::CancellationToken::new(),
     };
     let runtime = super::tokio_runtime()?;
-    runtime
-        .block_on(braincode_acp::serve(options, Stdio::new()))
-        .map_err(|err| anyhow::anyhow!("ACP connection failed: {}", err.message))?;
+    runtime.block_on(async move {
+        // An editor stops its agent with SIGTERM (often a second after closing stdin): the
+        // runs still end with their final answer and a closed journal.
+        let stop = options.stop.clone();
+        tokio::spawn(async move {
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(term) => term,
+                    Err(err) => {
+                        tracing::warn!("SIGTERM cannot be watched: {err}");
+                        return;
+                    }
+                };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            stop.cancel();
+        });
+        braincode_acp::serve(options, Stdio::new())
+            .await
+            .map_err(|err| anyhow::anyhow!("ACP connection failed: {}", err.message))
+    })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,325 @@
+//! `braincode acp` from the Rust crate's client side (`agent-client-protocol`, spawning the
+//! binary), and from raw bytes: an editor that never answers a permission request, an editor
+//! that goes away mid-prompt or stops the agent with SIGTERM, images and embedded files in a
+//! prompt, malformed JSON.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, EmbeddedResource, EmbeddedResourceResource, ImageContent, InitializeRequest,
+    NewSessionRequest, PromptRequest, RequestPermissionRequest, RequestPermissionResponse,
+    SessionNotification, StopReason, TextContent, TextResourceContents,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{AcpAgent, AcpAgentConfig, Agent, Client};
+use braincode_protocol::Role;
+use braincode_test_support::{
+    Matcher, Reply, Script, ScriptedServer, TempHome, TempRepo, router_decision_json,
+    scripted_model_entry,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::run_harness::{self, configure, journal, review_reply};
+
+/// The primary runs `touch ran-marker` then answers; a prompt asking to wait is answered
+/// only after a minute.
+async fn command_model() -> ScriptedServer {
+    ScriptedServer::start(
+        Script::new()
+            .always(
+                Matcher::model("router"),
+                Reply::json(&router_decision_json(Role::Backend, &[])),
+            )
+            .always(Matcher::model("review"), review_reply("approved"))
+            .when_fn(Matcher::model("backend"), |call| {
+                if call.first_user_text().contains("please wait") {
+                    return Reply::text("too late").delayed(Duration::from_secs(60));
+                }
+                if call.is_tool_turn() {
+                    Reply::text("Done as far as allowed.")
+                } else {
+                    Reply::tool_call("shell", json!({"command": "touch ran-marker"}))
+                }
+            }),
+    )
+    .await
+}
+
+fn agent(home: &TempHome, args: &[&str]) -> AcpAgent {
+    let mut config = AcpAgentConfig::new(env!("CARGO_BIN_EXE_braincode"))
+        .arg("acp")
+        .env("BRAINCODE_HOME", home.path().display().to_string())
+        .env(
+            "BRAINCODE_MODEL_CACHE",
+            home.path().join("no-model-cache").display().to_string(),
+        )
+        .env("BRAINCODE_LOCAL_SERVERS", "0");
+    for arg in args {
+        config = config.arg(*arg);
+    }
+    AcpAgent::new(config)
+}
+
+async fn open(
+    connection: &ConnectionTo<Agent>,
+    repo: &TempRepo,
+) -> agent_client_protocol::v1::schema::SessionId {
+    connection
+        .send_request(InitializeRequest::new(ProtocolVersion::V1))
+        .block_task()
+        .await
+        .unwrap();
+    connection
+        .send_request(NewSessionRequest::new(repo.path().to_path_buf()))
+        .block_task()
+        .await
+        .unwrap()
+        .session_id
+}
+
+fn text(prompt: &str) -> Vec<ContentBlock> {
+    vec![ContentBlock::Text(TextContent::new(prompt))]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_never_answers_does_not_hang_the_run() {
+    let server = command_model().await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    let repo = run_harness::repo();
+    // Requests the editor holds and never answers (dropping one would answer it).
+    let held: Arc<Mutex<Vec<Responder<RequestPermissionResponse>>>> = Arc::default();
+    let asked = held.clone();
+    let stop = Client
+        .v1()
+        .on_receive_request(
+            async move |_request: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _connection: ConnectionTo<Agent>| {
+                asked.lock().unwrap().push(responder);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(
+            agent(&home, &["--permission-timeout", "1"]),
+            async |connection: ConnectionTo<Agent>| {
+                let session = open(&connection, &repo).await;
+                let response = connection
+                    .send_request(PromptRequest::new(session, text("run the tests")))
+                    .block_task()
+                    .await?;
+                Ok(response.stop_reason)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stop, StopReason::EndTurn);
+    assert_eq!(
+        held.lock().unwrap().len(),
+        1,
+        "the command was asked about once"
+    );
+    assert!(
+        !repo.path().join("ran-marker").exists(),
+        "an unanswered command ran"
+    );
+    let sessions = std::fs::read_dir(home.path().join("sessions")).unwrap();
+    let id = sessions
+        .filter_map(Result::ok)
+        .find_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".jsonl")
+                .map(str::to_string)
+        })
+        .unwrap();
+    let decision = journal(&home, &id)
+        .into_iter()
+        .find(|r| r["type"] == "tool_approval_decision")
+        .unwrap();
+    assert_eq!(decision["decision"], "blocked", "{decision}");
+    assert!(
+        decision["reason"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer"),
+        "{decision}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_goes_away_mid_prompt_leaves_a_closed_journal() {
+    let server = command_model().await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    let repo = run_harness::repo();
+    let seen: Arc<Mutex<Vec<SessionNotification>>> = Arc::default();
+    let updates = seen.clone();
+    let session = Client
+        .v1()
+        .on_receive_notification(
+            async move |notification: SessionNotification, _connection: ConnectionTo<Agent>| {
+                updates.lock().unwrap().push(notification);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(
+            agent(&home, &[]),
+            async |connection: ConnectionTo<Agent>| {
+                let session = open(&connection, &repo).await;
+                // Not awaited: the editor leaves while the model is still thinking.
+                connection
+                    .send_request(PromptRequest::new(
+                        session.clone(),
+                        text("please wait for the slow model"),
+                    ))
+                    .detach();
+                for _ in 0..200 {
+                    if seen.lock().unwrap().iter().any(|n| {
+                        n.session_id == session
+                            && matches!(
+                                n.update,
+                                agent_client_protocol::v1::schema::SessionUpdate::Plan(_)
+                            )
+                    }) {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Ok(session)
+            },
+        )
+        .await
+        .unwrap();
+    // The client closed stdin when it returned and waited for the process to exit.
+    let records = journal(&home, &session.0);
+    let last = records.last().unwrap();
+    assert!(
+        last["type"] == "run_end" || last["type"] == "run_error",
+        "the journal ends with its terminal record: {last}"
+    );
+    assert!(
+        last.to_string()
+            .contains("the editor closed the connection"),
+        "{last}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_and_embedded_files_reach_the_model() {
+    let server = ScriptedServer::start(
+        Script::new()
+            .always(
+                Matcher::model("router"),
+                Reply::json(&router_decision_json(Role::Backend, &[])),
+            )
+            .always(
+                Matcher::model("backend"),
+                Reply::text("I see a one-pixel image."),
+            ),
+    )
+    .await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    // The router and the primary read images (a prompt with images is planned by a model
+    // that sees them).
+    let models: Vec<_> = run_harness::ROLES
+        .iter()
+        .map(|role| {
+            let mut model = scripted_model_entry(&format!("test/{role}"), &server.base_url());
+            model.supports_vision = matches!(*role, "backend" | "router");
+            model
+        })
+        .collect();
+    home.write_models(&models);
+    let repo = run_harness::repo();
+    let unsaved = "pub fn unsaved_buffer_marker() {}";
+    let stop = Client
+        .v1()
+        .connect_with(agent(&home, &["--read-only"]), async |connection: ConnectionTo<Agent>| {
+            let session = open(&connection, &repo).await;
+            let prompt = vec![
+                ContentBlock::Text(TextContent::new("what is in this picture and this file?")),
+                ContentBlock::Image(ImageContent::new("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "image/png")),
+                ContentBlock::Resource(EmbeddedResource::new(
+                    EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                        unsaved,
+                        format!("file://{}/src/lib.rs", repo.path().display()),
+                    )),
+                )),
+            ];
+            let response = connection
+                .send_request(PromptRequest::new(session, prompt))
+                .block_task()
+                .await?;
+            Ok(response.stop_reason)
+        })
+        .await
+        .unwrap();
+    assert_eq!(stop, StopReason::EndTurn);
+    let primary: Vec<Value> = server
+        .chat_requests()
+        .into_iter()
+        .filter(|request| request.model() == Some("backend"))
+        .map(|request| request.body)
+        .collect();
+    let body = serde_json::to_string(&primary).unwrap();
+    assert!(
+        body.contains("iVBORw0KGgo"),
+        "the image reached the primary"
+    );
+    assert!(
+        body.contains(unsaved),
+        "the embedded file reached the primary"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_json_gets_an_error_and_the_server_keeps_serving_until_sigterm() {
+    let home = TempHome::new();
+    let mut child = run_harness::command(&home, home.path(), &["acp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n").await.unwrap();
+    let init: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(init["result"]["agentInfo"]["name"], "braincode");
+    for bad in [
+        "{not json",
+        "[1,2]",
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":42}}",
+    ] {
+        stdin
+            .write_all(format!("{bad}\n").as_bytes())
+            .await
+            .unwrap();
+        let reply: Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert!(reply["error"]["code"].as_i64().is_some(), "{bad} → {reply}");
+    }
+    stdin
+        .write_all(format!("{{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/new\",\"params\":{{\"cwd\":{:?},\"mcpServers\":[]}}}}\n", home.path().display().to_string()).as_bytes())
+        .await
+        .unwrap();
+    let created: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert!(created["result"]["sessionId"].is_string(), "{created}");
+    run_harness::send_signal(child.id().unwrap(), "-TERM");
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        status.success(),
+        "SIGTERM ends the server cleanly: {status}"
+    );
+}
