@@ -6,7 +6,7 @@ use agent_client_protocol::v1::schema::SessionUpdate;
 use braincode_config::{Home, read_journal};
 use braincode_protocol::{Record, SessionId};
 
-use crate::updates::{Translator, message};
+use crate::updates::{Telling, Translator, message};
 
 /// The updates that tell session `id` again, in journal order.
 pub fn replay_updates(
@@ -24,11 +24,11 @@ pub fn replay_updates(
         Error::internal_error().data(format!("{} could not be read: {err}", path.display()))
     })?;
     let mut updates = Vec::new();
-    let mut translator = Translator::new(home.root(), id, project_root);
+    let mut translator = Translator::new(Telling::Again, home.root(), id, project_root);
     for entry in &read.entries {
         if let Record::RunStart(_) = &entry.record {
             // A run's ids are its own: a new translator per run.
-            translator = Translator::new(home.root(), id, project_root);
+            translator = Translator::new(Telling::Again, home.root(), id, project_root);
         }
         updates.extend(translator.record(&entry.record));
         match &entry.record {

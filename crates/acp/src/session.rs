@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approve::AcpApprover;
 use crate::prompt::PromptParts;
-use crate::updates::Translator;
+use crate::updates::{Telling, Translator};
 
 /// How long the end of the connection waits for cancelled runs to close their journals.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -200,7 +200,7 @@ impl Shared {
             budget: RunBudget::default(),
             images: parts.images,
         };
-        let translator = Translator::new(self.home.root(), &key, &session.cwd);
+        let translator = Translator::new(Telling::Live, self.home.root(), &key, &session.cwd);
         session.running = Some(Running {
             cancel: cancel.clone(),
             reason,

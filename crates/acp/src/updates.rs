@@ -6,8 +6,9 @@
 //! list each time one moves, as the protocol asks), each support or review worker and each tool
 //! call a `tool_call` then `tool_call_update`s (kind, status, locations, the diff of an edit,
 //! a command's output), and a file change its diff with the content before and after. Only
-//! the primary's streamed text (`agent_message_chunk`) and reasoning (`agent_thought_chunk`)
-//! are live-only events.
+//! the primary's streamed text (`agent_message_chunk`), its reasoning and the run's status
+//! lines (`agent_thought_chunk`) are live-only events. A loaded session tells its prompts
+//! again (`user_message_chunk`); a live turn does not echo the prompt the editor sent.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,8 +28,18 @@ use serde_json::Value;
 /// Longest command output or worker summary put into one update (the journal keeps it all).
 pub const MAX_UPDATE_TEXT: usize = 16 * 1024;
 
+/// Whether the editor saw the turn happen or is told it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Telling {
+    /// A live prompt turn: the editor already shows the prompt it sent.
+    Live,
+    /// `session/load`: the prompts are told too.
+    Again,
+}
+
 /// Turns one run's events into session updates.
 pub struct Translator {
+    telling: Telling,
     project_root: PathBuf,
     blobs: BlobStore,
     todos: Vec<Todo>,
@@ -42,8 +53,9 @@ pub struct Translator {
 
 impl Translator {
     /// A translator for a run in `project_root` of session `session_id` under `home_root`.
-    pub fn new(home_root: &Path, session_id: &str, project_root: &Path) -> Self {
+    pub fn new(telling: Telling, home_root: &Path, session_id: &str, project_root: &Path) -> Self {
         Self {
+            telling,
             project_root: project_root.to_path_buf(),
             blobs: BlobStore::new(home_root, session_id),
             todos: Vec::new(),
@@ -76,10 +88,16 @@ impl Translator {
                 }
                 Vec::new()
             }
+            // What the run is doing now ("routing with routeBrain on …", "check: test"), one
+            // line of the agent's thoughts each.
+            RunEvent::Status { message } => {
+                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                    text_block(format!("{message}\n")),
+                ))]
+            }
             // Streams of other agents are theirs: their results arrive as tool calls.
             RunEvent::TextDelta { .. }
             | RunEvent::ReasoningDelta { .. }
-            | RunEvent::Status { .. }
             | RunEvent::ToolFinished { .. }
             | RunEvent::Warning { .. } => Vec::new(),
             RunEvent::Final { report } => self.answer(&report.model_summary),
@@ -181,9 +199,11 @@ impl Translator {
                 )]
             }
             Record::FileChange(change) => self.file_change(change),
-            Record::RunStart(start) => vec![SessionUpdate::UserMessageChunk(ContentChunk::new(
-                text_block(start.prompt.clone()),
-            ))],
+            Record::RunStart(start) if self.telling == Telling::Again => {
+                vec![SessionUpdate::UserMessageChunk(ContentChunk::new(
+                    text_block(start.prompt.clone()),
+                ))]
+            }
             _ => Vec::new(),
         }
     }
@@ -397,3 +417,6 @@ pub fn message(text: String) -> SessionUpdate {
 fn update(id: String, fields: ToolCallUpdateFields) -> SessionUpdate {
     SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields))
 }
+
+#[cfg(test)]
+mod tests;

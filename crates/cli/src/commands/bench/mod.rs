@@ -1,6 +1,7 @@
 //! `braincode bench`: measure Braincode's own speed. Each benchmark prints its figures and
 //! the conditions they were measured under; none of them asserts a threshold.
 
+mod acp;
 mod baseline;
 mod filler;
 mod first_run;
@@ -65,12 +66,15 @@ pub enum BenchCommand {
     /// The fleet on NATS: tasks per minute with 1, 2 and 4 workers, submit-to-start,
     /// redelivery after a worker is killed, idle worker RSS.
     Fleet(fleet::FleetBenchArgs),
+    /// `braincode acp` as an editor sees it: prompt to first update, idle RSS.
+    Acp(acp::AcpBenchArgs),
 }
 
 /// Runs the selected benchmark.
 pub fn execute(command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
         BenchCommand::Local(args) => local::execute(args),
+        BenchCommand::Acp(args) => acp::execute(args),
         BenchCommand::Overhead(args) => overhead::execute(args),
         BenchCommand::Snapshot(args) => snapshot::execute(args),
         BenchCommand::Sandbox(args) => sandbox::execute(args),
