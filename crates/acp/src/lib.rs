@@ -4,10 +4,12 @@
 //! `agent-client-protocol` crate, protocol v1); everything else the process says goes to
 //! stderr or a log file. Each ACP session is a Braincode session, each prompt one run of it:
 //! the journal's records become `session/update`s ([`updates`]), approvals become
-//! `session/request_permission` ([`approve`]), a journaled session is replayed by
-//! `session/load` ([`load`]).
+//! `session/request_permission` ([`approve`]), file reads and edits go through the editor
+//! when it offers them ([`files`]), a journaled session is replayed by `session/load`
+//! ([`load`]).
 
 mod approve;
+mod files;
 mod load;
 mod prompt;
 mod server;
@@ -23,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use agent_client_protocol::{ConnectTo, Error as AcpError, Stdio};
 pub use approve::REJECTED;
+pub use files::FS_TIMEOUT;
 pub use prompt::MAX_IMAGE_BASE64;
 pub use session::SHUTDOWN_GRACE;
 pub use updates::MAX_UPDATE_TEXT;

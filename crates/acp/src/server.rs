@@ -19,6 +19,7 @@ use braincode_config::{McpServerConfig, McpTransport, Scope};
 use braincode_runtime::PermissionMode;
 use tokio_util::sync::CancellationToken;
 
+use crate::files::FsOffer;
 use crate::prompt::prompt_parts;
 use crate::session::{Session, Shared, send, unknown_session};
 use crate::updates::message;
@@ -34,10 +35,18 @@ pub async fn serve_on(
         .v1()
         .name("braincode")
         .on_receive_request(
-            async |request: InitializeRequest,
-                   responder: Responder<InitializeResponse>,
-                   _connection: ConnectionTo<Client>| {
-                responder.respond(initialize(&request))
+            {
+                let shared = shared.clone();
+                async move |request: InitializeRequest,
+                            responder: Responder<InitializeResponse>,
+                            _connection: ConnectionTo<Client>| {
+                    let fs = &request.client_capabilities.fs;
+                    shared.set_fs_offer(FsOffer {
+                        read: fs.read_text_file,
+                        write: fs.write_text_file,
+                    });
+                    responder.respond(initialize(&request))
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )

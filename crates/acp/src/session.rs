@@ -28,6 +28,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::approve::AcpApprover;
+use crate::files::{ClientFiles, FsOffer};
 use crate::prompt::PromptParts;
 use crate::updates::{Telling, Translator};
 
@@ -45,6 +46,8 @@ pub struct Shared {
     /// Whether the run's commands may use the network.
     pub allow_network: bool,
     sessions: Mutex<HashMap<String, Session>>,
+    /// The files the editor serves (said at `initialize`).
+    fs_offer: Mutex<FsOffer>,
     /// Every run started, so the end of the connection can wait for their journals.
     runs: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -101,6 +104,7 @@ impl Shared {
             default_mode,
             allow_network,
             sessions: Mutex::new(HashMap::new()),
+            fs_offer: Mutex::new(FsOffer::default()),
             runs: Mutex::new(Vec::new()),
         }
     }
@@ -109,6 +113,21 @@ impl Shared {
     /// one insert or one field write).
     pub fn sessions(&self) -> MutexGuard<'_, HashMap<String, Session>> {
         self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records what the editor said it serves at `initialize`.
+    pub fn set_fs_offer(&self, offer: FsOffer) {
+        *self
+            .fs_offer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = offer;
+    }
+
+    fn fs_offer(&self) -> FsOffer {
+        *self
+            .fs_offer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -179,6 +198,14 @@ impl Shared {
         services.cancel_reason = reason.clone();
         services.mcp_hubs = Some(session.hubs.clone());
         services.extra_mcp_servers = session.mcp.clone();
+        let offer = self.fs_offer();
+        if offer != FsOffer::default() {
+            services.editor_files = Some(Arc::new(ClientFiles {
+                connection: connection.clone(),
+                session_id: session_id.clone(),
+                offer,
+            }));
+        }
         services.approver = Some(Arc::new(AcpApprover {
             connection: connection.clone(),
             session_id: session_id.clone(),

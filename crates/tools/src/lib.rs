@@ -42,5 +42,6 @@ pub use registry::{
 };
 pub use script::{ResolvedScript, ScriptError, resolve_script};
 pub use tool::{
-    SharedTool, Tool, ToolContext, ToolDefinition, ToolImage, ToolOutput, ToolPermission, ToolRisk,
+    EditorFiles, SharedTool, Tool, ToolContext, ToolDefinition, ToolImage, ToolOutput,
+    ToolPermission, ToolRisk,
 };

@@ -47,6 +47,18 @@ pub struct ToolDefinition {
     pub risk: ToolRisk,
 }
 
+/// The person's editor, when it offers to read and write the files it has open (an ACP
+/// client's `fs/read_text_file` / `fs/write_text_file`): reads see unsaved buffers, writes
+/// land in the editor's undo history. Paths are absolute and already contained in the
+/// project (no link followed); a failure falls back to the file on disk.
+#[async_trait]
+pub trait EditorFiles: Send + Sync + std::fmt::Debug {
+    /// The text the editor has for `path` (its buffer, saved or not).
+    async fn read(&self, path: &std::path::Path) -> Result<String, String>;
+    /// Replaces the text of `path` (creating it), through the editor.
+    async fn write(&self, path: &std::path::Path, text: &str) -> Result<(), String>;
+}
+
 /// What a tool call has access to.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -57,6 +69,9 @@ pub struct ToolContext {
     /// The OS sandbox every command runs in; `None` when none could be set up (the gate then
     /// has a person approve each command).
     pub sandbox: Option<Arc<braincode_sandbox::Sandbox>>,
+    /// The editor's files, when the person's editor serves them (reads and edits of the
+    /// project's text files then go through it).
+    pub editor: Option<Arc<dyn EditorFiles>>,
 }
 
 /// An image a tool returned (MCP tools may), for models that read images.

@@ -1,7 +1,8 @@
 //! `braincode acp` driven by a client that is not ours: the official TypeScript SDK
 //! (`@agentclientprotocol/sdk`, installed by `scripts/setup.sh --tests` into the shared npm
 //! cache), running `acp_client/client.mjs` — initialize, a new session, a prompt whose model
-//! edits a file (allowed in the editor) and runs a command (rejected), a slow prompt cancelled
+//! edits a file the editor has an unsaved buffer of (allowed in the editor; read and written
+//! through it) and runs a command (rejected), a slow prompt cancelled
 //! while a second prompt is refused, bad input, the end of stdin, and the session loaded back
 //! in a new process.
 //!
@@ -157,10 +158,24 @@ async fn an_editor_edits_approves_rejects_cancels_and_loads_back() {
             .unwrap()
             .contains("touch ran-marker")
     );
+    // The edit was made on the editor's buffer (its unsaved line kept) and written through
+    // the editor.
+    let writes = result["fsWrites"].as_array().unwrap();
+    assert_eq!(writes.len(), 1, "{result:#}");
+    assert!(writes[0]["path"].as_str().unwrap().ends_with("src/token.rs"));
+    let written = writes[0]["content"].as_str().unwrap();
+    assert!(written.starts_with("// unsaved buffer line\n"), "{written}");
+    assert!(written.contains("token.len() > 8"), "{written}");
     assert!(
-        std::fs::read_to_string(repo.path().join("src/token.rs"))
+        result["fsReads"]
+            .as_array()
             .unwrap()
-            .contains("token.len() > 8")
+            .iter()
+            .any(|p| p.as_str().unwrap().ends_with("src/token.rs"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("src/token.rs")).unwrap(),
+        written
     );
     assert!(
         !repo.path().join("ran-marker").exists(),

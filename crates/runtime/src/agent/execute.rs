@@ -535,6 +535,7 @@ async fn execute_isolated(
         project_root: services.tool_context.project_root.clone(),
         cancel: call_cancel.clone(),
         sandbox: services.tool_context.sandbox.clone(),
+        editor: services.tool_context.editor.clone(),
     };
     let tool = Arc::clone(tool);
     let arguments = call.arguments.clone();

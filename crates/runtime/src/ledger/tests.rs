@@ -87,6 +87,7 @@ impl Scene {
             sandbox: Some(std::sync::Arc::new(
                 braincode_sandbox::Sandbox::new(policy).unwrap(),
             )),
+            editor: None,
         };
         let output = tool.call(arguments, &context).await;
         assert!(!output.is_error, "{}", output.content);

@@ -135,6 +135,9 @@ pub struct RunServices {
     /// MCP servers the caller brings besides the configured ones (an editor's, over ACP),
     /// planned like the user's own servers: same sandbox, same shadowing by name.
     pub extra_mcp_servers: Vec<braincode_config::McpServerConfig>,
+    /// The person's editor's files (an ACP client's `fs/*`): the project's reads and edits go
+    /// through it, so unsaved buffers are seen and edits land in the editor's undo history.
+    pub editor_files: Option<Arc<dyn braincode_tools::EditorFiles>>,
 }
 
 impl RunServices {
@@ -152,6 +155,7 @@ impl RunServices {
             tape: None,
             mcp_hubs: None,
             extra_mcp_servers: Vec::new(),
+            editor_files: None,
         }
     }
 }

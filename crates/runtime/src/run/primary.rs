@@ -32,6 +32,7 @@ async fn project_overview(shared: &RunShared) -> String {
         project_root: shared.project_root.clone(),
         cancel: shared.cancel.clone(),
         sandbox: None,
+        editor: None,
     };
     let listing = ListFiles::default()
         .call(serde_json::json!({"maxFiles": OVERVIEW_FILES}), &context)

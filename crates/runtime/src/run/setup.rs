@@ -220,6 +220,8 @@ pub(crate) fn build_base(
         support_summary: support.summary(&request.project_root),
         settings: loaded.settings,
         sandbox,
+        // A replay reads nothing live: the editor's buffers are not the journaled files.
+        editor: services.editor_files.clone().filter(|_| !replaying),
         live: identity.live,
         ids: ContextIds::new(identity.run_id),
         ledger: Some(Arc::new(crate::ledger::PatchLedger::new(

@@ -59,6 +59,8 @@ pub(crate) struct RunBase {
     pub support_summary: ProjectSupportSummary,
     /// The OS sandbox commands run in, or why none could be set up.
     pub sandbox: Result<Arc<braincode_sandbox::Sandbox>, super::setup::NoSandbox>,
+    /// The person's editor's files (over ACP), for the tools of the project itself.
+    pub editor: Option<Arc<dyn braincode_tools::EditorFiles>>,
     /// The fold of this run's records so far (the report's only state).
     pub live: Arc<LiveState>,
     /// The run's context ids.
@@ -265,6 +267,7 @@ impl RunBase {
                 project_root: self.project_root.clone(),
                 cancel: self.cancel.clone(),
                 sandbox: self.sandbox.as_ref().ok().cloned(),
+                editor: self.editor.clone(),
             },
             stats: self.stats.clone(),
             protected: self.protected.clone(),
@@ -288,6 +291,7 @@ impl RunBase {
                 project_root: place.root.clone(),
                 cancel: self.cancel.clone(),
                 sandbox: place.sandbox.clone(),
+                editor: None,
             },
             tape: (!place.from_start).then(|| self.tape.clone()).flatten(),
             ..self.services(client)

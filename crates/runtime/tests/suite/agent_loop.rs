@@ -152,6 +152,7 @@ fn harness(
             project_root: root.to_path_buf(),
             cancel,
             sandbox: None,
+            editor: None,
         },
         stats: Arc::new(ToolStats::default()),
         tape: None,

@@ -479,6 +479,7 @@ impl Lab {
             project_root: self.project.clone(),
             cancel: CancellationToken::new(),
             sandbox: None,
+            editor: None,
         }
     }
 

@@ -91,13 +91,21 @@ impl Tool for EditFile {
                         "edit_file: {rel} not found; use content to create it"
                     ));
                 }
-                let bytes = match braincode_sandbox::beneath::read_file(
-                    &root,
-                    relative,
-                    MAX_REPLACE_FILE_BYTES,
-                ) {
-                    Ok(bytes) => bytes,
-                    Err(error) => return ToolOutput::error(refusal(&rel, &error)),
+                // The editor's buffer (saved or not) when it serves the file; else the disk.
+                let buffered = match &context.editor {
+                    Some(editor) => editor.read(&root.join(relative)).await.ok(),
+                    None => None,
+                };
+                let bytes = match buffered {
+                    Some(text) => text.into_bytes(),
+                    None => match braincode_sandbox::beneath::read_file(
+                        &root,
+                        relative,
+                        MAX_REPLACE_FILE_BYTES,
+                    ) {
+                        Ok(bytes) => bytes,
+                        Err(error) => return ToolOutput::error(refusal(&rel, &error)),
+                    },
                 };
                 if bytes.len() as u64 > MAX_REPLACE_FILE_BYTES {
                     return ToolOutput::error(format!(
@@ -129,6 +137,16 @@ impl Tool for EditFile {
         let file_mode = existing
             .filter(|e| e.kind == braincode_sandbox::beneath::EntryKind::File)
             .map_or(0o644, |e| e.mode);
+        // Through the editor when it serves files (the edit lands in its undo history); the
+        // contained disk write when it does not, or could not.
+        if let Some(editor) = &context.editor
+            && editor
+                .write(&root.join(relative), &new_content)
+                .await
+                .is_ok()
+        {
+            return edited(mode, &rel, &new_content, first_line, replaced);
+        }
         let write_root = root.clone();
         let write_rel = rel.clone();
         let bytes = new_content.clone().into_bytes();
@@ -145,17 +163,28 @@ impl Tool for EditFile {
         if let Err(error) = written {
             return ToolOutput::error(refusal(&rel, &error));
         }
-        let chars = new_content.chars().count();
-        let text = match first_line {
-            Some(line) => format!("{mode} {rel} at line {line} ({chars} chars)"),
-            None => format!("{mode} {rel} ({chars} chars)"),
-        };
-        ToolOutput::ok(text).with_details(json!({
-            "path": rel,
-            "mode": mode,
-            "chars": chars,
-            "replacements": replaced,
-            "line": first_line,
-        }))
+        edited(mode, &rel, &new_content, first_line, replaced)
     }
+}
+
+/// What a made edit tells the model and the journal.
+fn edited(
+    mode: &str,
+    rel: &str,
+    new_content: &str,
+    first_line: Option<usize>,
+    replaced: usize,
+) -> ToolOutput {
+    let chars = new_content.chars().count();
+    let text = match first_line {
+        Some(line) => format!("{mode} {rel} at line {line} ({chars} chars)"),
+        None => format!("{mode} {rel} ({chars} chars)"),
+    };
+    ToolOutput::ok(text).with_details(json!({
+        "path": rel,
+        "mode": mode,
+        "chars": chars,
+        "replacements": replaced,
+        "line": first_line,
+    }))
 }

@@ -54,7 +54,7 @@ fn is_continuation(byte: u8) -> bool {
 /// Reads `[offset, offset + limit)` moved to UTF-8 boundaries (a few bytes forward at the
 /// start, backward at the end).
 pub(crate) fn read_window(
-    file: &mut std::fs::File,
+    file: &mut (impl Read + Seek),
     total: u64,
     offset: u64,
     limit: u64,
@@ -86,6 +86,41 @@ pub(crate) fn read_window(
     })
 }
 
+/// The window `[offset, offset + requested)` of a text of `total` bytes (a file or an editor
+/// buffer): refused when binary or when the offset is past the end; a small window on a
+/// large text is widened. Returns the window, whether it was widened, and the limit used.
+fn window_of(
+    reader: &mut (impl Read + Seek),
+    total: u64,
+    rel: &str,
+    offset: u64,
+    requested: Option<u64>,
+) -> Result<(Window, bool, u64), String> {
+    let mut probe = vec![0u8; BINARY_PROBE_BYTES.min(total as usize)];
+    reader
+        .read_exact(&mut probe)
+        .map_err(|e| format!("cannot read {rel}: {e}"))?;
+    if probe.contains(&0) {
+        return Err(format!(
+            "{rel} appears to be binary; read_file only reads text"
+        ));
+    }
+    if offset > total || (offset == total && total > 0) {
+        return Err(format!(
+            "offset {offset} is past the end of {rel} ({total} bytes)"
+        ));
+    }
+    let mut limit = requested.unwrap_or(MAX_READ_BYTES).clamp(1, MAX_READ_BYTES);
+    let mut expanded = false;
+    if total >= LARGE_FILE_THRESHOLD && limit < MIN_LARGE_FILE_WINDOW {
+        limit = MIN_LARGE_FILE_WINDOW;
+        expanded = true;
+    }
+    let window =
+        read_window(reader, total, offset, limit).map_err(|e| format!("cannot read {rel}: {e}"))?;
+    Ok((window, expanded, limit))
+}
+
 #[async_trait]
 impl Tool for ReadFile {
     fn definition(&self) -> &ToolDefinition {
@@ -109,9 +144,12 @@ impl Tool for ReadFile {
         let rel = resolved.relative.clone();
         let offset = args.offset.unwrap_or(0);
         let requested = args.limit;
-        let result = tokio::task::spawn_blocking(move || -> Result<(Window, bool, u64), String> {
+        let root_again = root.clone();
+        let editor = context.editor.clone();
+        let absolute = root.join(&rel);
+        let result = tokio::task::spawn_blocking(move || -> Result<Option<std::fs::File>, String> {
             // Opened beneath the root with no symlink followed: a link swapped in since the
-            // path was resolved is refused, not read through.
+            // path was resolved is refused, not read through (nor asked of the editor).
             let relative = std::path::Path::new(&rel);
             match braincode_sandbox::beneath::stat(&root, relative) {
                 Ok(Some(entry)) if entry.kind == braincode_sandbox::beneath::EntryKind::Dir => {
@@ -126,34 +164,58 @@ impl Tool for ReadFile {
                 }
                 Err(e) => return Err(format!("cannot open {rel}: {e}")),
             }
-            let mut file = braincode_sandbox::beneath::open_file(&root, relative)
-                .map_err(|e| format!("cannot open {rel}: {e}"))?;
-            let total = file
-                .metadata()
-                .map_err(|e| format!("cannot open {rel}: {e}"))?
-                .len();
-            let mut probe = vec![0u8; BINARY_PROBE_BYTES.min(total as usize)];
-            file.read_exact(&mut probe)
-                .map_err(|e| format!("cannot read {rel}: {e}"))?;
-            if probe.contains(&0) {
-                return Err(format!(
-                    "{rel} appears to be binary; read_file only reads text"
-                ));
+            if editor.is_some() {
+                return Ok(None);
             }
-            if offset > total || (offset == total && total > 0) {
-                return Err(format!(
-                    "offset {offset} is past the end of {rel} ({total} bytes)"
-                ));
+            braincode_sandbox::beneath::open_file(&root, relative)
+                .map(Some)
+                .map_err(|e| format!("cannot open {rel}: {e}"))
+        })
+        .await;
+        let rel = resolved.relative.clone();
+        let opened = match result {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(error)) => return ToolOutput::error(format!("read_file: {error}")),
+            Err(error) => return ToolOutput::error(format!("read_file failed: {error}")),
+        };
+        // The editor's text (an unsaved buffer) when it serves the file; else the disk's.
+        let buffered = match (&opened, &context.editor) {
+            (None, Some(editor)) => editor.read(&absolute).await.ok(),
+            _ => None,
+        };
+        let result = tokio::task::spawn_blocking(move || -> Result<(Window, bool, u64), String> {
+            match (buffered, opened) {
+                (Some(text), _) => {
+                    let total = text.len() as u64;
+                    window_of(
+                        &mut std::io::Cursor::new(text.into_bytes()),
+                        total,
+                        &rel,
+                        offset,
+                        requested,
+                    )
+                }
+                (None, Some(mut file)) => {
+                    let total = file
+                        .metadata()
+                        .map_err(|e| format!("cannot open {rel}: {e}"))?
+                        .len();
+                    window_of(&mut file, total, &rel, offset, requested)
+                }
+                (None, None) => {
+                    // The editor could not serve it: the file on disk, contained as always.
+                    let mut file = braincode_sandbox::beneath::open_file(
+                        &root_again,
+                        std::path::Path::new(&rel),
+                    )
+                    .map_err(|e| format!("cannot open {rel}: {e}"))?;
+                    let total = file
+                        .metadata()
+                        .map_err(|e| format!("cannot open {rel}: {e}"))?
+                        .len();
+                    window_of(&mut file, total, &rel, offset, requested)
+                }
             }
-            let mut limit = requested.unwrap_or(MAX_READ_BYTES).clamp(1, MAX_READ_BYTES);
-            let mut expanded = false;
-            if total >= LARGE_FILE_THRESHOLD && limit < MIN_LARGE_FILE_WINDOW {
-                limit = MIN_LARGE_FILE_WINDOW;
-                expanded = true;
-            }
-            let window = read_window(&mut file, total, offset, limit)
-                .map_err(|e| format!("cannot read {rel}: {e}"))?;
-            Ok((window, expanded, limit))
         })
         .await;
         let (window, expanded, limit) = match result {

@@ -65,6 +65,7 @@ impl Repo {
             project_root: self.root.clone(),
             cancel: CancellationToken::new(),
             sandbox: None,
+            editor: None,
         }
     }
 

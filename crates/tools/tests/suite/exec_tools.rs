@@ -280,6 +280,7 @@ async fn cancellation_kills_every_group() {
         project_root: repo.root.clone(),
         cancel: cancel.clone(),
         sandbox: None,
+        editor: None,
     };
     let exec = ExecCommand::new(sessions.clone());
     for background in [true, false] {

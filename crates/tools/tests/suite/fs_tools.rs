@@ -425,6 +425,7 @@ async fn git_diff_and_changed_files() {
         project_root: not_repo.path().to_path_buf(),
         cancel: Default::default(),
         sandbox: None,
+        editor: None,
     };
     let out = braincode_tools::Tool::call(&GetChangedFiles::default(), json!({}), &context).await;
     assert!(out.is_error && out.content.contains("git status failed"));

@@ -3,11 +3,13 @@
 //
 //   node client.mjs            env: ACP_SDK (the SDK's directory), BRAINCODE_BIN, ACP_CWD
 //
-// 1. initialize → session/new → a prompt whose model edits a file (allowed) and runs a
+// 1. initialize (the editor serves its files) → session/new → a prompt whose model edits a
+//    file with an unsaved buffer (allowed; read and written through the editor) and runs a
 //    command (rejected); 2. a prompt whose model is slow, a second prompt meanwhile (refused),
 //    then session/cancel; 3. bad input: an unknown session, an unknown method; 4. stdin
 //    closed, the process waited for; 5. a new process loads the session back.
 import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import path from "node:path";
 
@@ -41,6 +43,10 @@ async function expectError(promise) {
 
 const result = {};
 const updates = [];
+// The editor's buffers: src/token.rs has an unsaved line the disk does not.
+const UNSAVED = "// unsaved buffer line\n";
+const fsReads = [];
+const fsWrites = [];
 const permissions = [];
 const answers = ["allow_once", "reject_once"];
 
@@ -59,6 +65,16 @@ const app = client({ name: "acp-test-client" })
     const option = params.options.find((o) => o.kind === kind);
     return { outcome: { outcome: "selected", optionId: option.optionId } };
   })
+  .onRequest(methods.client.fs.readTextFile, async ({ params }) => {
+    fsReads.push(params.path);
+    const disk = readFileSync(params.path, "utf8");
+    return { content: params.path.endsWith("src/token.rs") ? UNSAVED + disk : disk };
+  })
+  .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
+    fsWrites.push({ path: params.path, content: params.content });
+    writeFileSync(params.path, params.content);
+    return {};
+  })
   .onNotification(methods.client.session.update, ({ params }) => {
     updates.push(params);
   });
@@ -66,7 +82,7 @@ const app = client({ name: "acp-test-client" })
 await app.connectWith(first.stream, async (ctx) => {
   const init = await ctx.request(methods.agent.initialize, {
     protocolVersion: 1,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
   });
   result.initialize = init;
   const session = await ctx.request(methods.agent.session.new, { cwd, mcpServers: [] });
@@ -79,6 +95,8 @@ await app.connectWith(first.stream, async (ctx) => {
   });
   result.first = { stopReason: one.stopReason, usage: one.usage ?? null, updates: updates.splice(0) };
   result.permissions = permissions.slice();
+  result.fsReads = fsReads.slice();
+  result.fsWrites = fsWrites.slice();
 
   const slow = ctx.request(methods.agent.session.prompt, {
     sessionId: session.sessionId,
