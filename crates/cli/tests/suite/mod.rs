@@ -38,5 +38,6 @@ mod tui_tmux;
 mod undo_cli;
 mod untrusted_repo;
 mod usage_cli;
+mod usage_phases;
 mod web_panel_browser;
 mod writers_resume;
