@@ -9,6 +9,7 @@ mod checks_fix_loop;
 mod cli_basics;
 mod compaction_e2e;
 mod config_loader;
+mod doctor_checks;
 mod doctor_cli;
 mod entry_points;
 mod first_run;
