@@ -20,6 +20,7 @@ mod handoff_cli;
 mod home_locks;
 mod mcp_commands;
 mod mcp_run;
+mod mcp_tavily;
 mod model_glitches;
 mod models_cli;
 mod models_pull_cli;
