@@ -21,6 +21,7 @@ pub mod migrate;
 mod models;
 mod references;
 mod settings;
+mod skill_use;
 mod support;
 mod text;
 pub mod trust;
@@ -63,6 +64,7 @@ pub use settings::{
     ConfigServer, ContextSettings, DEFAULT_BRAIN_ID_FALLBACK, Features, HandoffSummarizer,
     McpSettings, ReferenceSettings, SandboxSettings, Settings, load_settings, save_settings,
 };
+pub use skill_use::{DEFAULT_SKILL_TASK, UnknownSkill, find_skill, skill_prompt};
 pub use support::{
     AGENTS_MD_MAX_BYTES, SKILL_MAX_BYTES, Skill, SupportBundle, SupportFile, discover_skills,
     discover_support,

@@ -31,6 +31,7 @@ mod run_local_model;
 mod run_reports;
 mod run_resume;
 mod run_signals;
+mod run_skill;
 mod sessions_cli;
 mod sessions_continue;
 mod tool_hooks;
