@@ -21,6 +21,7 @@ pub mod migrate;
 mod models;
 mod references;
 mod settings;
+mod skill_use;
 mod support;
 mod text;
 pub mod trust;
@@ -49,9 +50,10 @@ pub use json_io::{
 };
 pub use json_locate::locate_field;
 pub use mcp::{
-    MAX_MCP_CALL_TIMEOUT_MS, MAX_MCP_STARTUP_TIMEOUT_MS, MIN_MCP_TIMEOUT_MS, McpLoadingStrategy,
-    McpSchemas, McpServerConfig, McpTransport, PROJECT_DIR_VAR, ProcessVars, VarSource,
-    expand_vars, load_mcp_servers, project_mcp_path, read_mcp_file, read_project_mcp_file,
+    Added, MAX_MCP_CALL_TIMEOUT_MS, MAX_MCP_STARTUP_TIMEOUT_MS, MIN_MCP_TIMEOUT_MS,
+    McpLoadingStrategy, McpSchemas, McpServerConfig, McpTransport, OnExisting, PROJECT_DIR_VAR,
+    ProcessVars, TAVILY, VarSource, add_user_server, expand_vars, load_mcp_servers,
+    project_mcp_path, read_mcp_file, read_project_mcp_file, tavily_server_entry,
 };
 pub use models::{ModelsDocument, load_models, merge_models, read_models_file, save_models};
 pub use references::{
@@ -62,6 +64,7 @@ pub use settings::{
     ConfigServer, ContextSettings, DEFAULT_BRAIN_ID_FALLBACK, Features, HandoffSummarizer,
     McpSettings, ReferenceSettings, SandboxSettings, Settings, load_settings, save_settings,
 };
+pub use skill_use::{DEFAULT_SKILL_TASK, UnknownSkill, find_skill, skill_prompt};
 pub use support::{
     AGENTS_MD_MAX_BYTES, SKILL_MAX_BYTES, Skill, SupportBundle, SupportFile, discover_skills,
     discover_support,

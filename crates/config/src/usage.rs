@@ -7,6 +7,9 @@
 //! file last modified before `--since` is skipped unread: journals are append-only. A line
 //! that does not parse is counted and skipped, never fatal. A call is costed as its record
 //! says (the price when it was made); an older record without a cost at today's price.
+//!
+//! Besides the rows, a summary has each row's cache-hit ratio (prompt tokens served from the
+//! provider's cache over all prompt tokens) and, when asked, the most recent calls.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -26,6 +29,8 @@ pub enum UsageGroup {
     Day,
     /// By the role that made the call.
     Role,
+    /// By the run phase of the call (router, support, primary, review, pet).
+    Phase,
     /// By catalogue model id.
     Model,
     /// By project root (of the session's first run).
@@ -35,11 +40,15 @@ pub enum UsageGroup {
 }
 
 impl UsageGroup {
-    /// Parses `day`, `role`, `model`, `project` or `session`.
+    /// The groupings, as an error message lists them.
+    pub const CHOICES: &'static str = "day, role, phase, model, project or session";
+
+    /// Parses `day`, `role`, `phase`, `model`, `project` or `session`.
     pub fn parse(text: &str) -> Option<UsageGroup> {
         match text {
             "day" => Some(UsageGroup::Day),
             "role" => Some(UsageGroup::Role),
+            "phase" => Some(UsageGroup::Phase),
             "model" => Some(UsageGroup::Model),
             "project" => Some(UsageGroup::Project),
             "session" => Some(UsageGroup::Session),
@@ -62,6 +71,9 @@ pub struct UsageRow {
     pub cost_usd: f64,
     /// Tokens of calls whose model has no price (not in `cost_usd`).
     pub unpriced_tokens: u64,
+    /// Prompt tokens served from the provider's cache over all prompt tokens (cache reads
+    /// over input plus cache reads); `None` without prompt tokens.
+    pub cache_hit_ratio: Option<f64>,
 }
 
 /// What one call cost: as journaled when the call was made, else at today's price.
@@ -72,19 +84,58 @@ enum CallCost<'a> {
     Unknown,
 }
 
+impl CallCost<'_> {
+    /// The call's cost in US dollars, when it is known.
+    fn usd(self, usage: &Usage) -> Option<f64> {
+        match self {
+            CallCost::Recorded(micro) => Some(micro as f64 / 1_000_000.0),
+            CallCost::Priced(price) => Some(price.cost(usage)),
+            CallCost::Unknown => None,
+        }
+    }
+}
+
+/// Cache reads over all prompt tokens (`input` counts only those not served from cache).
+pub fn cache_hit_ratio(usage: &Usage) -> Option<f64> {
+    let prompt = usage.input + usage.cache_read;
+    (prompt > 0).then(|| usage.cache_read as f64 / prompt as f64)
+}
+
 impl UsageRow {
     fn add(&mut self, usage: &Usage, cost: CallCost<'_>) {
         self.calls += 1;
         self.usage.add(usage);
-        match cost {
-            CallCost::Recorded(micro) => self.cost_usd += micro as f64 / 1_000_000.0,
-            CallCost::Priced(price) => self.cost_usd += price.cost(usage),
-            CallCost::Unknown => {
+        match cost.usd(usage) {
+            Some(usd) => self.cost_usd += usd,
+            None => {
                 let parts = usage.input + usage.output + usage.cache_read + usage.cache_write;
                 self.unpriced_tokens += usage.total.max(parts);
             }
         }
+        self.cache_hit_ratio = cache_hit_ratio(&self.usage);
     }
+}
+
+/// One model call, as the recent-calls list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageCall {
+    /// When the call was journaled (Unix ms).
+    pub timestamp: i64,
+    /// Its session.
+    pub session: String,
+    /// The role that made it.
+    pub role: Option<String>,
+    /// Its run phase.
+    pub phase: Option<String>,
+    /// Catalogue model id.
+    pub model: String,
+    /// Tokens.
+    pub usage: Usage,
+    /// Cost in US dollars (`None`: the model has no price).
+    pub cost_usd: Option<f64>,
+    /// Wall time of the call (`None`: not recorded, as in older journals).
+    pub duration_ms: Option<u64>,
 }
 
 /// Usage across the journals.
@@ -105,6 +156,8 @@ pub struct UsageSummary {
     pub unreadable_lines: u64,
     /// Model ids that were used but have no price.
     pub unpriced_models: Vec<String>,
+    /// The most recent calls, newest first ([`UsageQuery::recent`] of them).
+    pub recent: Vec<UsageCall>,
 }
 
 /// What to count.
@@ -114,6 +167,8 @@ pub struct UsageQuery {
     pub since_ms: Option<i64>,
     /// How rows are grouped.
     pub by: UsageGroup,
+    /// How many of the most recent calls to list (0: none).
+    pub recent: usize,
 }
 
 /// The line fields usage needs (the rest of the record is not decoded).
@@ -127,11 +182,15 @@ struct UsageLine {
     #[serde(default)]
     role: Option<String>,
     #[serde(default)]
+    phase: Option<String>,
+    #[serde(default)]
     model_id: Option<String>,
     #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
     cost_micro_usd: Option<u64>,
+    #[serde(default)]
+    duration_ms: Option<u64>,
 }
 
 /// The project root of a session (its first run's `projectSupport.root`).
@@ -177,6 +236,7 @@ pub fn summarize_dir(
     let mut rows: BTreeMap<String, UsageRow> = BTreeMap::new();
     let mut summary = UsageSummary::default();
     let mut unpriced: BTreeSet<String> = BTreeSet::new();
+    let mut recent = RecentCalls::new(query.recent);
     let finder = memmem::Finder::new(b"token_usage");
     for entry in entries {
         let entry = entry?;
@@ -234,9 +294,20 @@ pub fn summarize_dir(
                     CallCost::Unknown
                 }
             };
+            recent.offer(|| UsageCall {
+                timestamp: line.timestamp,
+                session: session.clone(),
+                role: line.role.clone(),
+                phase: line.phase.clone(),
+                model: model.clone(),
+                usage,
+                cost_usd: price.usd(&usage),
+                duration_ms: line.duration_ms,
+            });
             let key = match query.by {
                 UsageGroup::Day => day_of(line.timestamp),
                 UsageGroup::Role => line.role.unwrap_or_else(|| "(no role)".into()),
+                UsageGroup::Phase => line.phase.unwrap_or_else(|| "(no phase)".into()),
                 UsageGroup::Model => model,
                 UsageGroup::Project => project.clone().unwrap_or_else(|| "(unknown)".into()),
                 UsageGroup::Session => session.clone(),
@@ -257,7 +328,50 @@ pub fn summarize_dir(
     summary.total.key = "total".into();
     summary.rows = rows.into_values().collect();
     summary.unpriced_models = unpriced.into_iter().collect();
+    summary.recent = recent.into_newest_first();
     Ok(summary)
+}
+
+/// The `limit` most recent calls seen so far, kept in bounded memory whatever the number of
+/// calls in the journals.
+struct RecentCalls {
+    limit: usize,
+    calls: Vec<UsageCall>,
+}
+
+impl RecentCalls {
+    fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            calls: Vec::new(),
+        }
+    }
+
+    /// Keeps the call `make` builds when it may be among the most recent (built only then).
+    fn offer(&mut self, make: impl FnOnce() -> UsageCall) {
+        if self.limit == 0 {
+            return;
+        }
+        self.calls.push(make());
+        if self.calls.len() >= self.limit.saturating_mul(2).max(64) {
+            self.trim();
+        }
+    }
+
+    fn trim(&mut self) {
+        // Newest first; ties (one millisecond) by session, for a stable order.
+        self.calls.sort_by(|a, b| {
+            b.timestamp
+                .cmp(&a.timestamp)
+                .then_with(|| a.session.cmp(&b.session))
+        });
+        self.calls.truncate(self.limit);
+    }
+
+    fn into_newest_first(mut self) -> Vec<UsageCall> {
+        self.trim();
+        self.calls
+    }
 }
 
 fn modified_ms(entry: &std::fs::DirEntry) -> Option<i64> {

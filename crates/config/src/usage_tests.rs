@@ -1,5 +1,5 @@
 use super::*;
-use braincode_protocol::{JournalEntry, Record, Role, TokenUsage};
+use braincode_protocol::{JournalEntry, Phase, Record, Role, TokenUsage};
 use std::io::Write;
 
 fn usage_line(at: i64, role: Role, model: &str, usage: Usage) -> String {
@@ -74,6 +74,7 @@ fn totals_are_the_sum_of_the_records_grouped_and_priced() {
         &UsageQuery {
             since_ms: None,
             by: UsageGroup::Role,
+            recent: 0,
         },
         &prices(),
     )
@@ -101,6 +102,7 @@ fn totals_are_the_sum_of_the_records_grouped_and_priced() {
         &UsageQuery {
             since_ms: Some(T0 + DAY / 2),
             by: UsageGroup::Day,
+            recent: 0,
         },
         &prices(),
     )
@@ -138,4 +140,76 @@ fn a_recorded_cost_wins_over_todays_price() {
         summary.total.cost_usd
     );
     assert!(summary.unpriced_models.is_empty());
+}
+
+fn phase_line(at: i64, phase: Phase, usage: Usage, duration_ms: Option<u64>) -> String {
+    let record = Record::TokenUsage(TokenUsage {
+        role: Some(Role::Backend),
+        phase: Some(phase),
+        model_id: Some("p/big".to_string()),
+        usage,
+        duration_ms,
+        ..TokenUsage::default()
+    });
+    serde_json::to_string(&JournalEntry::new(at, record)).unwrap()
+}
+
+#[test]
+fn phases_cache_hits_and_recent_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.jsonl",
+        &[
+            phase_line(T0, Phase::Router, Usage::new(100, 10, 0, 0), None),
+            phase_line(
+                T0 + 2,
+                Phase::Primary,
+                Usage::new(300, 20, 100, 0),
+                Some(840),
+            ),
+        ],
+    );
+    write(
+        dir.path(),
+        "b.jsonl",
+        &[phase_line(
+            T0 + 1,
+            Phase::Primary,
+            Usage::new(100, 5, 300, 0),
+            Some(120),
+        )],
+    );
+    let summary = summarize_dir(
+        dir.path(),
+        &UsageQuery {
+            since_ms: None,
+            by: UsageGroup::Phase,
+            recent: 2,
+        },
+        &prices(),
+    )
+    .unwrap();
+    let keys: Vec<&str> = summary.rows.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(keys, ["primary", "router"]);
+    // Primary: 400 of 800 prompt tokens came from the cache; the router had no cache reads.
+    assert_eq!(summary.rows[0].cache_hit_ratio, Some(0.5));
+    assert_eq!(summary.rows[1].cache_hit_ratio, Some(0.0));
+    assert_eq!(summary.total.cache_hit_ratio, Some(400.0 / 900.0));
+    // The two newest calls, newest first, across files, with their latency and cost.
+    let recent: Vec<(i64, &str, Option<u64>)> = summary
+        .recent
+        .iter()
+        .map(|c| (c.timestamp, c.session.as_str(), c.duration_ms))
+        .collect();
+    assert_eq!(recent, [(T0 + 2, "a", Some(840)), (T0 + 1, "b", Some(120))]);
+    assert_eq!(summary.recent[0].phase.as_deref(), Some("primary"));
+    assert!(summary.recent[0].cost_usd.is_some_and(|c| c > 0.0));
+    assert_eq!(UsageGroup::parse("phase"), Some(UsageGroup::Phase));
+    assert!(UsageGroup::CHOICES.contains("phase"));
+}
+
+#[test]
+fn no_prompt_tokens_is_no_ratio() {
+    assert_eq!(cache_hit_ratio(&Usage::new(0, 10, 0, 0)), None);
 }

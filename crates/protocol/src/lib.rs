@@ -35,6 +35,9 @@ pub use policy::{CommandReport, PolicyDecision, PolicyEvaluation, RuleMatch, Tar
 pub use record::*;
 pub use report::*;
 pub use role::{Mode, Phase, Role, RoleParseError, WorkerPhase};
-pub use text::{ELLIPSIS, clip_chars, clip_chars_noting_rest, clip_chars_then_ellipsis, lower_hex};
+pub use text::{
+    ELLIPSIS, clip_chars, clip_chars_noting_rest, clip_chars_then_ellipsis, close_names,
+    edit_distance, lower_hex,
+};
 pub use usage::Usage;
 pub use verification::*;

@@ -62,6 +62,53 @@ pub fn lower_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Optimal-string-alignment distance: insertions, deletions, substitutions and swaps of two
+/// neighbouring characters each cost one; letters compare case-insensitively. What "did you
+/// mean" suggestions (commands, skills) are measured with.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    let width = b.len() + 1;
+    let mut table = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            table[i * width + j] = if i == 0 || j == 0 {
+                i + j
+            } else {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                let mut best = (table[(i - 1) * width + j] + 1)
+                    .min(table[i * width + j - 1] + 1)
+                    .min(table[(i - 1) * width + j - 1] + cost);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    best = best.min(table[(i - 2) * width + j - 2] + 1);
+                }
+                best
+            };
+        }
+    }
+    table[a.len() * width + b.len()]
+}
+
+/// The `candidates` close to `word`, closest first (ties in the candidates' order): those it
+/// is a prefix of, or at most a third of its length (at least one) edits away.
+pub fn close_names<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let lower = word.to_lowercase();
+    let allowed = (word.chars().count() / 3).max(1);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .filter_map(|candidate| {
+            let distance = if candidate.to_lowercase().starts_with(&lower) && !lower.is_empty() {
+                0
+            } else {
+                edit_distance(&lower, candidate)
+            };
+            (distance <= allowed).then_some((distance, candidate))
+        })
+        .collect();
+    scored.sort_by_key(|(distance, _)| *distance);
+    scored.into_iter().map(|(_, name)| name).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +170,18 @@ mod tests {
             let formatted: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
             prop_assert_eq!(lower_hex(&bytes), formatted);
         }
+    }
+
+    #[test]
+    fn close_names_prefer_prefixes_then_few_edits() {
+        assert_eq!(edit_distance("replya", "replay"), 1);
+        assert_eq!(edit_distance("Doctor", "doctor"), 0);
+        let skills = ["review", "release-notes", "refactor", "docs"];
+        assert_eq!(close_names("reveiw", skills), ["review"]);
+        assert_eq!(
+            close_names("re", skills),
+            ["review", "release-notes", "refactor"]
+        );
+        assert!(close_names("zzzz", skills).is_empty());
     }
 }

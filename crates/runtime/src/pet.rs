@@ -343,6 +343,7 @@ impl PetModel {
             attempt: Some(call as u32 + 1),
             usage,
             cost_micro_usd: cost,
+            duration_ms: None,
         });
         let written = JournalWriter::open(&self.home, session).and_then(|mut w| w.append(&record));
         if let Err(err) = written {

@@ -30,6 +30,21 @@ pub const CACHEABLE_TOOLS: &[&str] = &[
     "web_search",
 ];
 
+/// MCP tools (by bare name, whatever the server is called) that read the web: a web
+/// search's results are evidence like a file read's, reused within the run. Tavily's
+/// `tavily-search`, `tavily-extract`, `tavily-crawl` and `tavily-map` (exposed with `_`).
+pub const WEB_READ_TOOLS: &[&str] = &[
+    "web_search",
+    "tavily_search",
+    "tavily_extract",
+    "tavily_crawl",
+    "tavily_map",
+];
+
+/// Tools that neither read evidence worth caching nor change anything: they leave the cache
+/// as it is (finding MCP tools, handing work to a specialist).
+const NEUTRAL_TOOLS: &[&str] = &["dispatch_specialist", "mcp_search"];
+
 /// Cache limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EvidenceCacheConfig {
@@ -101,12 +116,15 @@ impl State {
 pub fn is_cacheable(name: &str) -> bool {
     let lower = name.to_lowercase();
     CACHEABLE_TOOLS.contains(&lower.as_str())
-        || mcp_bare_name(&lower).is_some_and(is_read_tool_name)
+        || mcp_bare_name(&lower)
+            .is_some_and(|bare| is_read_tool_name(bare) || WEB_READ_TOOLS.contains(&bare))
 }
 
-/// Whether a call invalidates the cache: anything not cacheable except `dispatch_specialist`.
+/// Whether a call invalidates the cache: anything not cacheable except the neutral tools
+/// (`dispatch_specialist`, `mcp_search`).
 pub fn is_mutating(name: &str) -> bool {
-    !is_cacheable(name) && !name.eq_ignore_ascii_case("dispatch_specialist")
+    let lower = name.to_lowercase();
+    !is_cacheable(&lower) && !NEUTRAL_TOOLS.contains(&lower.as_str())
 }
 
 /// The cache key: lower-case name and the arguments as JSON with sorted keys.

@@ -111,10 +111,10 @@ pub const COMMANDS: &[CommandInfo] = &[
         help: "list the hooks of this project and of the user",
     },
     CommandInfo {
-        name: "skills",
-        aliases: &["skill"],
-        args: "",
-        help: "list the skills of this project and of the user",
+        name: "skill",
+        aliases: &["skills"],
+        args: "[id] [task]",
+        help: "list the skills, show one, or run a task with it (also /<id> [task])",
     },
     CommandInfo {
         name: "agents",
@@ -183,8 +183,22 @@ pub enum SlashCommand {
     Mcp,
     /// `/hooks`.
     Hooks,
-    /// `/skills`.
-    Skills,
+    /// `/skill [id] [task]` (or `/skills`): `None` lists the skills; an id alone shows that
+    /// skill; with a task, runs it with the skill applied.
+    Skill {
+        /// The skill's id.
+        id: Option<String>,
+        /// The task to run with it.
+        task: Option<String>,
+    },
+    /// `/<name> [args]` where `name` is no command: a skill's id (`/review fix the parser`),
+    /// or a mistyped command — the session knows the skills and tells them apart.
+    Other {
+        /// The word after the slash.
+        name: String,
+        /// The rest of the line (a skill's task), trimmed.
+        args: String,
+    },
     /// `/agents`.
     Agents,
     /// `/files`.
@@ -214,7 +228,8 @@ impl SlashCommand {
             SlashCommand::Handoff { .. } => "handoff",
             SlashCommand::Mcp => "mcp",
             SlashCommand::Hooks => "hooks",
-            SlashCommand::Skills => "skills",
+            SlashCommand::Skill { .. } => "skill",
+            SlashCommand::Other { .. } => "other",
             SlashCommand::Agents => "agents",
             SlashCommand::Files => "files",
             SlashCommand::Usage => "usage",
@@ -231,9 +246,9 @@ pub fn lookup(name: &str) -> Option<&'static CommandInfo> {
         .find(|c| c.name == name || c.aliases.contains(&name))
 }
 
-/// Parses a `/command args` line (leading and trailing whitespace ignored). An unknown
-/// command is an error naming the closest known one; so are missing, extra or invalid
-/// arguments, with the usage.
+/// Parses a `/command args` line (leading and trailing whitespace ignored). A word that is no
+/// command is [`SlashCommand::Other`] (a skill, or a typo [`unknown_command`] explains);
+/// missing, extra or invalid arguments are an error with the usage.
 pub fn parse(line: &str) -> Result<SlashCommand, String> {
     let line = line.trim();
     let Some(rest) = line.strip_prefix('/') else {
@@ -249,7 +264,10 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         return Err("type a command after `/` (type /help for the list)".into());
     }
     let Some(info) = lookup(name) else {
-        return Err(unknown(name));
+        return Ok(SlashCommand::Other {
+            name: name.to_string(),
+            args: args.to_string(),
+        });
     };
     let usage = || format!("usage: {} — {}", info.usage(), info.help);
     let no_args = |command: SlashCommand| {
@@ -297,7 +315,13 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         }),
         "mcp" => no_args(SlashCommand::Mcp),
         "hooks" => no_args(SlashCommand::Hooks),
-        "skills" => no_args(SlashCommand::Skills),
+        "skill" => {
+            let (id, task) = match args.split_once(char::is_whitespace) {
+                Some((id, task)) => (Some(id.to_string()), Some(task.trim().to_string())),
+                None => ((!args.is_empty()).then(|| args.to_string()), None),
+            };
+            Ok(SlashCommand::Skill { id, task })
+        }
         "agents" => no_args(SlashCommand::Agents),
         "files" => no_args(SlashCommand::Files),
         "usage" => no_args(SlashCommand::Usage),
@@ -413,8 +437,9 @@ fn is_subsequence(needle: &str, haystack: &str) -> bool {
     needle.chars().all(|n| hay.any(|h| h == n))
 }
 
-/// The error for an unknown command: names the closest known one when there is one.
-fn unknown(name: &str) -> String {
+/// The message for a word that is no command (nor a skill): names the closest command when
+/// there is one.
+pub fn unknown_command(name: &str) -> String {
     let lower = name.to_ascii_lowercase();
     if lower != name
         && let Some(info) = lookup(&lower)
@@ -428,7 +453,7 @@ fn unknown(name: &str) -> String {
             let distance = if candidate.starts_with(&lower) {
                 0
             } else {
-                edit_distance(&lower, candidate)
+                braincode_protocol::edit_distance(&lower, candidate)
             };
             (distance, candidate)
         })
@@ -442,131 +467,6 @@ fn unknown(name: &str) -> String {
     }
 }
 
-/// Levenshtein distance in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_table_entry_parses() {
-        for info in COMMANDS {
-            let line = match info.name {
-                "plan" => "/plan add a test".to_string(),
-                name => format!("/{name}"),
-            };
-            let command = parse(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
-            assert_eq!(command.name(), info.name);
-            for alias in info.aliases {
-                let line = match info.name {
-                    "plan" => format!("/{alias} x"),
-                    _ => format!("/{alias}"),
-                };
-                assert_eq!(parse(&line).unwrap().name(), info.name, "{line}");
-            }
-        }
-    }
-
-    #[test]
-    fn arguments_are_typed() {
-        assert_eq!(
-            parse("  /plan   fix the login bug  ").unwrap(),
-            SlashCommand::Plan {
-                task: "fix the login bug".into()
-            }
-        );
-        assert_eq!(
-            parse("/mode radical").unwrap(),
-            SlashCommand::Mode(Some(Mode::Radical))
-        );
-        assert_eq!(
-            parse("/mode AUTO").unwrap(),
-            SlashCommand::Mode(Some(Mode::Auto))
-        );
-        assert_eq!(parse("/mode").unwrap(), SlashCommand::Mode(None));
-        assert_eq!(
-            parse("/permissions edits").unwrap(),
-            SlashCommand::Permissions(Some(PermissionMode::AllowEdits))
-        );
-        assert_eq!(
-            parse("/permissions read-only").unwrap(),
-            SlashCommand::Permissions(Some(PermissionMode::ReadOnly))
-        );
-        assert_eq!(
-            parse("/permissions yes").unwrap(),
-            SlashCommand::Permissions(Some(PermissionMode::Yes))
-        );
-        assert_eq!(
-            parse("/brain fast").unwrap(),
-            SlashCommand::Brain(Some("fast".into()))
-        );
-        assert_eq!(
-            parse("/resume 3f2a").unwrap(),
-            SlashCommand::Resume(Some("3f2a".into()))
-        );
-        assert_eq!(parse("/resume").unwrap(), SlashCommand::Resume(None));
-        assert_eq!(
-            parse("/handoff the parser part").unwrap(),
-            SlashCommand::Handoff {
-                focus: Some("the parser part".into())
-            }
-        );
-        assert_eq!(parse("/exit").unwrap(), SlashCommand::Quit);
-    }
-
-    #[test]
-    fn bad_arguments_say_the_usage() {
-        let err = parse("/plan").unwrap_err();
-        assert!(err.contains("usage: /plan <task>"), "{err}");
-        let err = parse("/mode fast").unwrap_err();
-        assert!(err.contains("unknown mode `fast`"), "{err}");
-        assert!(err.contains("[auto|radical]"), "{err}");
-        let err = parse("/permissions all").unwrap_err();
-        assert!(err.contains("ask|edits|yes|read-only"), "{err}");
-        let err = parse("/new now").unwrap_err();
-        assert!(err.contains("/new takes no arguments"), "{err}");
-        let err = parse("/brain a b").unwrap_err();
-        assert!(err.contains("one word"), "{err}");
-    }
-
-    #[test]
-    fn unknown_commands_name_the_closest() {
-        assert_eq!(
-            parse("/halp").unwrap_err(),
-            "unknown command /halp: did you mean /help? (type /help for the list)"
-        );
-        assert!(parse("/sesions").unwrap_err().contains("/sessions"));
-        assert!(parse("/perm").unwrap_err().contains("/permissions"));
-        assert!(parse("/Quit").unwrap_err().contains("did you mean /quit"));
-        let far = parse("/zzzzzzzz").unwrap_err();
-        assert_eq!(far, "unknown command /zzzzzzzz (type /help for the list)");
-        assert!(parse("/").unwrap_err().contains("type a command"));
-        assert!(parse("hello").unwrap_err().contains("not a command"));
-    }
-
-    #[test]
-    fn completions_prefer_prefixes() {
-        let names = |p: &str| completions(p).iter().map(|c| c.name).collect::<Vec<_>>();
-        assert_eq!(names("p"), vec!["plan", "permissions"]);
-        assert_eq!(names("ex"), vec!["quit"]);
-        assert_eq!(names("sesn"), vec!["sessions"]);
-        assert_eq!(names("").len(), COMMANDS.len());
-        assert!(help_lines()[0].starts_with("/help "));
-    }
-}
+#[path = "slash_tests.rs"]
+mod tests;

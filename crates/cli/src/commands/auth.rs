@@ -106,7 +106,8 @@ impl Drop for EchoOff {
     }
 }
 
-fn read_key(provider: &str) -> anyhow::Result<String> {
+/// A key typed at the terminal (not echoed) or piped on standard input.
+pub fn read_key(provider: &str) -> anyhow::Result<String> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         eprint!("API key for {provider} (input hidden, then Enter): ");

@@ -24,6 +24,9 @@ pub enum McpCommand {
     Test(ServerArgs),
     /// A server's tools as agents see them (`mcp__<server>__<tool>`).
     Tools(ToolsArgs),
+    /// Add a known server to the user's mcp.json: `tavily` (web search; its key goes to
+    /// auth.json).
+    Add(super::mcp_add::AddArgs),
 }
 
 /// `braincode mcp list`.
@@ -70,6 +73,7 @@ pub fn execute(cmd: McpCommand) -> anyhow::Result<ExitCode> {
         McpCommand::List(args) => list(&args),
         McpCommand::Test(args) => test(&args),
         McpCommand::Tools(args) => tools(&args),
+        McpCommand::Add(args) => super::mcp_add::execute(&args),
     }
 }
 

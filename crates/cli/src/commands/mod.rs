@@ -10,6 +10,7 @@ pub mod config;
 pub mod doctor;
 pub mod fleet;
 pub mod mcp;
+pub mod mcp_add;
 pub mod models;
 pub mod models_pull;
 pub mod permissions;

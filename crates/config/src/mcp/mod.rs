@@ -4,6 +4,7 @@
 //! the file and the position, and the run goes on without its servers.
 
 mod expand;
+mod write;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use braincode_protocol::McpLoadingStrategy;
 pub use expand::{PROJECT_DIR_VAR, ProcessVars, VarSource, expand_vars};
+pub use write::{Added, OnExisting, TAVILY, add_user_server, tavily_server_entry};
 
 use crate::hooks::Scope;
 use crate::{Home, json_io};

@@ -263,4 +263,8 @@ pub struct TokenUsage {
     /// was made (absent: the model has no price).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micro_usd: Option<u64>,
+    /// Wall time of the call, from the request to the reply's last byte, retries of an
+    /// interrupted reply included (absent: not measured, as in journals written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }

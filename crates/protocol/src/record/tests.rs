@@ -231,6 +231,7 @@ fn entries_round_trip_with_timestamp_and_type_first() {
             attempt: Some(1),
             usage: Usage::new(1, 2, 3, 4),
             cost_micro_usd: Some(42),
+            duration_ms: Some(1_250),
         }),
         Record::Warning(Warning {
             message: "w".into(),

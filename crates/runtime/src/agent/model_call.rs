@@ -33,8 +33,9 @@ pub(super) async fn next_completion(
         .tape
         .as_deref()
         .and_then(|tape| tape.reply(session, call));
-    let (completion, journal) = match served {
-        Some((Ok(completion), journal)) => (completion, journal),
+    // The wall time of a live call (a served reply took none).
+    let (completion, journal, duration_ms) = match served {
+        Some((Ok(completion), journal)) => (completion, journal, None),
         Some((Err(error), journal)) => {
             if journal {
                 record_failure(setup, services, call, &error);
@@ -60,7 +61,7 @@ pub(super) async fn next_completion(
             ));
         }
         None => match call_model(setup, services, request, cancel).await {
-            Ok(completion) => (completion, true),
+            Ok((completion, duration_ms)) => (completion, true, Some(duration_ms)),
             Err(AgentError::Model(error)) => {
                 record_failure(setup, services, call, &error);
                 return Err(AgentError::Model(error));
@@ -79,7 +80,7 @@ pub(super) async fn next_completion(
                 JOURNALED_REPLY_BYTES,
             )));
         if let Some(usage) = completion.usage {
-            record_usage(setup, services, usage, message_index);
+            record_usage(setup, services, usage, (message_index, duration_ms));
         }
         // An answer stopped by the output token limit may be incomplete: the person is told.
         if completion.stop == Some(braincode_llm::StopReason::MaxTokens)
@@ -121,13 +122,15 @@ fn record_failure(setup: &AgentSetup, services: &AgentServices, call: u32, error
 }
 
 /// One model call, re-issued on the same model when the reply was interrupted; each retry is
-/// journaled (`model_retry`) and shown.
+/// journaled (`model_retry`) and shown. The completion comes with the call's wall time in
+/// milliseconds, retries included.
 async fn call_model(
     setup: &AgentSetup,
     services: &AgentServices,
     request: ChatRequest,
     cancel: &CancellationToken,
-) -> Result<braincode_llm::Completion, AgentError> {
+) -> Result<(braincode_llm::Completion, u64), AgentError> {
+    let started = std::time::Instant::now();
     let mut attempt = 1;
     loop {
         match call_model_once(setup, services, request.clone(), cancel).await {
@@ -150,7 +153,10 @@ async fn call_model(
                 ));
                 attempt += 1;
             }
-            other => return other,
+            other => {
+                let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                return other.map(|completion| (completion, elapsed));
+            }
         }
     }
 }
@@ -228,7 +234,14 @@ pub(super) fn guard_request_size(request: &ChatRequest) -> Result<(), AgentError
     Ok(())
 }
 
-fn record_usage(setup: &AgentSetup, services: &AgentServices, usage: Usage, message_index: usize) {
+/// Journals a reply's usage: `(message_index, duration_ms)` are the reply's index in the
+/// conversation and the call's wall time when it was measured.
+fn record_usage(
+    setup: &AgentSetup,
+    services: &AgentServices,
+    usage: Usage,
+    (message_index, duration_ms): (usize, Option<u64>),
+) {
     let origin = &setup.origin;
     let session = origin.agent_session_id.clone().unwrap_or_default();
     services.sink.record(Record::TokenUsage(TokenUsage {
@@ -244,5 +257,6 @@ fn record_usage(setup: &AgentSetup, services: &AgentServices, usage: Usage, mess
         attempt: origin.attempt,
         cost_micro_usd: setup.pricing.map(|price| price.cost_micro_usd(&usage)),
         usage,
+        duration_ms,
     }));
 }

@@ -45,8 +45,9 @@ async fn summary(state: &AppState, params: &UsageParams) -> Result<UsageSummary,
             ApiError::at(
                 "by",
                 format!(
-                    "{:?} is not a grouping: use day, role, model, project or session",
-                    params.by
+                    "{:?} is not a grouping: use {}",
+                    params.by,
+                    UsageGroup::CHOICES
                 ),
             )
         })?
@@ -65,7 +66,11 @@ async fn summary(state: &AppState, params: &UsageParams) -> Result<UsageSummary,
         })?;
         summarize_usage(
             &home,
-            &UsageQuery { since_ms, by },
+            &UsageQuery {
+                since_ms,
+                by,
+                recent: 0,
+            },
             &catalog_prices(&catalog),
         )
         .map_err(|err| {

@@ -28,6 +28,7 @@ use serde::Serialize;
 pub use classify::{PatchKind, RiskTier, UnknownPatchKind, classify_patch, risk_tier};
 pub use discover::{discover, project_dirs};
 pub use environment::environment_cause;
+pub use probe::program_found;
 pub use project_file::{ChecksFileError, ChecksOverrides, parse_project_checks};
 pub use select::{Selection, list, select};
 

@@ -56,6 +56,18 @@ impl Probe {
     }
 }
 
+/// Whether `check`'s program can be started as things are: an absolute path (a
+/// virtualenv's tool) that is an executable file, or a name found on the process's `PATH`.
+/// Nothing is run.
+pub fn program_found(check: &super::CheckSpec) -> bool {
+    let program = Path::new(&check.program);
+    if program.is_absolute() {
+        is_executable(program)
+    } else {
+        Probe::from_env().on_path(&check.program)
+    }
+}
+
 /// `dir/program` when it is an executable file.
 pub(super) fn executable_in(dir: &Path, program: &str) -> Option<PathBuf> {
     let candidates: &[&str] = if cfg!(windows) {

@@ -211,3 +211,51 @@ fn limits_errors_and_ttl() {
     }
     assert_eq!(runs, 5, "TTL 0 disables reuse");
 }
+
+#[test]
+fn web_search_results_are_evidence_and_finding_mcp_tools_keeps_them() {
+    use braincode_tools::evidence::{is_cacheable, is_mutating};
+    for name in [
+        "web_search",
+        "mcp__tavily__tavily_search",
+        "mcp__web__tavily_extract",
+        "mcp__tavily__tavily_crawl",
+        "mcp__tavily__tavily_map",
+    ] {
+        assert!(is_cacheable(name), "{name}");
+    }
+    assert!(!is_mutating("mcp_search"));
+    assert!(!is_mutating("dispatch_specialist"));
+    assert!(is_mutating("mcp__tavily__tavily_write_report"));
+
+    let cache = EvidenceCache::default();
+    let mut runs = 0;
+    let query = json!({"query": "rust 2024 edition"});
+    call(
+        &cache,
+        "mcp__tavily__tavily_search",
+        query.clone(),
+        "R",
+        &mut runs,
+    );
+    // An agent looking for other MCP tools in between does not make the results stale.
+    assert_eq!(
+        cache.before_call("mcp_search", &json!({"query": "browser"})),
+        CacheLookup::Miss
+    );
+    cache.after_call(
+        "mcp_search",
+        &json!({"query": "browser"}),
+        ToolOutput::ok("…"),
+    );
+    let (again, _) = call(
+        &cache,
+        "mcp__tavily__tavily_search",
+        query,
+        "other",
+        &mut runs,
+    );
+    assert_eq!(again.content, "R");
+    assert_eq!(runs, 1);
+    assert_eq!(cache_details(&again)["reused"], true);
+}

@@ -6,6 +6,7 @@ use braincode_runtime::{
 };
 
 use super::panels::plan_lines;
+use super::skills::{self, SkillAction, SkillRequest};
 use super::{Session, listings, reopen, status};
 use crate::slash::{self, SlashCommand};
 
@@ -85,9 +86,15 @@ impl Session {
                     self.brain.as_deref(),
                 ));
             }
-            SlashCommand::Skills => {
-                self.info = Some(listings::skills(&self.options.home, &self.options));
-            }
+            SlashCommand::Skill { id: None, .. } => self.skill(SkillRequest::List),
+            SlashCommand::Skill { id: Some(id), task } => self.skill(SkillRequest::Named {
+                id: &id,
+                task: task.as_deref(),
+            }),
+            SlashCommand::Other { name, args } => self.skill(SkillRequest::Command {
+                name: &name,
+                args: &args,
+            }),
             SlashCommand::Hooks => {
                 self.info = Some(listings::hooks(&self.options.home, &self.options));
             }
@@ -103,6 +110,16 @@ impl Session {
                     let _ = info.send(status::doctor_lines(&root).await);
                 });
             }
+        }
+    }
+
+    /// `/skill …` and `/<skill-id> …`: a listing or a skill's body, else a request with the
+    /// skill applied (queued like any request while one runs).
+    fn skill(&mut self, request: SkillRequest<'_>) {
+        let skills = skills::load_skills(&self.options.home, &self.options.project_root);
+        match skills::skill_action(skills, request) {
+            SkillAction::Show(lines) => self.info = Some(lines),
+            SkillAction::Run(prompt) => self.submit(prompt),
         }
     }
 

@@ -1,4 +1,5 @@
-//! What the listing commands show (`/model`, `/agents`, `/skills`, `/hooks`), read with the
+//! What the listing commands show (`/model`, `/agents`, `/hooks`; `/skill` is in `skills`),
+//! read with the
 //! run's own configuration loader, so the session shows exactly what a request would use.
 
 use braincode_config::Home;
@@ -9,8 +10,17 @@ use super::TuiOptions;
 
 /// The configuration the next request would load.
 fn load(home: &Home, options: &TuiOptions, brain: Option<&str>) -> Result<RunConfig, Vec<String>> {
+    load_at(home, &options.project_root, brain)
+}
+
+/// The configuration a request in `project_root` would load.
+pub(super) fn load_at(
+    home: &Home,
+    project_root: &std::path::Path,
+    brain: Option<&str>,
+) -> Result<RunConfig, Vec<String>> {
     let load = LoadOptions {
-        project_root: options.project_root.clone(),
+        project_root: project_root.to_path_buf(),
         brain_id: brain.map(str::to_string),
         mode: None,
     };
@@ -69,25 +79,6 @@ pub(super) fn agents(home: &Home, options: &TuiOptions, brain: Option<&str>) -> 
         lines.push(format!("  {:<12} {model:<32} {tools}", role.as_str()));
     }
     lines
-}
-
-/// `/skills`: the skills requests are given (project first).
-pub(super) fn skills(home: &Home, options: &TuiOptions) -> Vec<String> {
-    let config = match load(home, options, None) {
-        Ok(config) => config,
-        Err(lines) => return lines,
-    };
-    if config.support.skills.is_empty() {
-        return vec![
-            "no skills: add one as .agents/skills/<id>/SKILL.md in the project or the home".into(),
-        ];
-    }
-    config
-        .support
-        .skills
-        .iter()
-        .map(|skill| format!("  {:<24} {}", skill.id, skill.path.display()))
-        .collect()
 }
 
 /// `/hooks`: the hook handlers requests run (an untrusted project's own are not among them).

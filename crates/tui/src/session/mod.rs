@@ -33,6 +33,7 @@ pub mod mcp;
 mod panels;
 mod pet_watch;
 mod reopen;
+pub mod skills;
 mod status;
 
 use panels::draw_welcome;

@@ -217,6 +217,7 @@ impl Script {
             attempt: Some(1),
             usage: Usage::new(input, total - input, 0, 0),
             cost_micro_usd: None,
+            duration_ms: None,
         }))
     }
 

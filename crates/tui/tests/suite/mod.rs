@@ -9,3 +9,4 @@ mod input_snapshots;
 mod mcp_listing;
 mod pet_panel;
 mod screens;
+mod skill_commands;

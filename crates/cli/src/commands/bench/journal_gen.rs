@@ -88,6 +88,7 @@ impl RunBuilder {
             attempt: Some(1),
             usage,
             cost_micro_usd: None,
+            duration_ms: None,
         }));
     }
 

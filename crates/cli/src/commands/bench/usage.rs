@@ -56,6 +56,7 @@ pub fn execute(args: &UsageBenchArgs) -> anyhow::Result<ExitCode> {
     let query = UsageQuery {
         since_ms: None,
         by: UsageGroup::Model,
+        recent: 0,
     };
     let mut times = Vec::with_capacity(args.runs);
     let mut summary = None;

@@ -5,6 +5,7 @@
 mod brain;
 mod checks;
 mod mcp;
+mod project_checks;
 mod system;
 
 use std::path::{Path, PathBuf};
@@ -33,8 +34,12 @@ pub struct DoctorArgs {
     pub project: Option<PathBuf>,
     /// Check MCP servers only, connecting to each one that may start (without it, doctor
     /// reads their configuration and starts nothing).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "checks")]
     pub mcp: bool,
+    /// Check the project's checks only (what the fix loop runs after an edit): each command,
+    /// whether its program is found, whether the project is trusted to run it. Runs nothing.
+    #[arg(long)]
+    pub checks: bool,
     /// Rewrite models.json and brains.json written by the TypeScript Braincode in today's
     /// form, each after a backup copy (`<file>.bak-<time>`); reading them migrates them in
     /// memory anyway.
@@ -111,6 +116,8 @@ pub fn execute(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     }
     let report = if args.mcp {
         diagnose_mcp(&home, &project)
+    } else if args.checks {
+        diagnose_checks(&home, &project)
     } else {
         diagnose(&home, &project)
     };
@@ -360,6 +367,13 @@ pub fn diagnose_mcp(home: &Home, project: &Path) -> DoctorReport {
     };
     let (trust, _) = braincode_config::check_trust(home, project);
     mcp::check_mcp(home, project, &trust, settings.as_ref(), true, &mut checks);
+    report_of(home, project, checks)
+}
+
+/// The project's checks alone (`doctor --checks`); nothing is run.
+pub fn diagnose_checks(home: &Home, project: &Path) -> DoctorReport {
+    let mut checks = Checks(Vec::new());
+    project_checks::check_project_checks(home, project, &mut checks);
     report_of(home, project, checks)
 }
 

@@ -46,13 +46,18 @@ pub struct RunArgs {
     /// brings in an earlier session.
     #[arg(
         value_name = "PROMPT",
-        required_unless_present_any = ["prompt_file", "resume"],
+        required_unless_present_any = ["prompt_file", "resume", "skill"],
         conflicts_with_all = ["prompt_file", "resume"]
     )]
     pub prompt: Vec<String>,
     /// Read the task from this UTF-8 file instead of the command line.
     #[arg(long, value_name = "PATH")]
     pub prompt_file: Option<PathBuf>,
+    /// Run the task with this skill applied (`.agents/skills/<id>/SKILL.md` of the project,
+    /// else of the Braincode home): the prompt carries the skill, then the task. With no
+    /// task, the skill is applied to the project.
+    #[arg(long, value_name = "ID", conflicts_with = "resume")]
+    pub skill: Option<String>,
     /// Print the plan (routing, workers, todos) and stop: no tools run, nothing is saved.
     #[arg(long)]
     pub dry_run: bool,
@@ -219,7 +224,7 @@ fn read_prompt(args: &RunArgs) -> anyhow::Result<String> {
     } else {
         args.prompt.join(" ")
     };
-    if prompt.trim().is_empty() {
+    if prompt.trim().is_empty() && args.skill.is_none() {
         anyhow::bail!(
             "{source} is empty: say what to do, e.g. `braincode run \"explain src/main.rs\"`"
         );
@@ -272,7 +277,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let session_id = session_id.unwrap_or_else(braincode_runtime::new_session_id);
-    let request = RunRequest {
+    let mut request = RunRequest {
         prompt,
         project_root,
         session_id: Some(session_id),
@@ -296,6 +301,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The configuration is loaded once, here: the brain named below, the models the
     // embedded-model check looks at and the run itself all come from this one load.
     let loaded = RunConfig::load(&home, &LoadOptions::from(&request));
+    if let (Some(id), Ok(config)) = (&args.skill, &loaded) {
+        let skill = braincode_config::find_skill(&config.support.skills, id)?;
+        request.prompt = braincode_config::skill_prompt(skill, &request.prompt);
+    }
     if let Ok(config) = &loaded
         && let Some(reason) = &config.brain_reason
         && !args.json

@@ -9,36 +9,10 @@ pub fn typo_of<'a>(word: &str, commands: impl IntoIterator<Item = &'a str>) -> O
     let allowed = (length / 3).min(2);
     commands
         .into_iter()
-        .map(|command| (edit_distance(word, command), command))
+        .map(|command| (braincode_protocol::edit_distance(word, command), command))
         .filter(|(distance, _)| *distance <= allowed)
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, command)| command)
-}
-
-/// Optimal-string-alignment distance: insertions, deletions, substitutions and swaps of two
-/// neighbouring characters each cost one; letters compare case-insensitively.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.to_lowercase().chars().collect();
-    let b: Vec<char> = b.to_lowercase().chars().collect();
-    let width = b.len() + 1;
-    let mut table = vec![0usize; (a.len() + 1) * width];
-    for i in 0..=a.len() {
-        for j in 0..=b.len() {
-            table[i * width + j] = if i == 0 || j == 0 {
-                i + j
-            } else {
-                let cost = usize::from(a[i - 1] != b[j - 1]);
-                let mut best = (table[(i - 1) * width + j] + 1)
-                    .min(table[i * width + j - 1] + 1)
-                    .min(table[(i - 1) * width + j - 1] + cost);
-                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                    best = best.min(table[(i - 2) * width + j - 2] + 1);
-                }
-                best
-            };
-        }
-    }
-    table[a.len() * width + b.len()]
 }
 
 #[cfg(test)]
@@ -60,6 +34,7 @@ mod tests {
 
     #[test]
     fn a_swap_is_one_edit() {
+        use braincode_protocol::edit_distance;
         assert_eq!(edit_distance("replya", "replay"), 1);
         assert_eq!(edit_distance("", "run"), 3);
         assert_eq!(edit_distance("run", "run"), 0);

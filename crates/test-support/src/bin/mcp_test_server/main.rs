@@ -9,6 +9,7 @@
 //! - `MCP_TEST_STARTUP_DELAY_MS`: sleep this long before serving;
 //! - `MCP_TEST_EXIT_AT_START=<code>`: print a line to stderr and exit with `code` at once;
 //! - `MCP_TEST_CALL_LOG=<file>`: append each called tool's name to the file;
+//! - `MCP_TEST_TAVILY=1`: also list a Tavily-like `tavily_search` (needs `TAVILY_API_KEY`);
 //! - `MCP_TEST_TOKEN=<token>` (HTTP): require `Authorization: Bearer <token>`.
 #![allow(clippy::print_stderr)]
 
@@ -92,8 +93,12 @@ fn main() {
         std::thread::sleep(Duration::from_millis(ms));
     }
     let extra = env_number("MCP_TEST_EXTRA_TOOLS").unwrap_or(0);
+    let mut all = tools::all_tools(usize::try_from(extra).unwrap_or(0));
+    if std::env::var_os("MCP_TEST_TAVILY").is_some() {
+        all.push(tools::tavily_search_tool());
+    }
     let server = TestServer {
-        tools: Arc::new(tools::all_tools(usize::try_from(extra).unwrap_or(0))),
+        tools: Arc::new(all),
         call_log: std::env::var_os("MCP_TEST_CALL_LOG").map(PathBuf::from),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -108,6 +108,25 @@ pub fn all_tools(extra: usize) -> Vec<Tool> {
     tools
 }
 
+/// A Tavily-like `tavily_search` (listed with `MCP_TEST_TAVILY=1`): answers with made-up
+/// results for the query when `TAVILY_API_KEY` is set, and fails like the real server when
+/// it is not.
+pub fn tavily_search_tool() -> Tool {
+    Tool::new(
+        "tavily_search",
+        "Search the web for current information on a query; returns titles, URLs and snippets.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What to search for."},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": 20}
+            },
+            "required": ["query"]
+        })),
+    )
+    .with_annotations(read_only())
+}
+
 /// A realistic tool of a big server: several typed fields and a few sentences.
 fn extra_tool(n: usize) -> Tool {
     let name = format!("extra_{n:02}");
@@ -208,6 +227,17 @@ pub async fn call(
             let var = string_arg(args, "name")?;
             let value = std::env::var(var).unwrap_or_else(|_| "<unset>".to_string());
             CallToolResult::success(vec![text(value)])
+        }
+        "tavily_search" => {
+            let query = string_arg(args, "query")?;
+            match std::env::var("TAVILY_API_KEY") {
+                Ok(key) if !key.trim().is_empty() => CallToolResult::success(vec![text(format!(
+                    "Results for {query:?}:\n1. https://example.test/a — about {query}\n2. https://example.test/b — more on {query}"
+                ))]),
+                _ => CallToolResult::error(vec![text(
+                    "TAVILY_API_KEY environment variable is required",
+                )]),
+            }
         }
         extra if extra.starts_with("extra_") => {
             CallToolResult::success(vec![text(format!("{extra}: no issues found"))])

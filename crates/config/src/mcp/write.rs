@@ -1,0 +1,145 @@
+//! Adding a server to the user's `<home>/mcp.json` (`braincode mcp add`), and the Tavily web
+//! search server as the TypeScript panel wrote it: its key lives in auth.json (0600) and the
+//! entry refers to it as `${BRAINCODE_AUTH:tavily}`, so mcp.json never holds the secret.
+
+use serde_json::{Map, Value, json};
+
+use crate::{ConfigError, Home, json_io};
+
+/// The provider name the Tavily key is stored under in auth.json (and the server's name).
+pub const TAVILY: &str = "tavily";
+
+/// The Tavily MCP server's entry: `npx -y tavily-mcp@latest` with `TAVILY_API_KEY` from
+/// auth.json. It needs the network (web search), which a user-level entry must ask for.
+pub fn tavily_server_entry() -> Value {
+    json!({
+        "command": "npx",
+        "args": ["-y", "tavily-mcp@latest"],
+        "env": {"TAVILY_API_KEY": format!("${{BRAINCODE_AUTH:{TAVILY}}}")},
+        "network": true,
+    })
+}
+
+/// What to do when the file already has a server of that name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnExisting {
+    /// Refuse, changing nothing.
+    Refuse,
+    /// Replace the entry.
+    Replace,
+}
+
+/// What [`add_user_server`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    /// There was no server of that name.
+    New,
+    /// An entry of that name was replaced.
+    Replaced,
+}
+
+/// Adds `entry` as server `name` of `<home>/mcp.json`, keeping every other server and key of
+/// the file; under the file's update lock, written atomically, mode 0600 (entries may carry
+/// headers and environment). The servers' key is the file's own (`mcpServers`, or `servers`
+/// in a file that uses it). An existing entry of that name is refused unless `on_existing`
+/// replaces it; a file that is not a JSON object is refused, never overwritten.
+pub fn add_user_server(
+    home: &Home,
+    name: &str,
+    entry: Value,
+    on_existing: OnExisting,
+) -> Result<Added, ConfigError> {
+    let path = home.mcp_path();
+    let _lock = json_io::lock_for_update(&path)?;
+    let mut file: Map<String, Value> = match json_io::read_json_file::<Value>(&path)? {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(_) => {
+            return Err(ConfigError::Rejected {
+                message: format!(
+                    "{} is not a JSON object; nothing was written (fix or move the file, then try again)",
+                    path.display()
+                ),
+            });
+        }
+    };
+    let key = if file.contains_key("mcpServers") || !file.contains_key("servers") {
+        "mcpServers"
+    } else {
+        "servers"
+    };
+    let servers = file.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(servers) = servers else {
+        return Err(ConfigError::Rejected {
+            message: format!(
+                "\"{key}\" in {} is not an object; nothing was written",
+                path.display()
+            ),
+        });
+    };
+    let added = match (servers.contains_key(name), on_existing) {
+        (false, _) => Added::New,
+        (true, OnExisting::Replace) => Added::Replaced,
+        (true, OnExisting::Refuse) => {
+            return Err(ConfigError::Rejected {
+                message: format!(
+                    "{} already has a server named {name:?}; nothing was changed (--force replaces it)",
+                    path.display()
+                ),
+            });
+        }
+    };
+    servers.insert(name.to_string(), entry);
+    json_io::write_json_atomic(&path, &Value::Object(file), 0o600)?;
+    Ok(added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_added_beside_the_others_and_not_replaced_unasked() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        std::fs::write(
+            home.mcp_path(),
+            r#"{"servers": {"docs": {"url": "http://127.0.0.1:9/mcp"}}, "note": "mine"}"#,
+        )
+        .unwrap();
+        let added = add_user_server(&home, TAVILY, tavily_server_entry(), OnExisting::Refuse);
+        assert_eq!(added.unwrap(), Added::New);
+        let file: Value =
+            serde_json::from_str(&std::fs::read_to_string(home.mcp_path()).unwrap()).unwrap();
+        assert_eq!(file["note"], "mine");
+        assert!(file["servers"]["docs"].is_object());
+        assert_eq!(
+            file["servers"]["tavily"]["env"]["TAVILY_API_KEY"],
+            "${BRAINCODE_AUTH:tavily}"
+        );
+        let again = add_user_server(&home, TAVILY, json!({"command": "x"}), OnExisting::Refuse);
+        let message = again.unwrap_err().to_string();
+        assert!(
+            message.contains("already has a server named \"tavily\""),
+            "{message}"
+        );
+        let replaced = add_user_server(&home, TAVILY, json!({"command": "x"}), OnExisting::Replace);
+        assert_eq!(replaced.unwrap(), Added::Replaced);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(home.mcp_path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_file_that_is_not_an_object_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        std::fs::write(home.mcp_path(), "[1, 2]").unwrap();
+        let err = add_user_server(&home, TAVILY, tavily_server_entry(), OnExisting::Replace);
+        assert!(err.unwrap_err().to_string().contains("not a JSON object"));
+        assert_eq!(std::fs::read_to_string(home.mcp_path()).unwrap(), "[1, 2]");
+    }
+}

@@ -1,0 +1,129 @@
+use super::*;
+
+#[test]
+fn every_table_entry_parses() {
+    for info in COMMANDS {
+        let line = match info.name {
+            "plan" => "/plan add a test".to_string(),
+            name => format!("/{name}"),
+        };
+        let command = parse(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert_eq!(command.name(), info.name);
+        for alias in info.aliases {
+            let line = match info.name {
+                "plan" => format!("/{alias} x"),
+                _ => format!("/{alias}"),
+            };
+            assert_eq!(parse(&line).unwrap().name(), info.name, "{line}");
+        }
+    }
+}
+
+#[test]
+fn arguments_are_typed() {
+    assert_eq!(
+        parse("  /plan   fix the login bug  ").unwrap(),
+        SlashCommand::Plan {
+            task: "fix the login bug".into()
+        }
+    );
+    assert_eq!(
+        parse("/mode radical").unwrap(),
+        SlashCommand::Mode(Some(Mode::Radical))
+    );
+    assert_eq!(
+        parse("/mode AUTO").unwrap(),
+        SlashCommand::Mode(Some(Mode::Auto))
+    );
+    assert_eq!(parse("/mode").unwrap(), SlashCommand::Mode(None));
+    assert_eq!(
+        parse("/permissions edits").unwrap(),
+        SlashCommand::Permissions(Some(PermissionMode::AllowEdits))
+    );
+    assert_eq!(
+        parse("/permissions read-only").unwrap(),
+        SlashCommand::Permissions(Some(PermissionMode::ReadOnly))
+    );
+    assert_eq!(
+        parse("/permissions yes").unwrap(),
+        SlashCommand::Permissions(Some(PermissionMode::Yes))
+    );
+    assert_eq!(
+        parse("/brain fast").unwrap(),
+        SlashCommand::Brain(Some("fast".into()))
+    );
+    assert_eq!(
+        parse("/resume 3f2a").unwrap(),
+        SlashCommand::Resume(Some("3f2a".into()))
+    );
+    assert_eq!(parse("/resume").unwrap(), SlashCommand::Resume(None));
+    assert_eq!(
+        parse("/handoff the parser part").unwrap(),
+        SlashCommand::Handoff {
+            focus: Some("the parser part".into())
+        }
+    );
+    assert_eq!(parse("/exit").unwrap(), SlashCommand::Quit);
+}
+
+#[test]
+fn bad_arguments_say_the_usage() {
+    let err = parse("/plan").unwrap_err();
+    assert!(err.contains("usage: /plan <task>"), "{err}");
+    let err = parse("/mode fast").unwrap_err();
+    assert!(err.contains("unknown mode `fast`"), "{err}");
+    assert!(err.contains("[auto|radical]"), "{err}");
+    let err = parse("/permissions all").unwrap_err();
+    assert!(err.contains("ask|edits|yes|read-only"), "{err}");
+    let err = parse("/new now").unwrap_err();
+    assert!(err.contains("/new takes no arguments"), "{err}");
+    let err = parse("/brain a b").unwrap_err();
+    assert!(err.contains("one word"), "{err}");
+}
+
+#[test]
+fn unknown_commands_name_the_closest() {
+    assert_eq!(
+        unknown_command("halp"),
+        "unknown command /halp: did you mean /help? (type /help for the list)"
+    );
+    assert!(unknown_command("sesions").contains("/sessions"));
+    assert!(unknown_command("perm").contains("/permissions"));
+    assert!(unknown_command("Quit").contains("did you mean /quit"));
+    let far = unknown_command("zzzzzzzz");
+    assert_eq!(far, "unknown command /zzzzzzzz (type /help for the list)");
+    // A word that is no command may be a skill: the session decides.
+    assert_eq!(
+        parse("/review  fix the parser ").unwrap(),
+        SlashCommand::Other {
+            name: "review".into(),
+            args: "fix the parser".into()
+        }
+    );
+    assert_eq!(
+        parse("/skill review fix it").unwrap(),
+        SlashCommand::Skill {
+            id: Some("review".into()),
+            task: Some("fix it".into())
+        }
+    );
+    assert_eq!(
+        parse("/skills").unwrap(),
+        SlashCommand::Skill {
+            id: None,
+            task: None
+        }
+    );
+    assert!(parse("/").unwrap_err().contains("type a command"));
+    assert!(parse("hello").unwrap_err().contains("not a command"));
+}
+
+#[test]
+fn completions_prefer_prefixes() {
+    let names = |p: &str| completions(p).iter().map(|c| c.name).collect::<Vec<_>>();
+    assert_eq!(names("p"), vec!["plan", "permissions"]);
+    assert_eq!(names("ex"), vec!["quit"]);
+    assert_eq!(names("sesn"), vec!["sessions"]);
+    assert_eq!(names("").len(), COMMANDS.len());
+    assert!(help_lines()[0].starts_with("/help "));
+}
