@@ -101,7 +101,7 @@ pub async fn serve_on(
                     if shared
                         .sessions()
                         .get(&key)
-                        .is_some_and(|session| session.is_running())
+                        .is_some_and(Session::is_running)
                     {
                         return responder.respond_with_error(Error::new(
                             ErrorCode::INVALID_REQUEST,
@@ -214,7 +214,7 @@ pub async fn serve_on(
 }
 
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
-    let version = request.protocol_version.clone().min(ProtocolVersion::V1);
+    let version = request.protocol_version.min(ProtocolVersion::V1);
     InitializeResponse::new(version)
         .agent_capabilities(
             AgentCapabilities::new()

@@ -162,7 +162,12 @@ async fn an_editor_edits_approves_rejects_cancels_and_loads_back() {
     // the editor.
     let writes = result["fsWrites"].as_array().unwrap();
     assert_eq!(writes.len(), 1, "{result:#}");
-    assert!(writes[0]["path"].as_str().unwrap().ends_with("src/token.rs"));
+    assert!(
+        writes[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("src/token.rs")
+    );
     let written = writes[0]["content"].as_str().unwrap();
     assert!(written.starts_with("// unsaved buffer line\n"), "{written}");
     assert!(written.contains("token.len() > 8"), "{written}");

@@ -440,7 +440,7 @@ async fn dry_run(
     config: RunConfig,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let plan = plan_loaded(request, RunServices::new(home), config).await?;
+    let plan = Box::pin(plan_loaded(request, RunServices::new(home), config)).await?;
     let mut stdout = std::io::stdout().lock();
     if json {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&plan)?)?;
