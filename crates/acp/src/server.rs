@@ -15,7 +15,9 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode};
-use braincode_config::{McpServerConfig, McpTransport, Scope};
+use braincode_config::{
+    McpServerConfig, McpTransport, Scope, Skill, check_trust, discover_support, skill_prompt,
+};
 use braincode_runtime::PermissionMode;
 use tokio_util::sync::CancellationToken;
 
@@ -74,14 +76,15 @@ pub async fn serve_on(
                     };
                     let id = braincode_runtime::new_session_id();
                     let mode = shared.default_mode;
+                    let acp_id = AcpSessionId::new(id.to_string());
+                    let skills = skills(&shared, &cwd);
                     shared
                         .sessions()
                         .insert(id.to_string(), Session::new(cwd, mode, mcp));
-                    let acp_id = AcpSessionId::new(id.to_string());
                     responder.respond(
                         NewSessionResponse::new(acp_id.clone()).modes(modes(mode)),
                     )?;
-                    send(&connection, &acp_id, commands());
+                    send(&connection, &acp_id, commands(&skills));
                     Ok(())
                 }
             },
@@ -116,11 +119,12 @@ pub async fn serve_on(
                         send(&connection, &request.session_id, update);
                     }
                     let mode = shared.default_mode;
+                    let skills = skills(&shared, &cwd);
                     shared
                         .sessions()
                         .insert(key, Session::new(cwd, mode, mcp));
                     responder.respond(LoadSessionResponse::new().modes(modes(mode)))?;
-                    send(&connection, &request.session_id, commands());
+                    send(&connection, &request.session_id, commands(&skills));
                     Ok(())
                 }
             },
@@ -157,7 +161,7 @@ pub async fn serve_on(
                 async move |request: PromptRequest,
                             responder: Responder<agent_client_protocol::v1::schema::PromptResponse>,
                             connection: ConnectionTo<Client>| {
-                    let parts = match prompt_parts(&request.prompt) {
+                    let mut parts = match prompt_parts(&request.prompt) {
                         Ok(parts) => parts,
                         Err(reason) => {
                             return responder
@@ -177,6 +181,10 @@ pub async fn serve_on(
                             }
                             Err(err) => responder.respond_with_error(err),
                         };
+                    }
+                    if let Some(prompt) = skill_command(&shared, &request.session_id, &parts.text)
+                    {
+                        parts.text = prompt;
                     }
                     let turn = match shared.start_prompt(&request.session_id, parts, &connection) {
                         Ok(turn) => turn,
@@ -234,9 +242,16 @@ fn modes(current: PermissionMode) -> SessionModeState {
     SessionModeState::new(current.label(), available)
 }
 
-/// The slash commands a prompt may start with.
-fn commands() -> SessionUpdate {
-    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(vec![
+/// The skills a prompt in `cwd` would be given (the project's only when it is trusted).
+fn skills(shared: &Shared, cwd: &Path) -> Vec<Skill> {
+    let (trust, _) = check_trust(&shared.home, cwd);
+    discover_support(&shared.home, cwd, &trust).skills
+}
+
+/// The slash commands a prompt may start with: `/brain`, and `/<skill-id> [task]` for each
+/// skill of the project and the user.
+fn commands(skills: &[Skill]) -> SessionUpdate {
+    let mut commands = vec![
         AvailableCommand::new(
             "brain",
             "Show the brains, or pick the one this session's prompts use",
@@ -244,7 +259,40 @@ fn commands() -> SessionUpdate {
         .input(AvailableCommandInput::Unstructured(
             UnstructuredCommandInput::new("brain id (empty: list them)"),
         )),
-    ]))
+    ];
+    for skill in skills.iter().filter(|skill| skill.id != "brain") {
+        let about = skill
+            .body
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && !line.starts_with("---"))
+            .unwrap_or("a skill");
+        commands.push(
+            AvailableCommand::new(
+                skill.id.clone(),
+                format!(
+                    "{} skill: {}",
+                    skill.scope.as_str(),
+                    braincode_protocol::clip_chars(about.trim_start_matches('#').trim(), 100)
+                ),
+            )
+            .input(AvailableCommandInput::Unstructured(
+                UnstructuredCommandInput::new("task (empty: apply it to the project)"),
+            )),
+        );
+    }
+    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))
+}
+
+/// `/<skill-id> [task]`: the prompt with that skill applied; `None` when the prompt does not
+/// start with a skill's command.
+fn skill_command(shared: &Shared, session: &AcpSessionId, text: &str) -> Option<String> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    let (name, task) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let cwd = shared.sessions().get(&*session.0)?.cwd.clone();
+    let skills = skills(shared, &cwd);
+    let skill = skills.iter().find(|skill| skill.id == name)?;
+    Some(skill_prompt(skill, task))
 }
 
 /// `/brain [id]`; `None` when the prompt is not a command of ours (it then runs as typed).

@@ -323,3 +323,79 @@ async fn malformed_json_gets_an_error_and_the_server_keeps_serving_until_sigterm
         "SIGTERM ends the server cleanly: {status}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_are_slash_commands_of_the_editor() {
+    let server = ScriptedServer::start(
+        Script::new()
+            .always(
+                Matcher::model("router"),
+                Reply::json(&router_decision_json(Role::Backend, &[])),
+            )
+            .always(Matcher::model("backend"), Reply::text("Reviewed.")),
+    )
+    .await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    let skill_dir = home.path().join("skills/tidy");
+    std::fs::create_dir_all(&skill_dir).unwrap();
+    std::fs::write(
+        skill_dir.join("SKILL.md"),
+        "# Tidy the imports\nSKILL_BODY_MARKER: sort every use block.\n",
+    )
+    .unwrap();
+    let repo = run_harness::repo();
+    let seen: Arc<Mutex<Vec<SessionNotification>>> = Arc::default();
+    let updates = seen.clone();
+    let stop = Client
+        .v1()
+        .on_receive_notification(
+            async move |notification: SessionNotification, _connection: ConnectionTo<Agent>| {
+                updates.lock().unwrap().push(notification);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(
+            agent(&home, &["--read-only"]),
+            async |connection: ConnectionTo<Agent>| {
+                let session = open(&connection, &repo).await;
+                let response = connection
+                    .send_request(PromptRequest::new(session, text("/tidy src/token.rs")))
+                    .block_task()
+                    .await?;
+                Ok(response.stop_reason)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stop, StopReason::EndTurn);
+    let commands: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|n| match &n.update {
+            agent_client_protocol::v1::schema::SessionUpdate::AvailableCommandsUpdate(update) => {
+                Some(
+                    update
+                        .available_commands
+                        .iter()
+                        .map(|c| format!("{}: {}", c.name, c.description))
+                        .collect::<Vec<_>>(),
+                )
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(
+        commands.contains(&"tidy: user skill: Tidy the imports".to_string()),
+        "{commands:?}"
+    );
+    let primary = run_harness::model_requests(&server, "backend").join("\n");
+    assert!(
+        primary.contains("SKILL_BODY_MARKER"),
+        "the skill reached the primary"
+    );
+    assert!(primary.contains("src/token.rs"));
+}
