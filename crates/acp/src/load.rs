@@ -18,7 +18,13 @@ pub fn replay_updates(
         .map_err(|err| Error::invalid_params().data(format!("session id {id:?}: {err}")))?;
     let path = home.session_path(&session);
     if !path.is_file() {
-        return Err(crate::session::unknown_session(id));
+        return Err(Error::new(
+            agent_client_protocol::ErrorCode::RESOURCE_NOT_FOUND,
+            format!(
+                "no journaled session {id} in {} (`braincode sessions list --all` lists them)",
+                home.sessions_dir().display()
+            ),
+        ));
     }
     let read = read_journal(&path).map_err(|err| {
         Error::internal_error().data(format!("{} could not be read: {err}", path.display()))

@@ -28,7 +28,10 @@ pub mod usage;
 /// instead (a line on the screen would break the drawing).
 pub fn init_tracing(interactive: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("BRAINCODE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
+        // The ACP crate warns of every bad request it answers (the editor gets the error).
+        .unwrap_or_else(|_| {
+            tracing_subscriber::EnvFilter::new("warn,rmcp=off,agent_client_protocol=error")
+        });
     if interactive {
         let file = braincode_config::Home::from_env().ok().and_then(|home| {
             std::fs::create_dir_all(home.logs_dir()).ok()?;
