@@ -9,6 +9,7 @@
 //! resumes the run from the journal stream ([`worker`]).
 
 pub mod budget;
+mod dead_letter;
 pub mod journal;
 pub mod nats;
 pub mod run;

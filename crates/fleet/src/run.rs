@@ -53,6 +53,8 @@ pub struct Outcome {
     /// Why the fleet itself failed it (NATS unreachable, a stream between leaders): the task
     /// is given back to the queue, to be resumed, not failed.
     pub give_back: Option<String>,
+    /// Why it stopped for a newer delivery of the same task: nothing is recorded or acked.
+    pub abandoned: Option<String>,
 }
 
 /// Why a run did not get to its result.
@@ -62,7 +64,24 @@ enum Failure {
     Task(String),
     /// The fleet's (NATS): the task goes back to the queue.
     Fleet(String),
+    /// Another delivery of the task took over: this one ends without a result.
+    Superseded(String),
 }
+
+/// What the worker asks of a running task, as its state changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Go on.
+    Run,
+    /// `fleet cancel` asked for it: the run is stopped and its journal ended.
+    Cancel,
+    /// The task was delivered again, to a worker that took this delivery for lost: the run
+    /// is killed, and this delivery records nothing.
+    Abandon,
+}
+
+/// Why a superseded delivery stopped.
+const SUPERSEDED: &str = "delivered again meanwhile (its progress acks were lost, as when a cluster elects new leaders); this run stopped, and the newer delivery goes on";
 
 impl From<String> for Failure {
     fn from(why: String) -> Failure {
@@ -80,7 +99,7 @@ pub async fn run_task(
     task: &TaskSpec,
     session: &str,
     resume: bool,
-    cancel: &tokio::sync::watch::Receiver<bool>,
+    control: &tokio::sync::watch::Receiver<Control>,
 ) -> Outcome {
     let mut outcome = Outcome {
         session: session.to_string(),
@@ -100,7 +119,7 @@ pub async fn run_task(
         task,
         session,
         resume,
-        cancel,
+        control,
         &mut outcome,
     )
     .await;
@@ -108,6 +127,7 @@ pub async fn run_task(
         Ok(()) => {}
         Err(Failure::Task(why)) => outcome.error = Some(why),
         Err(Failure::Fleet(why)) => outcome.give_back = Some(why),
+        Err(Failure::Superseded(why)) => outcome.abandoned = Some(why),
     }
     let _ = std::fs::remove_dir_all(&dir);
     outcome
@@ -122,7 +142,7 @@ async fn run_in(
     task: &TaskSpec,
     session: &str,
     resume: bool,
-    cancel: &tokio::sync::watch::Receiver<bool>,
+    control: &tokio::sync::watch::Receiver<Control>,
     outcome: &mut Outcome,
 ) -> Result<(), Failure> {
     clone(&task.repo, task.git_ref.as_deref(), dir).await?;
@@ -193,7 +213,8 @@ async fn run_in(
         }
         bytes
     });
-    let mut cancel = cancel.clone();
+    let mut control = control.clone();
+    let mut listening = true;
     let mut cancelled = false;
     let status = loop {
         tokio::select! {
@@ -201,13 +222,29 @@ async fn run_in(
             () = tokio::time::sleep(TAIL_EVERY) => {
                 publisher.pump().await.map_err(Failure::Fleet)?;
             }
-            changed = cancel.changed(), if !cancelled => {
-                if changed.is_ok() && *cancel.borrow() {
-                    cancelled = true;
-                    // The run's own SIGTERM path: commands stop, the journal ends.
-                    let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
-                    if let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) {
-                        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            changed = control.changed(), if listening => {
+                if changed.is_err() {
+                    listening = false;
+                    continue;
+                }
+                let now = *control.borrow_and_update();
+                match now {
+                    Control::Run => {}
+                    Control::Cancel if cancelled => {}
+                    Control::Cancel => {
+                        cancelled = true;
+                        // The run's own SIGTERM path: commands stop, the journal ends.
+                        let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
+                        if let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) {
+                            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+                        }
+                    }
+                    Control::Abandon => {
+                        // Killed as a dying worker's run is, and nothing more of it is
+                        // published: the journal goes on with the newer delivery's run.
+                        let _ = child.start_kill();
+                        let _ = child.wait().await;
+                        return Err(Failure::Superseded(SUPERSEDED.to_string()));
                     }
                 }
             }
