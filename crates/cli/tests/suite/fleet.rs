@@ -131,17 +131,20 @@ pub(super) async fn connect(url: &str) -> Fleet {
     .unwrap()
 }
 
+/// Waits until task `id` is over. A read that fails is tried again (a cluster that lost a
+/// server answers no reads while it elects the task bucket's leader); the last state or
+/// error is shown if the task does not end `within`.
 pub(super) async fn wait_final(fleet: &Fleet, id: &str, within: Duration) -> TaskState {
     let deadline = Instant::now() + within;
     loop {
-        if let Some((state, _)) = fleet.state(id).await.unwrap()
+        let read = fleet.state(id).await;
+        if let Ok(Some((state, _))) = &read
             && state.status.is_final()
         {
-            return state;
+            return state.clone();
         }
         if Instant::now() > deadline {
-            let state = fleet.state(id).await.unwrap();
-            panic!("task {id} did not end within {within:?}: {state:?}");
+            panic!("task {id} did not end within {within:?}: {read:?}");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
