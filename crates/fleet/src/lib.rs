@@ -10,6 +10,7 @@
 
 pub mod budget;
 mod dead_letter;
+mod git;
 pub mod journal;
 pub mod nats;
 pub mod run;

@@ -10,14 +10,11 @@ use std::time::Duration;
 use braincode_protocol::FinalReport;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::git::Checkout;
 use crate::journal::{self, Publisher};
 use crate::nats::Fleet;
 use crate::task::TaskSpec;
 
-/// How long a clone or a push may take.
-const NETWORK_GIT_TIMEOUT: Duration = Duration::from_secs(600);
-/// How long a local git call may take.
-const LOCAL_GIT_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often the journal is read for new lines while the run goes on (a look costs an open
 /// and a read of what is new).
 const TAIL_EVERY: Duration = Duration::from_millis(25);
@@ -105,8 +102,8 @@ pub async fn run_task(
         session: session.to_string(),
         ..Outcome::default()
     };
-    let dir = place.work_dir.join(id);
-    let _ = std::fs::remove_dir_all(&dir);
+    let checkout = Checkout::new(&place.work_dir, id);
+    checkout.remove();
     if let Err(err) = std::fs::create_dir_all(&place.work_dir) {
         outcome.error = Some(format!("cannot make {}: {err}", place.work_dir.display()));
         return outcome;
@@ -114,7 +111,7 @@ pub async fn run_task(
     let result = run_in(
         fleet,
         place,
-        &dir,
+        &checkout,
         id,
         task,
         session,
@@ -129,7 +126,7 @@ pub async fn run_task(
         Err(Failure::Fleet(why)) => outcome.give_back = Some(why),
         Err(Failure::Superseded(why)) => outcome.abandoned = Some(why),
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    checkout.remove();
     outcome
 }
 
@@ -137,7 +134,7 @@ pub async fn run_task(
 async fn run_in(
     fleet: &Fleet,
     place: &RunPlace,
-    dir: &Path,
+    checkout: &Checkout,
     id: &str,
     task: &TaskSpec,
     session: &str,
@@ -145,9 +142,8 @@ async fn run_in(
     control: &tokio::sync::watch::Receiver<Control>,
     outcome: &mut Outcome,
 ) -> Result<(), Failure> {
-    clone(&task.repo, task.git_ref.as_deref(), dir).await?;
-    let commit = git(dir, &["rev-parse", "HEAD"], LOCAL_GIT_TIMEOUT).await?;
-    let commit = String::from_utf8_lossy(&commit).trim().to_string();
+    let commit = checkout.clone(&task.repo, task.git_ref.as_deref()).await?;
+    let dir = checkout.work_tree.as_path();
     outcome.commit = Some(commit.clone());
     let sessions = place.home.join("sessions");
     let journal_path = sessions.join(format!("{session}.jsonl"));
@@ -161,7 +157,7 @@ async fn run_in(
             Ok(Some(imported)) if imported.report.is_some() => {
                 // The run had answered: its answer and its files are the result.
                 outcome.report = imported.report;
-                return Ok(finish(dir, &commit, task, id, outcome).await?);
+                return Ok(finish(checkout, &commit, task, id, outcome).await?);
             }
             Ok(Some(imported)) => {
                 publisher.skip_imported(imported.lines);
@@ -271,22 +267,22 @@ async fn run_in(
         )));
     }
     outcome.report = report;
-    Ok(finish(dir, &commit, task, id, outcome).await?)
+    Ok(finish(checkout, &commit, task, id, outcome).await?)
 }
 
 /// The run's patch, pushed to the task's branch when it names one.
 async fn finish(
-    dir: &Path,
+    checkout: &Checkout,
     commit: &str,
     task: &TaskSpec,
     id: &str,
     outcome: &mut Outcome,
 ) -> Result<(), String> {
-    outcome.patch = patch(dir, commit).await?;
+    outcome.patch = checkout.patch(commit).await?;
     if let Some(branch) = &task.push_branch
         && !outcome.patch.is_empty()
     {
-        push(dir, commit, branch, id).await?;
+        checkout.push(commit, branch, id).await?;
         outcome.pushed_branch = Some(branch.clone());
     }
     Ok(())
@@ -326,183 +322,4 @@ fn run_command(
     // Killed with the worker (SIGKILL included): its task is then redelivered, not run twice.
     braincode_sandbox::die_with_parent(&mut command);
     command
-}
-
-/// Settings on every git call of the worker: no repository program runs (hooks, fsmonitor,
-/// pagers, external diffs), no transport that runs a program.
-const HARDENED: &[(&str, &str)] = &[
-    ("core.fsmonitor", "false"),
-    ("core.hooksPath", "/dev/null"),
-    ("core.pager", "cat"),
-    ("core.editor", "false"),
-    ("diff.external", ""),
-    ("submodule.recurse", "false"),
-    ("protocol.ext.allow", "never"),
-    ("protocol.fd.allow", "never"),
-    ("gpg.program", "false"),
-    ("commit.gpgSign", "false"),
-];
-
-async fn git_with(
-    dir: &Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-    timeout: Duration,
-) -> Result<Vec<u8>, String> {
-    let mut command = tokio::process::Command::new("git");
-    for (key, value) in HARDENED {
-        command.arg("-c").arg(format!("{key}={value}"));
-    }
-    command.args(args).current_dir(dir);
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    command
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(timeout, command.output())
-        .await
-        .map_err(|_| format!("git {} took longer than {timeout:?}", args[0]))?
-        .map_err(|err| format!("git {}: {err}", args[0]))?;
-    if output.status.success() {
-        Ok(output.stdout)
-    } else {
-        Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
-    }
-}
-
-async fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<Vec<u8>, String> {
-    git_with(dir, args, &[], timeout).await
-}
-
-/// Clones `repo` into `dir` and checks `git_ref` (or the default branch) out, detached.
-async fn clone(repo: &str, git_ref: Option<&str>, dir: &Path) -> Result<(), String> {
-    let parent = dir.parent().unwrap_or(dir);
-    let target = dir.to_string_lossy().into_owned();
-    git(
-        parent,
-        &["clone", "--quiet", "--no-checkout", "--", repo, &target],
-        NETWORK_GIT_TIMEOUT,
-    )
-    .await
-    .map_err(|why| format!("cannot clone {repo}: {why}"))?;
-    let wanted = git_ref.unwrap_or("HEAD");
-    let commit = git(
-        dir,
-        &[
-            "rev-parse",
-            "--verify",
-            "--end-of-options",
-            &format!("{wanted}^{{commit}}"),
-        ],
-        LOCAL_GIT_TIMEOUT,
-    )
-    .await
-    .map_err(|_| format!("{repo} has no commit, branch or tag {wanted:?}"))?;
-    let commit = String::from_utf8_lossy(&commit).trim().to_string();
-    git(
-        dir,
-        &["checkout", "--quiet", "--detach", &commit],
-        LOCAL_GIT_TIMEOUT,
-    )
-    .await
-    .map_err(|why| format!("cannot check {wanted} out of {repo}: {why}"))?;
-    Ok(())
-}
-
-/// Everything the run changed against `commit`, untracked files included, as a binary-safe
-/// patch (`git apply` takes it). Made with a temporary index: the clone's own is untouched.
-async fn patch(dir: &Path, commit: &str) -> Result<Vec<u8>, String> {
-    let index = temp_index(dir);
-    let env = [("GIT_INDEX_FILE", index.as_str())];
-    let result = async {
-        git_with(dir, &["read-tree", commit], &env, LOCAL_GIT_TIMEOUT).await?;
-        git_with(dir, &["add", "-A", "--", "."], &env, LOCAL_GIT_TIMEOUT).await?;
-        git_with(
-            dir,
-            &[
-                "diff",
-                "--cached",
-                "--binary",
-                "--no-ext-diff",
-                "--no-textconv",
-                commit,
-            ],
-            &env,
-            LOCAL_GIT_TIMEOUT,
-        )
-        .await
-    }
-    .await
-    .map_err(|why| format!("cannot make the run's patch: {why}"));
-    let _ = std::fs::remove_file(&index);
-    result
-}
-
-/// Commits what the run changed on top of `commit` and pushes it to `branch` of the clone's
-/// origin (the task's repository). Never forced: a branch that exists and is not an
-/// ancestor is refused by the remote, and the task says so.
-async fn push(dir: &Path, commit: &str, branch: &str, id: &str) -> Result<(), String> {
-    let index = temp_index(dir);
-    // The result commit is dated like the commit it starts from, so it is the same commit
-    // whichever delivery of the task makes it: a task redelivered after its push pushes
-    // nothing new instead of being refused as a non-fast-forward.
-    let date = git(
-        dir,
-        &["show", "-s", "--format=%ct", commit],
-        LOCAL_GIT_TIMEOUT,
-    )
-    .await
-    .map(|out| format!("@{} +0000", String::from_utf8_lossy(&out).trim()))?;
-    let env = [
-        ("GIT_AUTHOR_DATE", date.as_str()),
-        ("GIT_COMMITTER_DATE", date.as_str()),
-        ("GIT_INDEX_FILE", index.as_str()),
-        ("GIT_AUTHOR_NAME", "Braincode fleet"),
-        ("GIT_AUTHOR_EMAIL", "fleet@braincode.invalid"),
-        ("GIT_COMMITTER_NAME", "Braincode fleet"),
-        ("GIT_COMMITTER_EMAIL", "fleet@braincode.invalid"),
-    ];
-    let result = async {
-        git_with(dir, &["read-tree", commit], &env, LOCAL_GIT_TIMEOUT).await?;
-        git_with(dir, &["add", "-A", "--", "."], &env, LOCAL_GIT_TIMEOUT).await?;
-        let tree = git_with(dir, &["write-tree"], &env, LOCAL_GIT_TIMEOUT).await?;
-        let tree = String::from_utf8_lossy(&tree).trim().to_string();
-        let message = format!("braincode fleet: task {id}");
-        let new = git_with(
-            dir,
-            &["commit-tree", &tree, "-p", commit, "-m", &message],
-            &env,
-            LOCAL_GIT_TIMEOUT,
-        )
-        .await?;
-        let new = String::from_utf8_lossy(&new).trim().to_string();
-        let refspec = format!("{new}:refs/heads/{branch}");
-        git_with(
-            dir,
-            &["push", "--quiet", "origin", &refspec],
-            &env,
-            NETWORK_GIT_TIMEOUT,
-        )
-        .await?;
-        Ok(())
-    }
-    .await
-    .map_err(|why: String| format!("cannot push the result to branch {branch}: {why}"));
-    let _ = std::fs::remove_file(&index);
-    result
-}
-
-/// A temporary index file beside the clone (never inside it).
-fn temp_index(dir: &Path) -> String {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let parent = dir.parent().unwrap_or(dir);
-    parent
-        .join(format!(".{name}.index-{}", uuid::Uuid::new_v4().simple()))
-        .to_string_lossy()
-        .into_owned()
 }
