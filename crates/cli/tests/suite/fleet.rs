@@ -85,6 +85,11 @@ pub(super) struct Worker {
 }
 
 impl Worker {
+    /// Where its task clones are made (`<dir>/<task id>`).
+    pub(super) fn work_dir(&self) -> &Path {
+        self._work.path()
+    }
+
     /// Kills it outright (SIGKILL), as a crash would, and waits for it.
     pub(super) async fn kill(&mut self) {
         let _ = self.child.start_kill();

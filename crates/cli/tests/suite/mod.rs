@@ -14,6 +14,7 @@ mod entry_points;
 mod first_run;
 mod fleet;
 mod fleet_control;
+mod fleet_hostile;
 mod fleet_scale;
 mod handoff_cli;
 mod home_locks;
