@@ -98,24 +98,33 @@ impl Worker {
 }
 
 pub(super) fn spawn_worker(home: &TempHome, nats: &str, name: &str, concurrency: u32) -> Worker {
+    spawn_worker_with(home, nats, name, concurrency, &[])
+}
+
+/// A worker started with `extra` arguments (credentials).
+pub(super) fn spawn_worker_with(
+    home: &TempHome,
+    nats: &str,
+    name: &str,
+    concurrency: u32,
+    extra: &[&str],
+) -> Worker {
     let work = tempfile::tempdir().unwrap();
     let concurrency = concurrency.to_string();
-    let mut command = command(
-        home,
-        home.path(),
-        &[
-            "fleet",
-            "worker",
-            "--nats",
-            nats,
-            "--name",
-            name,
-            "--concurrency",
-            &concurrency,
-            "--work-dir",
-            work.path().to_str().unwrap(),
-        ],
-    );
+    let mut args = vec![
+        "fleet",
+        "worker",
+        "--nats",
+        nats,
+        "--name",
+        name,
+        "--concurrency",
+        &concurrency,
+        "--work-dir",
+        work.path().to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut command = command(home, home.path(), &args);
     command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

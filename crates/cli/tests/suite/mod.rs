@@ -13,6 +13,7 @@ mod doctor_cli;
 mod entry_points;
 mod first_run;
 mod fleet;
+mod fleet_auth;
 mod fleet_control;
 mod fleet_hostile;
 mod fleet_scale;
