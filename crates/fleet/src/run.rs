@@ -86,18 +86,39 @@ impl From<String> for Failure {
     }
 }
 
-/// Runs `task` (`id`) as session `session`, resuming it when `resume` and the journal
+impl From<journal::PumpError> for Failure {
+    fn from(error: journal::PumpError) -> Failure {
+        match error {
+            journal::PumpError::Fleet(why) => Failure::Fleet(why),
+            journal::PumpError::Superseded => Failure::Superseded(SUPERSEDED.to_string()),
+        }
+    }
+}
+
+/// Which delivery of a task a run is.
+#[derive(Debug, Clone, Copy)]
+pub struct Delivery<'a> {
+    /// The task's id.
+    pub id: &'a str,
+    /// The run's session (its journal's subject).
+    pub session: &'a str,
+    /// This delivery's id (the task state's `attempt`): its journal lines carry it.
+    pub attempt: &'a str,
+    /// Resume the session when the journal stream has its records.
+    pub resume: bool,
+}
+
+/// Runs `task` as its `delivery` says, resuming the session when asked and the journal
 /// stream has its records (a journal that cannot be resumed here, such as one whose changed
 /// files are missing from the store, fails the task with the reason).
 pub async fn run_task(
     fleet: &Fleet,
     place: &RunPlace,
-    id: &str,
     task: &TaskSpec,
-    session: &str,
-    resume: bool,
+    delivery: Delivery<'_>,
     control: &tokio::sync::watch::Receiver<Control>,
 ) -> Outcome {
+    let Delivery { id, session, .. } = delivery;
     let mut outcome = Outcome {
         session: session.to_string(),
         ..Outcome::default()
@@ -112,10 +133,8 @@ pub async fn run_task(
         fleet,
         place,
         &checkout,
-        id,
         task,
-        session,
-        resume,
+        delivery,
         control,
         &mut outcome,
     )
@@ -130,29 +149,33 @@ pub async fn run_task(
     outcome
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn run_in(
     fleet: &Fleet,
     place: &RunPlace,
     checkout: &Checkout,
-    id: &str,
     task: &TaskSpec,
-    session: &str,
-    resume: bool,
+    delivery: Delivery<'_>,
     control: &tokio::sync::watch::Receiver<Control>,
     outcome: &mut Outcome,
 ) -> Result<(), Failure> {
+    let Delivery {
+        id,
+        session,
+        attempt,
+        resume,
+    } = delivery;
     let commit = checkout.clone(&task.repo, task.git_ref.as_deref()).await?;
     let dir = checkout.work_tree.as_path();
     outcome.commit = Some(commit.clone());
     let sessions = place.home.join("sessions");
     let journal_path = sessions.join(format!("{session}.jsonl"));
     let mut resumed = false;
-    let mut publisher = Publisher::new(fleet.clone(), session, &journal_path, dir);
+    let mut publisher = Publisher::new(fleet.clone(), session, attempt, &journal_path, dir);
     if resume {
-        let lines = journal::read(fleet, session)
+        let (lines, last) = journal::read_with_last(fleet, session)
             .await
             .map_err(Failure::Fleet)?;
+        publisher.follow(last);
         match journal::import(fleet, &lines, &journal_path, dir).await {
             Ok(Some(imported)) if imported.report.is_some() => {
                 // The run had answered: its answer and its files are the result.
@@ -216,7 +239,7 @@ async fn run_in(
         tokio::select! {
             status = child.wait() => break status,
             () = tokio::time::sleep(TAIL_EVERY) => {
-                publisher.pump().await.map_err(Failure::Fleet)?;
+                publisher.pump().await?;
             }
             changed = control.changed(), if listening => {
                 if changed.is_err() {
@@ -247,7 +270,7 @@ async fn run_in(
         }
     };
     let status = status.map_err(|err| format!("the run: {err}"))?;
-    publisher.pump().await.map_err(Failure::Fleet)?;
+    publisher.pump().await?;
     let stdout = read_out.await.unwrap_or_default();
     let stderr = read_err.await.unwrap_or_default();
     let report = serde_json::from_slice::<FinalReport>(&stdout).ok();

@@ -23,7 +23,7 @@ use tokio::task::JoinSet;
 use crate::budget::{self, Amount, Grant};
 use crate::dead_letter::dead_letters;
 use crate::nats::{Fleet, PROGRESS_EVERY};
-use crate::run::{Control, Outcome, RunPlace, run_task};
+use crate::run::{Control, Delivery, Outcome, RunPlace, run_task};
 use crate::task::{TaskMessage, TaskState, TaskStatus, valid_task_id};
 
 /// What a worker prints about its work, a line at a time.
@@ -280,7 +280,7 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
     let _watch = Aborting(tokio::spawn(watch_state(
         fleet.clone(),
         id.to_string(),
-        attempt,
+        attempt.clone(),
         control_tx,
     )));
     // Tokens are reserved under the shared budgets before the run starts; the grant is the
@@ -336,7 +336,13 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
             };
         }
     }
-    let outcome = run_task(fleet, &config.place, id, &spec, &session, resume, &control).await;
+    let delivery = Delivery {
+        id,
+        session: &session,
+        attempt: &attempt,
+        resume,
+    };
+    let outcome = run_task(fleet, &config.place, &spec, delivery, &control).await;
     if let Some(why) = &outcome.abandoned {
         // The newer delivery owns the message now: no ack, no result from this one.
         return log(format!("task {id}: {why}"));
