@@ -372,7 +372,7 @@ async fn watch_state(fleet: Fleet, id: String, attempt: String, control: watch::
         let state = if tick % HEARTBEAT_TICKS == 0 {
             fleet
                 .update(&id, |s| {
-                    if s.attempt.as_deref() == Some(attempt.as_str()) {
+                    if s.attempt.as_deref().is_none_or(|a| a == attempt) {
                         s.heartbeat_at = Some(crate::task::now());
                     }
                 })
@@ -388,7 +388,8 @@ async fn watch_state(fleet: Fleet, id: String, attempt: String, control: watch::
                 .map(|(state, _)| state)
         };
         let Some(state) = state else { continue };
-        if state.attempt.as_deref() != Some(attempt.as_str()) {
+        // (A state without one was rewritten by an older worker or CLI: not a newer run.)
+        if state.attempt.as_deref().is_some_and(|a| a != attempt) {
             let _ = control.send(Control::Abandon);
             return;
         }
