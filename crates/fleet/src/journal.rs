@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::consumer;
+use async_nats::jetstream::context::PublishErrorKind;
 use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::Value;
@@ -35,10 +36,18 @@ pub fn subject(session: &str) -> String {
     format!("{JOURNAL_PREFIX}.{session}")
 }
 
-/// Publishes the lines a run appends to its journal file.
+/// Publishes the lines a run appends to its journal file. The stream is fenced: each line is
+/// published only if the last line of the session on the stream is the one this publisher
+/// put there (or read before it started), so two deliveries of a task never interleave lines
+/// in one journal: the one that finds another's line there stops.
 pub struct Publisher {
     fleet: Fleet,
     session: String,
+    /// The delivery's id, in every message id (a retry of a line is stored once; another
+    /// delivery's line of the same number is not taken for it).
+    attempt: String,
+    /// The stream sequence of the session's last line (0: none).
+    last_sequence: u64,
     path: PathBuf,
     project: PathBuf,
     /// Bytes of the file already handled.
@@ -50,17 +59,32 @@ pub struct Publisher {
 }
 
 impl Publisher {
-    /// A publisher of `path`, the journal of `session`, whose run works in `project`.
-    pub fn new(fleet: Fleet, session: &str, path: &Path, project: &Path) -> Publisher {
+    /// A publisher of `path`, the journal of `session` as delivery `attempt` runs it, whose
+    /// run works in `project`. It expects the session to have no line on the stream yet.
+    pub fn new(
+        fleet: Fleet,
+        session: &str,
+        attempt: &str,
+        path: &Path,
+        project: &Path,
+    ) -> Publisher {
         Publisher {
             fleet,
             session: session.to_string(),
+            attempt: attempt.to_string(),
+            last_sequence: 0,
             path: path.to_path_buf(),
             project: project.to_path_buf(),
             offset: 0,
             lines: 0,
             stored: HashSet::new(),
         }
+    }
+
+    /// The session's last line on the stream is at `sequence` (read before this run started):
+    /// the next line goes after it.
+    pub fn follow(&mut self, sequence: u64) {
+        self.last_sequence = sequence;
     }
 
     /// The first `lines` lines of the file are on the stream already (an imported journal).
@@ -71,18 +95,22 @@ impl Publisher {
 
     /// Publishes every complete line written since the last call, each acknowledged by the
     /// stream before the next (so the stream holds a prefix of the journal, in order).
-    pub async fn pump(&mut self) -> Result<(), String> {
+    pub async fn pump(&mut self) -> Result<(), PumpError> {
         let new = self.unread();
         let Some(end) = new.iter().rposition(|b| *b == b'\n') else {
             return Ok(());
         };
         let new = new[..=end].to_vec();
         for line in new.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            self.store_blob(line).await?;
+            self.store_blob(line).await.map_err(PumpError::Fleet)?;
             let mut headers = HeaderMap::new();
             headers.insert(
                 "Nats-Msg-Id",
-                format!("{}:{}", self.session, self.lines).as_str(),
+                format!("{}:{}:{}", self.session, self.attempt, self.lines).as_str(),
+            );
+            headers.insert(
+                "Nats-Expected-Last-Subject-Sequence",
+                self.last_sequence.to_string().as_str(),
             );
             // A cluster between leaders refuses for a few seconds: the same message (the
             // same id, so never twice on the stream) is sent again until it is stored.
@@ -96,16 +124,20 @@ impl Publisher {
                             headers.clone(),
                             Bytes::copy_from_slice(line),
                         )
+                        .await?
                         .await
-                        .map_err(|err| err.to_string())?
-                        .await
-                        .map_err(|err| err.to_string())
                 }
                 .await;
                 match sent {
-                    Ok(_) => break,
-                    Err(why) if attempt >= PUBLISH_ATTEMPTS => {
-                        return Err(format!("publishing the journal: {why}"));
+                    Ok(ack) => {
+                        self.last_sequence = ack.sequence;
+                        break;
+                    }
+                    Err(err) if err.kind() == PublishErrorKind::WrongLastSequence => {
+                        return Err(PumpError::Superseded);
+                    }
+                    Err(err) if attempt >= PUBLISH_ATTEMPTS => {
+                        return Err(PumpError::Fleet(format!("publishing the journal: {err}")));
                     }
                     Err(_) => {
                         attempt += 1;
@@ -171,6 +203,15 @@ fn file_change(line: &[u8]) -> Option<(String, Option<String>)> {
     Some((path, hash))
 }
 
+/// Why a journal line was not published.
+#[derive(Debug)]
+pub enum PumpError {
+    /// NATS did not store it (the run goes back to the queue).
+    Fleet(String),
+    /// Another delivery of the task wrote the session's journal meanwhile: this run stops.
+    Superseded,
+}
+
 /// SHA-256, lowercase hex.
 fn sha256_hex(bytes: &[u8]) -> String {
     braincode_protocol::lower_hex(&Sha256::digest(bytes))
@@ -179,6 +220,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// Every line of `session`'s journal on the stream, in order (empty: none). Retried for a
 /// while when the stream is between leaders (a cluster that just lost a server).
 pub async fn read(fleet: &Fleet, session: &str) -> Result<Vec<Vec<u8>>, String> {
+    read_with_last(fleet, session).await.map(|(lines, _)| lines)
+}
+
+/// Like [`read`], with the stream sequence of the last line (0: none), where a run that goes
+/// on with the journal publishes after.
+pub async fn read_with_last(fleet: &Fleet, session: &str) -> Result<(Vec<Vec<u8>>, u64), String> {
     let mut attempt = 0;
     loop {
         // A consumer can stall without an error while a cluster fails over: each try is
@@ -201,7 +248,7 @@ pub async fn read(fleet: &Fleet, session: &str) -> Result<Vec<Vec<u8>>, String> 
     }
 }
 
-async fn read_once(fleet: &Fleet, session: &str) -> Result<Vec<Vec<u8>>, String> {
+async fn read_once(fleet: &Fleet, session: &str) -> Result<(Vec<Vec<u8>>, u64), String> {
     let stream = fleet
         .js
         .get_stream(JOURNAL_STREAM)
@@ -212,7 +259,7 @@ async fn read_once(fleet: &Fleet, session: &str) -> Result<Vec<Vec<u8>>, String>
         .await
     {
         Ok(message) => message.sequence,
-        Err(_) => return Ok(Vec::new()),
+        Err(_) => return Ok((Vec::new(), 0)),
     };
     let mut lines = Vec::new();
     let mut messages = follow(fleet, session).await?;
@@ -222,7 +269,7 @@ async fn read_once(fleet: &Fleet, session: &str) -> Result<Vec<Vec<u8>>, String>
             break;
         }
     }
-    Ok(lines)
+    Ok((lines, last))
 }
 
 /// The lines of `session`'s journal from the first, then live as they are published.

@@ -9,6 +9,8 @@
 //! resumes the run from the journal stream ([`worker`]).
 
 pub mod budget;
+mod dead_letter;
+mod git;
 pub mod journal;
 pub mod nats;
 pub mod run;

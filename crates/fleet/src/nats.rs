@@ -300,24 +300,16 @@ pub async fn connect(options: &NatsOptions) -> Result<async_nats::Client, String
     let mut connect = match &options.creds_file {
         Some(path) => async_nats::ConnectOptions::with_credentials_file(path)
             .await
-            .map_err(|err| format!("the credentials file {}: {err}", path.display()))?,
+            .map_err(|err| {
+                format!(
+                    "the credentials file {}: {err}; give the .creds file made for this user (`nsc generate creds`: a user JWT and its nkey seed)",
+                    path.display()
+                )
+            })?,
         None => async_nats::ConnectOptions::new(),
     };
     if let Some(path) = &options.nkey_file {
-        let seed = std::fs::read_to_string(path)
-            .map_err(|err| format!("the nkey seed file {}: {err}", path.display()))?;
-        let seed = seed
-            .lines()
-            .map(str::trim)
-            .find(|line| line.starts_with('S'))
-            .ok_or_else(|| {
-                format!(
-                    "the nkey seed file {} holds no seed (a line starting with S)",
-                    path.display()
-                )
-            })?
-            .to_string();
-        connect = connect.nkey(seed);
+        connect = connect.nkey(nkey_seed(path)?);
     }
     match (&options.user, &options.password) {
         (Some(user), Some(password)) => {
@@ -370,11 +362,36 @@ pub async fn connect(options: &NatsOptions) -> Result<async_nats::Client, String
                 _ if tls => {
                     "TLS failed: give the CA that signed the server's certificate with --nats-tls-ca (and a client certificate if the server asks), or drop --nats-tls for a plain server"
                 }
-                async_nats::ConnectErrorKind::AuthorizationViolation => {
+                async_nats::ConnectErrorKind::AuthorizationViolation
+                | async_nats::ConnectErrorKind::Authentication => {
                     "the server refused the credentials: check --nats-user/--nats-password, --nats-token, --nats-nkey or --nats-creds"
                 }
                 _ => "is nats-server running there with JetStream on? Start one with `nats-server -js`",
             };
             format!("cannot connect to NATS at {url}: {err}; {fix}")
         })
+}
+
+/// The user seed in the nkey seed file at `path` (its one line starting with `S`), checked:
+/// a seed that is not one is said so here, with the file, rather than as a failed connection.
+fn nkey_seed(path: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|err| format!("the nkey seed file {}: {err}", path.display()))?;
+    let seed = text
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with('S'))
+        .ok_or_else(|| {
+            format!(
+                "the nkey seed file {} holds no seed (a line starting with S, as `nk -gen user` writes)",
+                path.display()
+            )
+        })?;
+    nkeys::KeyPair::from_seed(seed).map_err(|err| {
+        format!(
+            "the nkey seed file {} holds no valid nkey seed ({err}); give the seed of the user the server lists",
+            path.display()
+        )
+    })?;
+    Ok(seed.to_string())
 }

@@ -10,14 +10,11 @@ use std::time::Duration;
 use braincode_protocol::FinalReport;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::git::Checkout;
 use crate::journal::{self, Publisher};
 use crate::nats::Fleet;
 use crate::task::TaskSpec;
 
-/// How long a clone or a push may take.
-const NETWORK_GIT_TIMEOUT: Duration = Duration::from_secs(600);
-/// How long a local git call may take.
-const LOCAL_GIT_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often the journal is read for new lines while the run goes on (a look costs an open
 /// and a read of what is new).
 const TAIL_EVERY: Duration = Duration::from_millis(25);
@@ -53,6 +50,8 @@ pub struct Outcome {
     /// Why the fleet itself failed it (NATS unreachable, a stream between leaders): the task
     /// is given back to the queue, to be resumed, not failed.
     pub give_back: Option<String>,
+    /// Why it stopped for a newer delivery of the same task: nothing is recorded or acked.
+    pub abandoned: Option<String>,
 }
 
 /// Why a run did not get to its result.
@@ -62,7 +61,24 @@ enum Failure {
     Task(String),
     /// The fleet's (NATS): the task goes back to the queue.
     Fleet(String),
+    /// Another delivery of the task took over: this one ends without a result.
+    Superseded(String),
 }
+
+/// What the worker asks of a running task, as its state changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Go on.
+    Run,
+    /// `fleet cancel` asked for it: the run is stopped and its journal ended.
+    Cancel,
+    /// The task was delivered again, to a worker that took this delivery for lost: the run
+    /// is killed, and this delivery records nothing.
+    Abandon,
+}
+
+/// Why a superseded delivery stopped.
+const SUPERSEDED: &str = "delivered again meanwhile (its progress acks were lost, as when a cluster elects new leaders); this run stopped, and the newer delivery goes on";
 
 impl From<String> for Failure {
     fn from(why: String) -> Failure {
@@ -70,24 +86,45 @@ impl From<String> for Failure {
     }
 }
 
-/// Runs `task` (`id`) as session `session`, resuming it when `resume` and the journal
+impl From<journal::PumpError> for Failure {
+    fn from(error: journal::PumpError) -> Failure {
+        match error {
+            journal::PumpError::Fleet(why) => Failure::Fleet(why),
+            journal::PumpError::Superseded => Failure::Superseded(SUPERSEDED.to_string()),
+        }
+    }
+}
+
+/// Which delivery of a task a run is.
+#[derive(Debug, Clone, Copy)]
+pub struct Delivery<'a> {
+    /// The task's id.
+    pub id: &'a str,
+    /// The run's session (its journal's subject).
+    pub session: &'a str,
+    /// This delivery's id (the task state's `attempt`): its journal lines carry it.
+    pub attempt: &'a str,
+    /// Resume the session when the journal stream has its records.
+    pub resume: bool,
+}
+
+/// Runs `task` as its `delivery` says, resuming the session when asked and the journal
 /// stream has its records (a journal that cannot be resumed here, such as one whose changed
 /// files are missing from the store, fails the task with the reason).
 pub async fn run_task(
     fleet: &Fleet,
     place: &RunPlace,
-    id: &str,
     task: &TaskSpec,
-    session: &str,
-    resume: bool,
-    cancel: &tokio::sync::watch::Receiver<bool>,
+    delivery: Delivery<'_>,
+    control: &tokio::sync::watch::Receiver<Control>,
 ) -> Outcome {
+    let Delivery { id, session, .. } = delivery;
     let mut outcome = Outcome {
         session: session.to_string(),
         ..Outcome::default()
     };
-    let dir = place.work_dir.join(id);
-    let _ = std::fs::remove_dir_all(&dir);
+    let checkout = Checkout::new(&place.work_dir, id);
+    checkout.remove();
     if let Err(err) = std::fs::create_dir_all(&place.work_dir) {
         outcome.error = Some(format!("cannot make {}: {err}", place.work_dir.display()));
         return outcome;
@@ -95,12 +132,10 @@ pub async fn run_task(
     let result = run_in(
         fleet,
         place,
-        &dir,
-        id,
+        &checkout,
         task,
-        session,
-        resume,
-        cancel,
+        delivery,
+        control,
         &mut outcome,
     )
     .await;
@@ -108,40 +143,44 @@ pub async fn run_task(
         Ok(()) => {}
         Err(Failure::Task(why)) => outcome.error = Some(why),
         Err(Failure::Fleet(why)) => outcome.give_back = Some(why),
+        Err(Failure::Superseded(why)) => outcome.abandoned = Some(why),
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    checkout.remove();
     outcome
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn run_in(
     fleet: &Fleet,
     place: &RunPlace,
-    dir: &Path,
-    id: &str,
+    checkout: &Checkout,
     task: &TaskSpec,
-    session: &str,
-    resume: bool,
-    cancel: &tokio::sync::watch::Receiver<bool>,
+    delivery: Delivery<'_>,
+    control: &tokio::sync::watch::Receiver<Control>,
     outcome: &mut Outcome,
 ) -> Result<(), Failure> {
-    clone(&task.repo, task.git_ref.as_deref(), dir).await?;
-    let commit = git(dir, &["rev-parse", "HEAD"], LOCAL_GIT_TIMEOUT).await?;
-    let commit = String::from_utf8_lossy(&commit).trim().to_string();
+    let Delivery {
+        id,
+        session,
+        attempt,
+        resume,
+    } = delivery;
+    let commit = checkout.clone(&task.repo, task.git_ref.as_deref()).await?;
+    let dir = checkout.work_tree.as_path();
     outcome.commit = Some(commit.clone());
     let sessions = place.home.join("sessions");
     let journal_path = sessions.join(format!("{session}.jsonl"));
     let mut resumed = false;
-    let mut publisher = Publisher::new(fleet.clone(), session, &journal_path, dir);
+    let mut publisher = Publisher::new(fleet.clone(), session, attempt, &journal_path, dir);
     if resume {
-        let lines = journal::read(fleet, session)
+        let (lines, last) = journal::read_with_last(fleet, session)
             .await
             .map_err(Failure::Fleet)?;
+        publisher.follow(last);
         match journal::import(fleet, &lines, &journal_path, dir).await {
             Ok(Some(imported)) if imported.report.is_some() => {
                 // The run had answered: its answer and its files are the result.
                 outcome.report = imported.report;
-                return Ok(finish(dir, &commit, task, id, outcome).await?);
+                return Ok(finish(checkout, &commit, task, id, outcome).await?);
             }
             Ok(Some(imported)) => {
                 publisher.skip_imported(imported.lines);
@@ -193,28 +232,45 @@ async fn run_in(
         }
         bytes
     });
-    let mut cancel = cancel.clone();
+    let mut control = control.clone();
+    let mut listening = true;
     let mut cancelled = false;
     let status = loop {
         tokio::select! {
             status = child.wait() => break status,
             () = tokio::time::sleep(TAIL_EVERY) => {
-                publisher.pump().await.map_err(Failure::Fleet)?;
+                publisher.pump().await?;
             }
-            changed = cancel.changed(), if !cancelled => {
-                if changed.is_ok() && *cancel.borrow() {
-                    cancelled = true;
-                    // The run's own SIGTERM path: commands stop, the journal ends.
-                    let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
-                    if let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) {
-                        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            changed = control.changed(), if listening => {
+                if changed.is_err() {
+                    listening = false;
+                    continue;
+                }
+                let now = *control.borrow_and_update();
+                match now {
+                    Control::Run => {}
+                    Control::Cancel if cancelled => {}
+                    Control::Cancel => {
+                        cancelled = true;
+                        // The run's own SIGTERM path: commands stop, the journal ends.
+                        let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
+                        if let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) {
+                            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+                        }
+                    }
+                    Control::Abandon => {
+                        // Killed as a dying worker's run is, and nothing more of it is
+                        // published: the journal goes on with the newer delivery's run.
+                        let _ = child.start_kill();
+                        let _ = child.wait().await;
+                        return Err(Failure::Superseded(SUPERSEDED.to_string()));
                     }
                 }
             }
         }
     };
     let status = status.map_err(|err| format!("the run: {err}"))?;
-    publisher.pump().await.map_err(Failure::Fleet)?;
+    publisher.pump().await?;
     let stdout = read_out.await.unwrap_or_default();
     let stderr = read_err.await.unwrap_or_default();
     let report = serde_json::from_slice::<FinalReport>(&stdout).ok();
@@ -234,22 +290,22 @@ async fn run_in(
         )));
     }
     outcome.report = report;
-    Ok(finish(dir, &commit, task, id, outcome).await?)
+    Ok(finish(checkout, &commit, task, id, outcome).await?)
 }
 
 /// The run's patch, pushed to the task's branch when it names one.
 async fn finish(
-    dir: &Path,
+    checkout: &Checkout,
     commit: &str,
     task: &TaskSpec,
     id: &str,
     outcome: &mut Outcome,
 ) -> Result<(), String> {
-    outcome.patch = patch(dir, commit).await?;
+    outcome.patch = checkout.patch(commit).await?;
     if let Some(branch) = &task.push_branch
         && !outcome.patch.is_empty()
     {
-        push(dir, commit, branch, id).await?;
+        checkout.push(commit, branch, id).await?;
         outcome.pushed_branch = Some(branch.clone());
     }
     Ok(())
@@ -289,183 +345,4 @@ fn run_command(
     // Killed with the worker (SIGKILL included): its task is then redelivered, not run twice.
     braincode_sandbox::die_with_parent(&mut command);
     command
-}
-
-/// Settings on every git call of the worker: no repository program runs (hooks, fsmonitor,
-/// pagers, external diffs), no transport that runs a program.
-const HARDENED: &[(&str, &str)] = &[
-    ("core.fsmonitor", "false"),
-    ("core.hooksPath", "/dev/null"),
-    ("core.pager", "cat"),
-    ("core.editor", "false"),
-    ("diff.external", ""),
-    ("submodule.recurse", "false"),
-    ("protocol.ext.allow", "never"),
-    ("protocol.fd.allow", "never"),
-    ("gpg.program", "false"),
-    ("commit.gpgSign", "false"),
-];
-
-async fn git_with(
-    dir: &Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-    timeout: Duration,
-) -> Result<Vec<u8>, String> {
-    let mut command = tokio::process::Command::new("git");
-    for (key, value) in HARDENED {
-        command.arg("-c").arg(format!("{key}={value}"));
-    }
-    command.args(args).current_dir(dir);
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    command
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(timeout, command.output())
-        .await
-        .map_err(|_| format!("git {} took longer than {timeout:?}", args[0]))?
-        .map_err(|err| format!("git {}: {err}", args[0]))?;
-    if output.status.success() {
-        Ok(output.stdout)
-    } else {
-        Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
-    }
-}
-
-async fn git(dir: &Path, args: &[&str], timeout: Duration) -> Result<Vec<u8>, String> {
-    git_with(dir, args, &[], timeout).await
-}
-
-/// Clones `repo` into `dir` and checks `git_ref` (or the default branch) out, detached.
-async fn clone(repo: &str, git_ref: Option<&str>, dir: &Path) -> Result<(), String> {
-    let parent = dir.parent().unwrap_or(dir);
-    let target = dir.to_string_lossy().into_owned();
-    git(
-        parent,
-        &["clone", "--quiet", "--no-checkout", "--", repo, &target],
-        NETWORK_GIT_TIMEOUT,
-    )
-    .await
-    .map_err(|why| format!("cannot clone {repo}: {why}"))?;
-    let wanted = git_ref.unwrap_or("HEAD");
-    let commit = git(
-        dir,
-        &[
-            "rev-parse",
-            "--verify",
-            "--end-of-options",
-            &format!("{wanted}^{{commit}}"),
-        ],
-        LOCAL_GIT_TIMEOUT,
-    )
-    .await
-    .map_err(|_| format!("{repo} has no commit, branch or tag {wanted:?}"))?;
-    let commit = String::from_utf8_lossy(&commit).trim().to_string();
-    git(
-        dir,
-        &["checkout", "--quiet", "--detach", &commit],
-        LOCAL_GIT_TIMEOUT,
-    )
-    .await
-    .map_err(|why| format!("cannot check {wanted} out of {repo}: {why}"))?;
-    Ok(())
-}
-
-/// Everything the run changed against `commit`, untracked files included, as a binary-safe
-/// patch (`git apply` takes it). Made with a temporary index: the clone's own is untouched.
-async fn patch(dir: &Path, commit: &str) -> Result<Vec<u8>, String> {
-    let index = temp_index(dir);
-    let env = [("GIT_INDEX_FILE", index.as_str())];
-    let result = async {
-        git_with(dir, &["read-tree", commit], &env, LOCAL_GIT_TIMEOUT).await?;
-        git_with(dir, &["add", "-A", "--", "."], &env, LOCAL_GIT_TIMEOUT).await?;
-        git_with(
-            dir,
-            &[
-                "diff",
-                "--cached",
-                "--binary",
-                "--no-ext-diff",
-                "--no-textconv",
-                commit,
-            ],
-            &env,
-            LOCAL_GIT_TIMEOUT,
-        )
-        .await
-    }
-    .await
-    .map_err(|why| format!("cannot make the run's patch: {why}"));
-    let _ = std::fs::remove_file(&index);
-    result
-}
-
-/// Commits what the run changed on top of `commit` and pushes it to `branch` of the clone's
-/// origin (the task's repository). Never forced: a branch that exists and is not an
-/// ancestor is refused by the remote, and the task says so.
-async fn push(dir: &Path, commit: &str, branch: &str, id: &str) -> Result<(), String> {
-    let index = temp_index(dir);
-    // The result commit is dated like the commit it starts from, so it is the same commit
-    // whichever delivery of the task makes it: a task redelivered after its push pushes
-    // nothing new instead of being refused as a non-fast-forward.
-    let date = git(
-        dir,
-        &["show", "-s", "--format=%ct", commit],
-        LOCAL_GIT_TIMEOUT,
-    )
-    .await
-    .map(|out| format!("@{} +0000", String::from_utf8_lossy(&out).trim()))?;
-    let env = [
-        ("GIT_AUTHOR_DATE", date.as_str()),
-        ("GIT_COMMITTER_DATE", date.as_str()),
-        ("GIT_INDEX_FILE", index.as_str()),
-        ("GIT_AUTHOR_NAME", "Braincode fleet"),
-        ("GIT_AUTHOR_EMAIL", "fleet@braincode.invalid"),
-        ("GIT_COMMITTER_NAME", "Braincode fleet"),
-        ("GIT_COMMITTER_EMAIL", "fleet@braincode.invalid"),
-    ];
-    let result = async {
-        git_with(dir, &["read-tree", commit], &env, LOCAL_GIT_TIMEOUT).await?;
-        git_with(dir, &["add", "-A", "--", "."], &env, LOCAL_GIT_TIMEOUT).await?;
-        let tree = git_with(dir, &["write-tree"], &env, LOCAL_GIT_TIMEOUT).await?;
-        let tree = String::from_utf8_lossy(&tree).trim().to_string();
-        let message = format!("braincode fleet: task {id}");
-        let new = git_with(
-            dir,
-            &["commit-tree", &tree, "-p", commit, "-m", &message],
-            &env,
-            LOCAL_GIT_TIMEOUT,
-        )
-        .await?;
-        let new = String::from_utf8_lossy(&new).trim().to_string();
-        let refspec = format!("{new}:refs/heads/{branch}");
-        git_with(
-            dir,
-            &["push", "--quiet", "origin", &refspec],
-            &env,
-            NETWORK_GIT_TIMEOUT,
-        )
-        .await?;
-        Ok(())
-    }
-    .await
-    .map_err(|why: String| format!("cannot push the result to branch {branch}: {why}"));
-    let _ = std::fs::remove_file(&index);
-    result
-}
-
-/// A temporary index file beside the clone (never inside it).
-fn temp_index(dir: &Path) -> String {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let parent = dir.parent().unwrap_or(dir);
-    parent
-        .join(format!(".{name}.index-{}", uuid::Uuid::new_v4().simple()))
-        .to_string_lossy()
-        .into_owned()
 }

@@ -187,6 +187,10 @@ pub struct TaskState {
     /// How many times it was delivered to a worker.
     #[serde(default)]
     pub deliveries: u64,
+    /// The delivery that runs it (a random id each start): a delivery that finds another's
+    /// id here was taken for lost and delivered again, and stops its run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<String>,
     /// The session of its run (its journal's subject).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
@@ -249,6 +253,7 @@ impl TaskState {
             cancel_requested: false,
             worker: None,
             deliveries: 0,
+            attempt: None,
             session: None,
             commit: None,
             run_status: None,

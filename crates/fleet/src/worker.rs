@@ -1,13 +1,14 @@
 //! `braincode fleet worker`: pulls tasks from the shared queue, at most `concurrency` at a
 //! time, runs each one, records its one result and only then acknowledges it.
 //!
-//! While a task runs the worker sends a progress ack every [`PROGRESS_EVERY`], so a worker
-//! that dies (or loses its connection) has its task delivered to another one within
-//! [`ACK_WAIT`]; that worker resumes the run from the journal stream. A task delivered
-//! [`MAX_DELIVER`] times without a result is given up: the server's max-deliveries advisory
-//! reaches every worker, one of them records a `failed` result (a task's result is written
-//! compare-and-set, once) and removes the message. A message that is not a task gets a
-//! `failed` result of its own; the worker goes on.
+//! While it holds a task the worker sends a progress ack every [`PROGRESS_EVERY`], so a
+//! worker that dies (or loses its connection) has its task delivered to another one within
+//! [`crate::nats::ACK_WAIT`]; that worker resumes the run from the journal stream, and the
+//! run of the delivery it superseded, if that one was alive after all, stops. A NATS error
+//! (a cluster electing leaders) is waited out for [`FLEET_PATIENCE`] before a task is given
+//! back, since each give-back is a delivery. A task delivered [`crate::nats::MAX_DELIVER`] times without a
+//! result is given up ([`crate::dead_letter`]). A message that is not a task gets a `failed`
+//! result of its own; the worker goes on.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -20,8 +21,9 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
 use crate::budget::{self, Amount, Grant};
-use crate::nats::{ACK_WAIT, Fleet, MAX_DELIVER, PROGRESS_EVERY, TASK_STREAM, WORKERS};
-use crate::run::{RunPlace, run_task};
+use crate::dead_letter::dead_letters;
+use crate::nats::{Fleet, PROGRESS_EVERY};
+use crate::run::{Control, Delivery, Outcome, RunPlace, run_task};
 use crate::task::{TaskMessage, TaskState, TaskStatus, valid_task_id};
 
 /// What a worker prints about its work, a line at a time.
@@ -109,6 +111,59 @@ pub async fn serve(
     Ok(())
 }
 
+/// How long a worker retries a NATS operation that a task's start or result needs before it
+/// gives the task back to the queue. A cluster that lost a server refuses reads and writes
+/// while it elects new leaders (the task bucket's writes for up to ~10 s on a loaded
+/// machine); each give-back is one of the task's [`crate::nats::MAX_DELIVER`] deliveries, so a worker
+/// that gave back at the first error burns them all within one election and the task fails.
+/// It waits the election out instead, holding the delivery with its progress acks.
+pub const FLEET_PATIENCE: Duration = Duration::from_secs(60);
+/// How long a task given back stays out of the queue.
+const GIVE_BACK_DELAY: Duration = Duration::from_secs(5);
+/// Progress ticks between two heartbeats in a running task's state.
+const HEARTBEAT_TICKS: u64 = 5;
+
+/// Retries `attempt`, a NATS operation, until it succeeds or [`FLEET_PATIENCE`] is over (its
+/// last error then).
+pub(crate) async fn patiently<T, F, Fut>(mut attempt: F) -> Result<T, String>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    let deadline = tokio::time::Instant::now() + FLEET_PATIENCE;
+    let mut pause = Duration::from_millis(250);
+    loop {
+        match attempt().await {
+            Ok(value) => return Ok(value),
+            Err(why) if tokio::time::Instant::now() + pause >= deadline => return Err(why),
+            Err(_) => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}
+
+/// A spawned task that ends with the scope that holds it (every return of [`handle`]).
+struct Aborting(tokio::task::JoinHandle<()>);
+
+impl Drop for Aborting {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The message is done with: its task's result is recorded.
+async fn ack(message: &Message) {
+    let _ = message.double_ack().await;
+}
+
+/// The message goes back to the queue, for this worker or another (one delivery spent).
+async fn give_back(message: &Message, config: &WorkerConfig, what: &str, why: &str) {
+    (config.log)(format!("{what}: {why}; it will be delivered again"));
+    let _ = message.ack_with(AckKind::Nak(Some(GIVE_BACK_DELAY))).await;
+}
+
 /// One delivered message, to its end: a result recorded, then the ack.
 async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
     let log = &config.log;
@@ -116,6 +171,17 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
         Ok(info) => (info.stream_sequence, info.delivered.max(1) as u64),
         Err(_) => (0, 1),
     };
+    // The delivery is this worker's for as long as it works on it, waits on NATS included.
+    let message = Arc::new(message);
+    let _progress = Aborting(tokio::spawn({
+        let message = message.clone();
+        async move {
+            loop {
+                tokio::time::sleep(PROGRESS_EVERY).await;
+                let _ = message.ack_with(AckKind::Progress).await;
+            }
+        }
+    }));
     let parsed = serde_json::from_slice::<TaskMessage>(&message.payload)
         .map_err(|err| format!("message {sequence} on the task queue is not a task: {err}"))
         .and_then(|task| {
@@ -134,151 +200,122 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
             log(format!("{why}; recorded as task invalid-{sequence}"));
             let mut state = TaskState::failed(&format!("invalid-{sequence}"), why);
             state.worker = Some(config.name.clone());
-            let _ = fleet.create_state(&state).await;
-            let _ = message.double_ack().await;
+            match patiently(|| fleet.create_state(&state)).await {
+                Ok(_) => ack(&message).await,
+                Err(not) => give_back(&message, config, &state.id, &not).await,
+            }
             return;
         }
     };
-    let id = task.id.clone();
-    let known = match fleet.state(&id).await {
+    let id = task.id.as_str();
+    let what = format!("task {id}");
+    let known = match patiently(|| fleet.state(id)).await {
         Ok(known) => known,
-        Err(why) => {
-            log(format!("task {id}: {why}; it will be delivered again"));
-            let _ = message
-                .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
-                .await;
-            return;
-        }
+        Err(why) => return give_back(&message, config, &what, &why).await,
     };
     let state = match known {
         Some((state, _)) => state,
         None => {
             // Published without `fleet submit`: it gets its state now.
-            let state = TaskState::queued(&id, task.task.clone());
-            let _ = fleet.create_state(&state).await;
+            let state = TaskState::queued(id, task.task.clone());
+            if let Err(why) = patiently(|| fleet.create_state(&state)).await {
+                return give_back(&message, config, &what, &why).await;
+            }
             state
         }
     };
     if state.status.is_final() {
         // Its result is recorded: this is a delivery whose ack was lost.
-        let _ = message.double_ack().await;
-        return;
+        return ack(&message).await;
     }
     if state.cancel_requested {
-        let cancelled = fleet
-            .update(&id, |s| {
+        let cancelled = patiently(|| {
+            fleet.update(id, |s| {
                 s.status = TaskStatus::Cancelled;
                 s.error = Some("cancelled before it started".to_string());
             })
-            .await;
-        let _ = match cancelled {
-            Ok(_) => message.double_ack().await,
-            Err(_) => {
-                message
-                    .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
-                    .await
-            }
+        })
+        .await;
+        return match cancelled {
+            Ok(_) => ack(&message).await,
+            Err(why) => give_back(&message, config, &what, &why).await,
         };
-        return;
     }
     if let Err(why) = task.task.check() {
-        finish_failed(fleet, &id, &config.name, why).await;
-        let _ = message.double_ack().await;
-        return;
+        return match finish_failed(fleet, id, &config.name, why).await {
+            Ok(()) => ack(&message).await,
+            Err(not) => give_back(&message, config, &what, &not).await,
+        };
     }
     let resume = state.session.is_some() && state.deliveries > 0;
     let session = state.session.clone().unwrap_or_else(new_session_id);
-    let started = fleet
-        .update(&id, |s| {
-            s.status = TaskStatus::Running;
-            s.worker = Some(config.name.clone());
-            s.deliveries = delivered;
-            s.session = Some(session.clone());
-            s.sequence = Some(sequence);
-            s.heartbeat_at = Some(crate::task::now());
+    let attempt = uuid::Uuid::new_v4().simple().to_string();
+    let started = {
+        let (session, attempt) = (&session, &attempt);
+        patiently(move || {
+            fleet.update(id, move |s| {
+                s.status = TaskStatus::Running;
+                s.worker = Some(config.name.clone());
+                s.deliveries = delivered;
+                s.attempt = Some(attempt.clone());
+                s.session = Some(session.clone());
+                s.sequence = Some(sequence);
+                s.heartbeat_at = Some(crate::task::now());
+            })
         })
-        .await;
+        .await
+    };
     match started {
         Ok(Some(_)) => {}
         // It ended meanwhile (cancelled, or another delivery's result): nothing to run.
-        Ok(None) => {
-            let _ = message.double_ack().await;
-            return;
-        }
+        Ok(None) => return ack(&message).await,
         // Not recorded as started: the queue keeps it, for this worker or another.
-        Err(why) => {
-            log(format!("task {id}: {why}; it will be delivered again"));
-            let _ = message
-                .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
-                .await;
-            return;
-        }
+        Err(why) => return give_back(&message, config, &what, &why).await,
     }
     log(format!(
         "task {id}: {} session {session} (delivery {delivered})",
         if resume { "resuming" } else { "running" }
     ));
-    let message = Arc::new(message);
-    let (cancel_tx, cancel_rx) = watch::channel(false);
-    let keep_alive = tokio::spawn({
-        let (message, fleet, id) = (message.clone(), fleet.clone(), id.clone());
-        async move {
-            for tick in 1u64.. {
-                tokio::time::sleep(PROGRESS_EVERY).await;
-                let _ = message.ack_with(AckKind::Progress).await;
-                // The server knows the worker is alive from the progress acks; the task's
-                // state says so too, now and then, for the sweep of abandoned tasks.
-                let state = if tick % HEARTBEAT_TICKS == 0 {
-                    fleet
-                        .update(&id, |s| s.heartbeat_at = Some(crate::task::now()))
-                        .await
-                        .ok()
-                        .flatten()
-                } else {
-                    fleet
-                        .state(&id)
-                        .await
-                        .ok()
-                        .flatten()
-                        .map(|(state, _)| state)
-                };
-                if state.is_some_and(|state| state.cancel_requested) {
-                    let _ = cancel_tx.send(true);
-                }
-            }
-        }
-    });
+    let (control_tx, control) = watch::channel(Control::Run);
+    let _watch = Aborting(tokio::spawn(watch_state(
+        fleet.clone(),
+        id.to_string(),
+        attempt.clone(),
+        control_tx,
+    )));
     // Tokens are reserved under the shared budgets before the run starts; the grant is the
     // run's own budget, so workers together cannot spend more than the budgets hold.
     let budget_keys = budget::keys(task.task.submitter.as_deref());
+    let wanted = Amount {
+        tokens: task.task.max_tokens,
+        micro_usd: task.task.max_cost.map(|usd| (usd * 1e6).round() as u64),
+    };
     let grant = loop {
-        let wanted = Amount {
-            tokens: task.task.max_tokens,
-            micro_usd: task.task.max_cost.map(|usd| (usd * 1e6).round() as u64),
-        };
-        match budget::reserve(fleet, &budget_keys, &id, wanted).await {
-            Ok(Grant::Wait) if !*cancel_rx.borrow() => {
-                tokio::time::sleep(Duration::from_millis(500)).await;
+        match patiently(|| budget::reserve(fleet, &budget_keys, id, wanted)).await {
+            Ok(Grant::Wait) => {
+                let now = *control.borrow();
+                match now {
+                    Control::Run => tokio::time::sleep(Duration::from_millis(500)).await,
+                    Control::Cancel => break Grant::Wait,
+                    Control::Abandon => {
+                        return log(format!(
+                            "task {id}: delivered again meanwhile; the newer delivery goes on"
+                        ));
+                    }
+                }
             }
             Ok(grant) => break grant,
-            Err(why) => {
-                keep_alive.abort();
-                log(format!("task {id}: {why}; it will be delivered again"));
-                let _ = message
-                    .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
-                    .await;
-                return;
-            }
+            Err(why) => return give_back(&message, config, &what, &why).await,
         }
     };
     let mut spec = task.task.clone();
     match grant {
         Grant::Spent(why) => {
-            keep_alive.abort();
             log(format!("task {id}: {why}"));
-            finish_failed(fleet, &id, &config.name, why).await;
-            let _ = message.double_ack().await;
-            return;
+            return match finish_failed(fleet, id, &config.name, why).await {
+                Ok(()) => ack(&message).await,
+                Err(not) => give_back(&message, config, &what, &not).await,
+            };
         }
         Grant::Granted(amount) => {
             spec.max_tokens = amount.tokens;
@@ -286,57 +323,111 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
         }
         // Only when the task was cancelled while it waited for budget.
         Grant::Wait => {
-            keep_alive.abort();
-            let _ = fleet
-                .update(&id, |s| {
+            let cancelled = patiently(|| {
+                fleet.update(id, |s| {
                     s.status = TaskStatus::Cancelled;
                     s.error = Some("cancelled while it waited for budget".to_string());
                 })
-                .await;
-            let _ = message.double_ack().await;
-            return;
+            })
+            .await;
+            return match cancelled {
+                Ok(_) => ack(&message).await,
+                Err(why) => give_back(&message, config, &what, &why).await,
+            };
         }
     }
-    let outcome = run_task(
-        fleet,
-        &config.place,
-        &id,
-        &spec,
-        &session,
+    let delivery = Delivery {
+        id,
+        session: &session,
+        attempt: &attempt,
         resume,
-        &cancel_rx,
-    )
-    .await;
-    keep_alive.abort();
+    };
+    let outcome = run_task(fleet, &config.place, &spec, delivery, &control).await;
+    if let Some(why) = &outcome.abandoned {
+        // The newer delivery owns the message now: no ack, no result from this one.
+        return log(format!("task {id}: {why}"));
+    }
     if let Some(why) = &outcome.give_back {
         // The fleet failed the run, not the task: another delivery resumes it (its budget
         // reservation stays with it).
-        log(format!("task {id}: {why}; it goes back to the queue"));
-        let _ = message
-            .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
-            .await;
-        return;
+        return give_back(&message, config, &what, why).await;
     }
-    let cancelled = *cancel_rx.borrow();
+    let now = *control.borrow();
+    if let Err(why) = record(fleet, config, id, &budget_keys, &outcome, now).await {
+        return give_back(&message, config, &what, &why).await;
+    }
+    if let Err(err) = message.double_ack().await {
+        log(format!(
+            "task {id}: its ack was not confirmed ({err}); a redelivery finds its result"
+        ));
+    }
+}
+
+/// Watches a running task's state every [`PROGRESS_EVERY`] (and writes its heartbeat now and
+/// then, for the sweep of abandoned tasks): a cancellation is passed on; so is a newer
+/// delivery of the same task, started by a worker that took this one for lost.
+async fn watch_state(fleet: Fleet, id: String, attempt: String, control: watch::Sender<Control>) {
+    for tick in 1u64.. {
+        tokio::time::sleep(PROGRESS_EVERY).await;
+        let state = if tick % HEARTBEAT_TICKS == 0 {
+            fleet
+                .update(&id, |s| {
+                    if s.attempt.as_deref().is_none_or(|a| a == attempt) {
+                        s.heartbeat_at = Some(crate::task::now());
+                    }
+                })
+                .await
+                .ok()
+                .flatten()
+        } else {
+            fleet
+                .state(&id)
+                .await
+                .ok()
+                .flatten()
+                .map(|(state, _)| state)
+        };
+        let Some(state) = state else { continue };
+        // (A state without one was rewritten by an older worker or CLI: not a newer run.)
+        if state.attempt.as_deref().is_some_and(|a| a != attempt) {
+            let _ = control.send(Control::Abandon);
+            return;
+        }
+        if state.cancel_requested {
+            control.send_if_modified(|now| {
+                let change = *now == Control::Run;
+                if change {
+                    *now = Control::Cancel;
+                }
+                change
+            });
+        }
+    }
+}
+
+/// Records a run's result: its report and patch in the result store, then the task's final
+/// state, then the budgets it used. `Err`: not recorded (the task goes back to the queue).
+async fn record(
+    fleet: &Fleet,
+    config: &WorkerConfig,
+    id: &str,
+    keys: &[String],
+    outcome: &Outcome,
+    control: Control,
+) -> Result<(), String> {
     if let Some(report) = &outcome.report
         && let Ok(json) = serde_json::to_vec_pretty(report)
-        && let Err(why) = fleet.put_object(&format!("{id}/report.json"), &json).await
     {
-        log(format!("task {id}: {why}; it will be delivered again"));
-        let _ = message.ack_with(AckKind::Nak(None)).await;
-        return;
+        let name = format!("{id}/report.json");
+        patiently(|| fleet.put_object(&name, &json)).await?;
     }
-    if !outcome.patch.is_empty()
-        && let Err(why) = fleet
-            .put_object(&format!("{id}/patch.diff"), &outcome.patch)
-            .await
-    {
-        log(format!("task {id}: {why}; it will be delivered again"));
-        let _ = message.ack_with(AckKind::Nak(None)).await;
-        return;
+    if !outcome.patch.is_empty() {
+        let name = format!("{id}/patch.diff");
+        patiently(|| fleet.put_object(&name, &outcome.patch)).await?;
     }
-    let recorded = fleet
-        .update(&id, |s| {
+    let cancelled = control == Control::Cancel;
+    let recorded = patiently(move || {
+        fleet.update(id, move |s| {
             s.session = Some(outcome.session.clone());
             s.commit.clone_from(&outcome.commit);
             s.patch_bytes = Some(outcome.patch.len() as u64);
@@ -359,140 +450,47 @@ async fn handle(fleet: &Fleet, config: &WorkerConfig, message: Message) {
                 TaskStatus::Done
             };
         })
-        .await;
-    if recorded.is_ok() {
-        // Counted once: the reservation goes with the first release, and a later one (a
-        // worker that finished the same task) finds none and counts nothing.
-        let metrics = outcome.report.as_ref().and_then(|r| r.metrics.as_ref());
-        let used = Amount {
-            tokens: metrics.map(|m| m.tokens.total.total),
-            micro_usd: metrics.map(|m| m.tokens.cost_micro_usd),
-        };
-        if let Err(why) = budget::release(fleet, &budget_keys, &id, used).await {
-            log(format!("task {id}: {why}"));
-        }
+    })
+    .await?;
+    // Counted once: the reservation goes with the first release, and a later one (a worker
+    // that finished the same task) finds none and counts nothing.
+    let metrics = outcome.report.as_ref().and_then(|r| r.metrics.as_ref());
+    let used = Amount {
+        tokens: metrics.map(|m| m.tokens.total.total),
+        micro_usd: metrics.map(|m| m.tokens.cost_micro_usd),
+    };
+    if let Err(why) = patiently(|| budget::release(fleet, keys, id, used)).await {
+        (config.log)(format!("task {id}: {why}"));
     }
     match recorded {
-        Ok(Some(state)) => log(format!(
+        Some(state) => (config.log)(format!(
             "task {id}: {}{}",
             state.status.as_str(),
             state.error.map(|e| format!(" ({e})")).unwrap_or_default()
         )),
-        Ok(None) => log(format!(
+        None => (config.log)(format!(
             "task {id}: another worker recorded its result first"
         )),
-        Err(why) => {
-            log(format!("task {id}: {why}; it will be delivered again"));
-            let _ = message.ack_with(AckKind::Nak(None)).await;
-            return;
-        }
     }
-    if let Err(err) = message.double_ack().await {
-        log(format!(
-            "task {id}: its ack was not confirmed ({err}); a redelivery finds its result"
-        ));
-    }
+    Ok(())
 }
 
-/// A task that cannot run: its `failed` result.
-async fn finish_failed(fleet: &Fleet, id: &str, worker: &str, why: String) {
-    let _ = fleet
-        .update(id, |s| {
+/// A task that cannot run: its `failed` result (`Err`: not recorded).
+pub(crate) async fn finish_failed(
+    fleet: &Fleet,
+    id: &str,
+    worker: &str,
+    why: String,
+) -> Result<(), String> {
+    patiently(|| {
+        fleet.update(id, |s| {
             s.status = TaskStatus::Failed;
             s.worker = Some(worker.to_string());
             s.error = Some(why.clone());
         })
-        .await;
-}
-
-/// Progress ticks between two heartbeats in a running task's state.
-const HEARTBEAT_TICKS: u64 = 5;
-/// A running task on its last delivery whose heartbeat is older than this is abandoned.
-const ABANDONED_AFTER: Duration = Duration::from_secs(15);
-/// How often a worker looks for abandoned tasks.
-const SWEEP_EVERY: Duration = Duration::from_secs(10);
-
-/// Tasks given up by the server (delivered [`MAX_DELIVER`] times): each gets a `failed`
-/// result saying so, and its message is removed from the queue. Two ways in: the server's
-/// max-deliveries advisory (heard by the workers serving at that moment), and a sweep, at
-/// start and every [`SWEEP_EVERY`], of running tasks on their last delivery whose heartbeat
-/// stopped (the advisory came while no worker was listening).
-async fn dead_letters(fleet: Fleet, config: WorkerConfig) {
-    let subject = format!("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{TASK_STREAM}.{WORKERS}");
-    let mut advisories = fleet.client.subscribe(subject).await.ok();
-    let mut sweep = tokio::time::interval(SWEEP_EVERY);
-    loop {
-        tokio::select! {
-            advisory = async {
-                match advisories.as_mut() {
-                    Some(subscription) => subscription.next().await,
-                    None => std::future::pending().await,
-                }
-            } => {
-                let Some(advisory) = advisory else {
-                    advisories = None;
-                    continue;
-                };
-                let sequence = serde_json::from_slice::<serde_json::Value>(&advisory.payload)
-                    .ok()
-                    .and_then(|v| v.get("stream_seq").and_then(serde_json::Value::as_u64));
-                if let Some(sequence) = sequence {
-                    give_up(&fleet, &config, sequence).await;
-                }
-            }
-            _ = sweep.tick() => {
-                let Ok(states) = fleet.list().await else { continue };
-                for state in states {
-                    if state.status == TaskStatus::Running
-                        && state.deliveries >= MAX_DELIVER as u64
-                        && silent_for(state.heartbeat_at.as_deref()) > ABANDONED_AFTER
-                        && let Some(sequence) = state.sequence
-                    {
-                        give_up(&fleet, &config, sequence).await;
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// How long ago `stamp` (RFC 3339) was; zero when it is missing or unreadable.
-fn silent_for(stamp: Option<&str>) -> Duration {
-    stamp
-        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
-        .and_then(|at| {
-            (chrono::Utc::now() - at.with_timezone(&chrono::Utc))
-                .to_std()
-                .ok()
-        })
-        .unwrap_or_default()
-}
-
-/// The task message at `sequence` was given up: its task's `failed` result, its budget
-/// reservation dropped, the message removed.
-async fn give_up(fleet: &Fleet, config: &WorkerConfig, sequence: u64) {
-    let Ok(stream) = fleet.js.get_stream(TASK_STREAM).await else {
-        return;
-    };
-    let Ok(raw) = stream.get_raw_message(sequence).await else {
-        return;
-    };
-    if let Ok(task) = serde_json::from_slice::<TaskMessage>(&raw.payload)
-        && valid_task_id(&task.id)
-    {
-        let why = format!(
-            "given up after {MAX_DELIVER} deliveries: each worker that took it stopped without a result (died, or lost the server for over {ACK_WAIT:?}); see its journal with `braincode fleet watch {}`",
-            task.id
-        );
-        finish_failed(fleet, &task.id, &config.name, why).await;
-        let keys = budget::keys(task.task.submitter.as_deref());
-        let _ = budget::release(fleet, &keys, &task.id, Amount::default()).await;
-        (config.log)(format!(
-            "task {}: given up after {MAX_DELIVER} deliveries",
-            task.id
-        ));
-    }
-    let _ = stream.delete_message(sequence).await;
+    })
+    .await
+    .map(|_| ())
 }
 
 /// A session id in Braincode's form (`YYYYMMDD-HHMMSS-xxxxxx`).

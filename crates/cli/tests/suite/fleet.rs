@@ -85,6 +85,11 @@ pub(super) struct Worker {
 }
 
 impl Worker {
+    /// Where its task clones are made (`<dir>/<task id>`).
+    pub(super) fn work_dir(&self) -> &Path {
+        self._work.path()
+    }
+
     /// Kills it outright (SIGKILL), as a crash would, and waits for it.
     pub(super) async fn kill(&mut self) {
         let _ = self.child.start_kill();
@@ -93,24 +98,33 @@ impl Worker {
 }
 
 pub(super) fn spawn_worker(home: &TempHome, nats: &str, name: &str, concurrency: u32) -> Worker {
+    spawn_worker_with(home, nats, name, concurrency, &[])
+}
+
+/// A worker started with `extra` arguments (credentials).
+pub(super) fn spawn_worker_with(
+    home: &TempHome,
+    nats: &str,
+    name: &str,
+    concurrency: u32,
+    extra: &[&str],
+) -> Worker {
     let work = tempfile::tempdir().unwrap();
     let concurrency = concurrency.to_string();
-    let mut command = command(
-        home,
-        home.path(),
-        &[
-            "fleet",
-            "worker",
-            "--nats",
-            nats,
-            "--name",
-            name,
-            "--concurrency",
-            &concurrency,
-            "--work-dir",
-            work.path().to_str().unwrap(),
-        ],
-    );
+    let mut args = vec![
+        "fleet",
+        "worker",
+        "--nats",
+        nats,
+        "--name",
+        name,
+        "--concurrency",
+        &concurrency,
+        "--work-dir",
+        work.path().to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut command = command(home, home.path(), &args);
     command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -131,17 +145,20 @@ pub(super) async fn connect(url: &str) -> Fleet {
     .unwrap()
 }
 
+/// Waits until task `id` is over. A read that fails is tried again (a cluster that lost a
+/// server answers no reads while it elects the task bucket's leader); the last state or
+/// error is shown if the task does not end `within`.
 pub(super) async fn wait_final(fleet: &Fleet, id: &str, within: Duration) -> TaskState {
     let deadline = Instant::now() + within;
     loop {
-        if let Some((state, _)) = fleet.state(id).await.unwrap()
+        let read = fleet.state(id).await;
+        if let Ok(Some((state, _))) = &read
             && state.status.is_final()
         {
-            return state;
+            return state.clone();
         }
         if Instant::now() > deadline {
-            let state = fleet.state(id).await.unwrap();
-            panic!("task {id} did not end within {within:?}: {state:?}");
+            panic!("task {id} did not end within {within:?}: {read:?}");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

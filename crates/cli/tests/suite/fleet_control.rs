@@ -334,3 +334,47 @@ async fn a_task_whose_run_had_answered_before_its_worker_died_is_not_run_again()
     assert_eq!(records.iter().filter(|r| r["type"] == "run_end").count(), 1);
     worker.kill().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_deliveries_of_a_task_never_interleave_lines_in_its_journal() {
+    use braincode_fleet::journal::{self, Publisher, PumpError};
+    let nats = NatsServer::start();
+    let fleet = connect(&nats.url()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let line = |path: &std::path::Path, text: &str| {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        writeln!(file, "{}", json!({"type": "note", "text": text})).unwrap();
+    };
+    // The first delivery starts the session's journal.
+    let (first_file, second_file) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    let mut first = Publisher::new(fleet.clone(), "s-1", "first", &first_file, &project);
+    line(&first_file, "first 1");
+    first.pump().await.unwrap();
+    // A second delivery that did not read the journal finds it taken, and publishes nothing.
+    let mut blind = Publisher::new(fleet.clone(), "s-1", "blind", &second_file, &project);
+    line(&second_file, "blind 1");
+    assert!(matches!(blind.pump().await, Err(PumpError::Superseded)));
+    // One that read it goes on after its last line; the first, now behind, stops.
+    let (read, last) = journal::read_with_last(&fleet, "s-1").await.unwrap();
+    assert_eq!(read.len(), 1);
+    let third_file = dir.path().join("c.jsonl");
+    let mut second = Publisher::new(fleet.clone(), "s-1", "second", &third_file, &project);
+    second.follow(last);
+    line(&third_file, "second 1");
+    second.pump().await.unwrap();
+    line(&first_file, "first 2");
+    assert!(matches!(first.pump().await, Err(PumpError::Superseded)));
+    let texts: Vec<String> = stream_journal(&fleet, "s-1")
+        .await
+        .iter()
+        .map(|record| record["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts, ["first 1", "second 1"]);
+}

@@ -139,16 +139,24 @@ async fn a_three_node_cluster_that_loses_a_server_mid_batch_completes_every_task
     let ids = braincode_fleet::submit(&fleet, tasks(repo.path(), 8, "is the token check right?"))
         .await
         .unwrap();
-    // Once the first task is done, a server dies.
+    // Once the first task is done, a server dies: the one leading the task bucket, so every
+    // worker's reads and writes of task states wait for a new leader.
     let first = wait_final(&fleet, &ids[0], Duration::from_secs(120)).await;
     assert_eq!(first.status, TaskStatus::Done, "{first:?}");
-    cluster.servers[1].kill();
-    let survivor = cluster_fleet(&format!(
-        "{},{}",
-        cluster.servers[0].url(),
-        cluster.servers[2].url()
-    ))
-    .await;
+    let mut bucket = fleet.js.get_stream("KV_braincode_tasks").await.unwrap();
+    let leader = bucket.info().await.unwrap().cluster.clone().unwrap().leader;
+    // The servers are named n0, n1, n2 in order.
+    let dead = match leader.as_deref() {
+        Some("n0") => 0,
+        Some("n2") => 2,
+        _ => 1,
+    };
+    cluster.servers[dead].kill();
+    let others: Vec<String> = (0..3)
+        .filter(|n| *n != dead)
+        .map(|n| cluster.servers[n].url())
+        .collect();
+    let survivor = cluster_fleet(&others.join(",")).await;
     for id in &ids {
         let state = wait_final(&survivor, id, Duration::from_secs(180)).await;
         assert_eq!(state.status, TaskStatus::Done, "{state:?}");
