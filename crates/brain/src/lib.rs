@@ -24,6 +24,7 @@ mod prompts;
 mod roles;
 pub mod router;
 mod schema;
+mod team;
 mod todos;
 
 pub use budget::BrainBudget;
@@ -63,6 +64,7 @@ pub use schema::{
     BrainModel, BrainPreset, BrainsDocument, Compaction, ContextPolicy, ImageModelRef, Isolation,
     ModelPolicy, PartialContextPolicy, PartialModelPolicy, PartialRouting, RolePolicies, Routing,
 };
+pub use team::{TEAM_TEST_REASON, team_routing};
 pub use todos::{
     NormalizedDependencies, TODO_ID_MAX_CHARS, fallback_todo_id, normalize_dependencies,
     normalize_dependencies_with_warnings, normalize_todo_id, slug, unique_todo_id,

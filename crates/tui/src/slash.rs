@@ -45,6 +45,12 @@ pub const COMMANDS: &[CommandInfo] = &[
         help: "show the plan the Brain would make for a task, without running it",
     },
     CommandInfo {
+        name: "team-test",
+        aliases: &["team"],
+        args: "<task>",
+        help: "every routed role answers the task on its own, to compare them (no router)",
+    },
+    CommandInfo {
         name: "mode",
         aliases: &[],
         args: "[auto|radical]",
@@ -158,6 +164,11 @@ pub enum SlashCommand {
         /// The task to plan (never empty).
         task: String,
     },
+    /// `/team-test <task>`: every routed role answers the task independently.
+    TeamTest {
+        /// The task (never empty).
+        task: String,
+    },
     /// `/mode [auto|radical]`: `None` shows the current mode.
     Mode(Option<Mode>),
     /// `/brain [id]`: `None` lists the brains.
@@ -217,6 +228,7 @@ impl SlashCommand {
         match self {
             SlashCommand::Help => "help",
             SlashCommand::Plan { .. } => "plan",
+            SlashCommand::TeamTest { .. } => "team-test",
             SlashCommand::Mode(_) => "mode",
             SlashCommand::Brain(_) => "brain",
             SlashCommand::Model => "model",
@@ -288,6 +300,10 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "help" => no_args(SlashCommand::Help),
         "plan" if args.is_empty() => Err(format!("/plan needs a task ({})", usage())),
         "plan" => Ok(SlashCommand::Plan {
+            task: args.to_string(),
+        }),
+        "team-test" if args.is_empty() => Err(format!("/team-test needs a task ({})", usage())),
+        "team-test" => Ok(SlashCommand::TeamTest {
             task: args.to_string(),
         }),
         "mode" => match one_word()? {

@@ -4,19 +4,30 @@ use super::*;
 fn every_table_entry_parses() {
     for info in COMMANDS {
         let line = match info.name {
-            "plan" => "/plan add a test".to_string(),
+            "plan" | "team-test" => format!("/{} add a test", info.name),
             name => format!("/{name}"),
         };
         let command = parse(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
         assert_eq!(command.name(), info.name);
         for alias in info.aliases {
             let line = match info.name {
-                "plan" => format!("/{alias} x"),
+                "plan" | "team-test" => format!("/{alias} x"),
                 _ => format!("/{alias}"),
             };
             assert_eq!(parse(&line).unwrap().name(), info.name, "{line}");
         }
     }
+}
+
+#[test]
+fn a_team_test_needs_its_task() {
+    assert_eq!(
+        parse("/team-test  say which role you are ").unwrap(),
+        SlashCommand::TeamTest {
+            task: "say which role you are".into()
+        }
+    );
+    assert!(parse("/team").unwrap_err().contains("needs a task"));
 }
 
 #[test]

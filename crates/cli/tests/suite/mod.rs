@@ -38,6 +38,7 @@ mod run_signals;
 mod run_skill;
 mod sessions_cli;
 mod sessions_continue;
+mod team_test;
 mod tool_hooks;
 mod ts_braincode_files;
 mod tui_pty;

@@ -22,6 +22,9 @@ pub enum RoutingChoice {
     Auto,
     /// Use the deterministic heuristic only (diagnostics, `--heuristic`).
     HeuristicOnly,
+    /// Every routed role answers independently (`/team-test`, `--team-test`): the router is
+    /// skipped.
+    TeamTest,
 }
 
 impl RoutingChoice {
@@ -30,6 +33,7 @@ impl RoutingChoice {
         match self {
             RoutingChoice::Auto => "auto",
             RoutingChoice::HeuristicOnly => "heuristic",
+            RoutingChoice::TeamTest => "team-test",
         }
     }
 
@@ -38,6 +42,7 @@ impl RoutingChoice {
         match name {
             "auto" => Some(RoutingChoice::Auto),
             "heuristic" => Some(RoutingChoice::HeuristicOnly),
+            "team-test" => Some(RoutingChoice::TeamTest),
             _ => None,
         }
     }
@@ -87,6 +92,11 @@ pub(crate) async fn make_plan(
             plan.reason = "heuristic diagnostic; router brain not requested".into();
             (plan, RoutingSource::Heuristic, None)
         }
+        RoutingChoice::TeamTest => (
+            braincode_brain::team_routing(),
+            RoutingSource::Heuristic,
+            None,
+        ),
         RoutingChoice::Auto
             if image_count == 0
                 && !shared.continued

@@ -64,6 +64,14 @@ impl Session {
             }
             SlashCommand::Usage => self.info = Some(status::usage_lines(&self.app)),
             SlashCommand::Plan { task } => self.plan(task),
+            SlashCommand::TeamTest { task } if self.running.is_some() => {
+                self.note(format!(
+                    "a request is running: send /team-test {task} when it has answered"
+                ));
+            }
+            SlashCommand::TeamTest { task } => {
+                self.start_routed(task, braincode_runtime::RoutingChoice::TeamTest);
+            }
             SlashCommand::Sessions => self.info = Some(self.sessions()),
             SlashCommand::Resume(target) => self.resume(target),
             SlashCommand::Files => {

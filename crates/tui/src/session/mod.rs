@@ -414,6 +414,11 @@ impl Session {
     }
 
     fn start(&mut self, prompt: String) {
+        self.start_routed(prompt, RoutingChoice::Auto);
+    }
+
+    /// Starts `prompt` planned by `routing` (`/team-test`: every role answers).
+    fn start_routed(&mut self, prompt: String, routing: RoutingChoice) {
         self.info = None;
         if self.permission == PermissionMode::ReadOnly
             && braincode_brain::Signals::detect(&prompt).file_edit
@@ -429,7 +434,10 @@ impl Session {
         let services = self.services();
         let cancel = services.cancel.clone();
         let reason = services.cancel_reason.clone();
-        let request = self.request(prompt);
+        let request = RunRequest {
+            routing,
+            ..self.request(prompt)
+        };
         let handle = tokio::spawn(run(request, services));
         self.pet_watch
             .start(&self.options.home, self.brain.clone(), &self.pet);

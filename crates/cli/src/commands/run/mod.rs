@@ -62,8 +62,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Plan with the deterministic heuristic instead of the routeBrain model.
-    #[arg(long, alias = "no-router")]
+    #[arg(long, alias = "no-router", conflicts_with = "team_test")]
     pub heuristic: bool,
+    /// Every routed role answers the task on its own (the router is skipped): compare the
+    /// roles, and the models behind them, on one task.
+    #[arg(long)]
+    pub team_test: bool,
     /// Print the FinalReport as JSON.
     #[arg(long, group = "output")]
     pub json: bool,
@@ -111,7 +115,7 @@ pub struct RunArgs {
         long,
         value_name = "SESSION",
         conflicts_with_all = [
-            "session", "continue_latest", "prompt_file", "dry_run", "heuristic", "brain", "mode",
+            "session", "continue_latest", "prompt_file", "dry_run", "heuristic", "team_test", "brain", "mode",
             "project", "trust", "allow_network", "max_tokens", "max_cost",
         ]
     )]
@@ -289,6 +293,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         network_allowlist: args.network_allowlist(),
         routing: if args.heuristic {
             RoutingChoice::HeuristicOnly
+        } else if args.team_test {
+            RoutingChoice::TeamTest
         } else {
             RoutingChoice::Auto
         },
