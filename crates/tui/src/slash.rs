@@ -111,6 +111,12 @@ pub const COMMANDS: &[CommandInfo] = &[
         help: "list the MCP servers and their health",
     },
     CommandInfo {
+        name: "theme",
+        aliases: &[],
+        args: "[dark|light|auto]",
+        help: "switch the colours for a dark or light terminal (auto: BRAINCODE_THEME, COLORFGBG)",
+    },
+    CommandInfo {
         name: "hooks",
         aliases: &[],
         args: "",
@@ -194,6 +200,9 @@ pub enum SlashCommand {
     Mcp,
     /// `/hooks`.
     Hooks,
+    /// `/theme [dark|light|auto]`: `None` switches to the other palette; `Some(None)` is
+    /// `auto` (detected again).
+    Theme(Option<Option<crate::view::theme::Palette>>),
     /// `/skill [id] [task]` (or `/skills`): `None` lists the skills; an id alone shows that
     /// skill; with a task, runs it with the skill applied.
     Skill {
@@ -240,6 +249,7 @@ impl SlashCommand {
             SlashCommand::Handoff { .. } => "handoff",
             SlashCommand::Mcp => "mcp",
             SlashCommand::Hooks => "hooks",
+            SlashCommand::Theme(_) => "theme",
             SlashCommand::Skill { .. } => "skill",
             SlashCommand::Other { .. } => "other",
             SlashCommand::Agents => "agents",
@@ -331,6 +341,13 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         }),
         "mcp" => no_args(SlashCommand::Mcp),
         "hooks" => no_args(SlashCommand::Hooks),
+        "theme" => match one_word()? {
+            None => Ok(SlashCommand::Theme(None)),
+            Some(word) if word.eq_ignore_ascii_case("auto") => Ok(SlashCommand::Theme(Some(None))),
+            Some(word) => crate::view::theme::Palette::from_name(&word)
+                .map(|palette| SlashCommand::Theme(Some(Some(palette))))
+                .ok_or_else(|| format!("unknown theme `{word}` ({})", usage())),
+        },
         "skill" => {
             let (id, task) = match args.split_once(char::is_whitespace) {
                 Some((id, task)) => (Some(id.to_string()), Some(task.trim().to_string())),

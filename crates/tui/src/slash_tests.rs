@@ -20,6 +20,21 @@ fn every_table_entry_parses() {
 }
 
 #[test]
+fn a_theme_is_dark_light_auto_or_the_other_one() {
+    use crate::view::theme::Palette;
+    assert_eq!(parse("/theme").unwrap(), SlashCommand::Theme(None));
+    assert_eq!(
+        parse("/theme auto").unwrap(),
+        SlashCommand::Theme(Some(None))
+    );
+    assert_eq!(
+        parse("/theme Light").unwrap(),
+        SlashCommand::Theme(Some(Some(Palette::Light)))
+    );
+    assert!(parse("/theme sepia").unwrap_err().contains("unknown theme"));
+}
+
+#[test]
 fn a_team_test_needs_its_task() {
     assert_eq!(
         parse("/team-test  say which role you are ").unwrap(),

@@ -64,6 +64,20 @@ impl Session {
             }
             SlashCommand::Usage => self.info = Some(status::usage_lines(&self.app)),
             SlashCommand::Plan { task } => self.plan(task),
+            SlashCommand::Theme(choice) => {
+                use crate::view::theme::Palette;
+                self.palette = match choice {
+                    None if self.palette == Palette::Dark => Palette::Light,
+                    None => Palette::Dark,
+                    Some(None) => Palette::from_env(),
+                    Some(Some(palette)) => palette,
+                };
+                self.info = Some(vec![format!(
+                    "colours for a {} background (BRAINCODE_THEME={} makes it the default)",
+                    self.palette.as_str(),
+                    self.palette.as_str()
+                )]);
+            }
             SlashCommand::TeamTest { task } if self.running.is_some() => {
                 self.note(format!(
                     "a request is running: send /team-test {task} when it has answered"

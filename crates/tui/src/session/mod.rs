@@ -101,6 +101,8 @@ struct Session {
     quit: bool,
     /// MCP servers kept up between this session's requests.
     mcp_hubs: Arc<braincode_runtime::McpHubCache>,
+    /// The background the screen is drawn for (`/theme`).
+    palette: view::theme::Palette,
 }
 
 /// Runs the interactive session until the user quits.
@@ -136,6 +138,7 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<TuiExit> {
         started: Instant::now(),
         quit: false,
         mcp_hubs: braincode_runtime::McpHubCache::new(),
+        palette: view::theme::Palette::from_env(),
         options,
     };
     if session.options.session_id.is_some() {
@@ -268,6 +271,9 @@ impl Session {
             draw_info(frame, areas.panel, lines);
         }
         input::draw(frame, areas.input, &self.input);
+        if self.palette == view::theme::Palette::Light {
+            view::theme::adapt(frame.buffer_mut(), area);
+        }
     }
 
     fn note(&mut self, line: impl Into<String>) {

@@ -71,3 +71,127 @@ pub(crate) fn spinner(now_ms: i64) -> &'static str {
         .rem_euclid(SPINNER.len() as i64);
     SPINNER[frame as usize]
 }
+
+/// The background the screen is drawn for. The styles above are the dark palette; a light
+/// background gets them recoloured ([`adapt`]) so that no text is white on white.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Palette {
+    /// A dark terminal background (the default).
+    Dark,
+    /// A light terminal background.
+    Light,
+}
+
+impl Palette {
+    /// `dark` or `light`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Palette::Dark => "dark",
+            Palette::Light => "light",
+        }
+    }
+
+    /// Parses `dark` or `light`.
+    pub fn from_name(name: &str) -> Option<Palette> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "dark" => Some(Palette::Dark),
+            "light" => Some(Palette::Light),
+            _ => None,
+        }
+    }
+
+    /// The palette `BRAINCODE_THEME` names, else the one the terminal's `COLORFGBG`
+    /// (`fg;bg`, set by rxvt, Konsole, iTerm2 and others) implies, else dark.
+    pub fn detect(theme: Option<&str>, colorfgbg: Option<&str>) -> Palette {
+        if let Some(palette) = theme.and_then(Palette::from_name) {
+            return palette;
+        }
+        // The background is the last field; ANSI 7 and 9–15 are light colours.
+        let background = colorfgbg
+            .and_then(|value| value.rsplit(';').next())
+            .and_then(|bg| bg.trim().parse::<u8>().ok());
+        match background {
+            Some(7 | 9..=15) => Palette::Light,
+            _ => Palette::Dark,
+        }
+    }
+
+    /// [`Palette::detect`] from this process's environment.
+    pub fn from_env() -> Palette {
+        Palette::detect(
+            std::env::var("BRAINCODE_THEME").ok().as_deref(),
+            std::env::var("COLORFGBG").ok().as_deref(),
+        )
+    }
+}
+
+/// Recolours `area` of a frame drawn with the dark palette for a light background: white
+/// text becomes black, light grey dark grey, the bright accents their darker shades, and the
+/// status bar's dark background a light one. The terminal's own colours stay as they are.
+pub fn adapt(buffer: &mut ratatui::buffer::Buffer, area: ratatui::layout::Rect) {
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            if let Some(cell) = buffer.cell_mut((x, y)) {
+                cell.fg = on_light(cell.fg);
+                cell.bg = on_light_background(cell.bg);
+            }
+        }
+    }
+}
+
+fn on_light(color: Color) -> Color {
+    match color {
+        Color::White => Color::Black,
+        Color::Gray => Color::DarkGray,
+        Color::Yellow => Color::Indexed(130),
+        Color::Cyan => Color::Indexed(30),
+        Color::Green => Color::Indexed(28),
+        Color::Magenta => Color::Indexed(127),
+        Color::Blue => Color::Indexed(25),
+        other => other,
+    }
+}
+
+fn on_light_background(color: Color) -> Color {
+    match color {
+        Color::Indexed(236) => Color::Indexed(254),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+
+    #[test]
+    fn the_palette_is_named_or_read_from_the_terminal() {
+        assert_eq!(Palette::detect(Some("LIGHT"), None), Palette::Light);
+        assert_eq!(Palette::detect(Some("dark"), Some("0;15")), Palette::Dark);
+        assert_eq!(Palette::detect(Some("auto"), Some("0;15")), Palette::Light);
+        assert_eq!(Palette::detect(None, Some("15;default;0")), Palette::Dark);
+        assert_eq!(Palette::detect(None, Some("0;7")), Palette::Light);
+        assert_eq!(Palette::detect(None, Some("garbage")), Palette::Dark);
+        assert_eq!(Palette::detect(None, None), Palette::Dark);
+    }
+
+    #[test]
+    fn a_light_background_never_gets_white_text() {
+        let area = Rect::new(0, 0, 3, 1);
+        let mut buffer = Buffer::empty(area);
+        buffer.set_string(0, 0, "a", REQUEST);
+        buffer.set_string(1, 0, "b", STATUS_BAR.fg(Color::Gray));
+        buffer.set_string(2, 0, "c", Style::new());
+        adapt(&mut buffer, area);
+        assert_eq!(buffer[(0, 0)].fg, Color::Black);
+        assert!(buffer[(0, 0)].modifier.contains(Modifier::BOLD));
+        assert_eq!(buffer[(1, 0)].fg, Color::DarkGray);
+        assert_eq!(buffer[(1, 0)].bg, Color::Indexed(254));
+        assert_eq!(
+            buffer[(2, 0)].fg,
+            Color::Reset,
+            "the terminal's own colour stays"
+        );
+    }
+}
