@@ -107,8 +107,8 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "mcp",
         aliases: &[],
-        args: "",
-        help: "list the MCP servers and their health",
+        args: "[on|off <name> | trust]",
+        help: "list the MCP servers and their health; switch one of yours on or off; trust the project",
     },
     CommandInfo {
         name: "theme",
@@ -119,8 +119,8 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "hooks",
         aliases: &[],
-        args: "",
-        help: "list the hooks of this project and of the user",
+        args: "[trust]",
+        help: "list the hooks of this project and of the user; trust the project so its own run",
     },
     CommandInfo {
         name: "skill",
@@ -160,6 +160,31 @@ pub const COMMANDS: &[CommandInfo] = &[
     },
 ];
 
+/// What `/mcp` does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpAction {
+    /// List the servers, checked live.
+    List,
+    /// Switch one of the user's servers on or off (`disabled` in `~/.braincode/mcp.json`).
+    Switch {
+        /// The server's name.
+        name: String,
+        /// On (`true`) or off.
+        on: bool,
+    },
+    /// Trust the project, so its own servers (and hooks, settings, checks) may run.
+    Trust,
+}
+
+/// What `/hooks` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HooksAction {
+    /// List the hooks.
+    List,
+    /// Trust the project, so its own hooks (and MCP servers, settings, checks) run.
+    Trust,
+}
+
 /// A parsed slash command, arguments validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlashCommand {
@@ -196,10 +221,10 @@ pub enum SlashCommand {
         /// What the new session should focus on.
         focus: Option<String>,
     },
-    /// `/mcp`.
-    Mcp,
-    /// `/hooks`.
-    Hooks,
+    /// `/mcp`, `/mcp on|off <name>`, `/mcp trust`.
+    Mcp(McpAction),
+    /// `/hooks`, or `/hooks trust`: trust the project so its own hooks run.
+    Hooks(HooksAction),
     /// `/theme [dark|light|auto]`: `None` switches to the other palette; `Some(None)` is
     /// `auto` (detected again).
     Theme(Option<Option<crate::view::theme::Palette>>),
@@ -247,8 +272,8 @@ impl SlashCommand {
             SlashCommand::New => "new",
             SlashCommand::Clear => "clear",
             SlashCommand::Handoff { .. } => "handoff",
-            SlashCommand::Mcp => "mcp",
-            SlashCommand::Hooks => "hooks",
+            SlashCommand::Mcp(_) => "mcp",
+            SlashCommand::Hooks(_) => "hooks",
             SlashCommand::Theme(_) => "theme",
             SlashCommand::Skill { .. } => "skill",
             SlashCommand::Other { .. } => "other",
@@ -339,8 +364,27 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "handoff" => Ok(SlashCommand::Handoff {
             focus: (!args.is_empty()).then(|| args.to_string()),
         }),
-        "mcp" => no_args(SlashCommand::Mcp),
-        "hooks" => no_args(SlashCommand::Hooks),
+        "mcp" => {
+            let words: Vec<&str> = args.split_whitespace().collect();
+            match words.as_slice() {
+                [] => Ok(SlashCommand::Mcp(McpAction::List)),
+                ["trust"] => Ok(SlashCommand::Mcp(McpAction::Trust)),
+                ["on", name] => Ok(SlashCommand::Mcp(McpAction::Switch {
+                    name: (*name).to_string(),
+                    on: true,
+                })),
+                ["off", name] => Ok(SlashCommand::Mcp(McpAction::Switch {
+                    name: (*name).to_string(),
+                    on: false,
+                })),
+                _ => Err(format!("usage: {} — {}", info.usage(), info.help)),
+            }
+        }
+        "hooks" => match args {
+            "" => Ok(SlashCommand::Hooks(HooksAction::List)),
+            "trust" => Ok(SlashCommand::Hooks(HooksAction::Trust)),
+            _ => Err(format!("usage: {} — {}", info.usage(), info.help)),
+        },
         "theme" => match one_word()? {
             None => Ok(SlashCommand::Theme(None)),
             Some(word) if word.eq_ignore_ascii_case("auto") => Ok(SlashCommand::Theme(Some(None))),

@@ -35,6 +35,28 @@ fn a_theme_is_dark_light_auto_or_the_other_one() {
 }
 
 #[test]
+fn mcp_and_hooks_switch_and_trust() {
+    assert_eq!(parse("/mcp").unwrap(), SlashCommand::Mcp(McpAction::List));
+    assert_eq!(
+        parse("/mcp off docs").unwrap(),
+        SlashCommand::Mcp(McpAction::Switch {
+            name: "docs".into(),
+            on: false
+        })
+    );
+    assert_eq!(
+        parse("/mcp trust").unwrap(),
+        SlashCommand::Mcp(McpAction::Trust)
+    );
+    assert!(parse("/mcp off").unwrap_err().contains("usage"));
+    assert_eq!(
+        parse("/hooks trust").unwrap(),
+        SlashCommand::Hooks(HooksAction::Trust)
+    );
+    assert!(parse("/hooks sometimes").unwrap_err().contains("usage"));
+}
+
+#[test]
 fn a_team_test_needs_its_task() {
     assert_eq!(
         parse("/team-test  say which role you are ").unwrap(),

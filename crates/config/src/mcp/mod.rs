@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 
 pub use braincode_protocol::McpLoadingStrategy;
 pub use expand::{PROJECT_DIR_VAR, ProcessVars, VarSource, expand_vars};
-pub use write::{Added, OnExisting, TAVILY, add_user_server, tavily_server_entry};
+pub use write::{
+    Added, OnExisting, TAVILY, add_user_server, set_user_server_enabled, tavily_server_entry,
+};
 
 use crate::hooks::Scope;
 use crate::{Home, json_io};

@@ -49,6 +49,61 @@ pub fn add_user_server(
     entry: Value,
     on_existing: OnExisting,
 ) -> Result<Added, ConfigError> {
+    update_user_servers(home, |servers, path| {
+        let added = match (servers.contains_key(name), on_existing) {
+            (false, _) => Added::New,
+            (true, OnExisting::Replace) => Added::Replaced,
+            (true, OnExisting::Refuse) => {
+                return Err(ConfigError::Rejected {
+                    message: format!(
+                        "{} already has a server named {name:?}; nothing was changed (--force replaces it)",
+                        path.display()
+                    ),
+                });
+            }
+        };
+        servers.insert(name.to_string(), entry);
+        Ok(added)
+    })
+}
+
+/// Switches server `name` of `<home>/mcp.json` on or off (`disabled`; Codex's `enabled`
+/// switch, if the entry has one, is dropped so the two never disagree), keeping the rest of
+/// the file as it is. A name the file does not have is refused, naming the ones it has.
+pub fn set_user_server_enabled(home: &Home, name: &str, enabled: bool) -> Result<(), ConfigError> {
+    update_user_servers(home, |servers, path| {
+        let known: Vec<String> = servers.keys().cloned().collect();
+        let Some(Value::Object(entry)) = servers.get_mut(name) else {
+            return Err(ConfigError::Rejected {
+                message: format!(
+                    "{} has no server named {name:?} (it has: {}); nothing was changed",
+                    path.display(),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            });
+        };
+        entry.remove("enabled");
+        if enabled {
+            entry.remove("disabled");
+        } else {
+            entry.insert("disabled".into(), Value::Bool(true));
+        }
+        Ok(())
+    })
+}
+
+/// Reads `<home>/mcp.json` under its update lock, lets `change` edit its servers (the file's
+/// own key, `mcpServers` or `servers`), then writes it back atomically, mode 0600. A file or a
+/// servers value that is not a JSON object is refused, never overwritten; nothing is written
+/// when `change` fails.
+fn update_user_servers<T>(
+    home: &Home,
+    change: impl FnOnce(&mut Map<String, Value>, &std::path::Path) -> Result<T, ConfigError>,
+) -> Result<T, ConfigError> {
     let path = home.mcp_path();
     let _lock = json_io::lock_for_update(&path)?;
     let mut file: Map<String, Value> = match json_io::read_json_file::<Value>(&path)? {
@@ -77,21 +132,9 @@ pub fn add_user_server(
             ),
         });
     };
-    let added = match (servers.contains_key(name), on_existing) {
-        (false, _) => Added::New,
-        (true, OnExisting::Replace) => Added::Replaced,
-        (true, OnExisting::Refuse) => {
-            return Err(ConfigError::Rejected {
-                message: format!(
-                    "{} already has a server named {name:?}; nothing was changed (--force replaces it)",
-                    path.display()
-                ),
-            });
-        }
-    };
-    servers.insert(name.to_string(), entry);
+    let done = change(servers, &path)?;
     json_io::write_json_atomic(&path, &Value::Object(file), 0o600)?;
-    Ok(added)
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -141,5 +184,37 @@ mod tests {
         let err = add_user_server(&home, TAVILY, tavily_server_entry(), OnExisting::Replace);
         assert!(err.unwrap_err().to_string().contains("not a JSON object"));
         assert_eq!(std::fs::read_to_string(home.mcp_path()).unwrap(), "[1, 2]");
+    }
+
+    #[test]
+    fn a_server_is_switched_off_and_on_and_an_unknown_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        std::fs::write(
+            home.mcp_path(),
+            r#"{"mcpServers": {"docs": {"url": "http://127.0.0.1:9/mcp", "enabled": true}}}"#,
+        )
+        .unwrap();
+        let read = || -> Value {
+            serde_json::from_str(&std::fs::read_to_string(home.mcp_path()).unwrap()).unwrap()
+        };
+        set_user_server_enabled(&home, "docs", false).unwrap();
+        assert_eq!(read()["mcpServers"]["docs"]["disabled"], true);
+        assert!(read()["mcpServers"]["docs"].get("enabled").is_none());
+        set_user_server_enabled(&home, "docs", true).unwrap();
+        assert!(read()["mcpServers"]["docs"].get("disabled").is_none());
+        assert_eq!(
+            read()["mcpServers"]["docs"]["url"],
+            "http://127.0.0.1:9/mcp"
+        );
+        let before = std::fs::read_to_string(home.mcp_path()).unwrap();
+        let err = set_user_server_enabled(&home, "doc", false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no server named \"doc\" (it has: docs)"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(home.mcp_path()).unwrap(), before);
     }
 }

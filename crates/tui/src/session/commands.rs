@@ -8,7 +8,7 @@ use braincode_runtime::{
 use super::panels::plan_lines;
 use super::skills::{self, SkillAction, SkillRequest};
 use super::{Session, listings, reopen, status};
-use crate::slash::{self, SlashCommand};
+use crate::slash::{self, HooksAction, McpAction, SlashCommand};
 
 impl Session {
     pub(super) fn command(&mut self, command: SlashCommand) {
@@ -117,10 +117,27 @@ impl Session {
                 name: &name,
                 args: &args,
             }),
-            SlashCommand::Hooks => {
+            SlashCommand::Hooks(HooksAction::List) => {
                 self.info = Some(listings::hooks(&self.options.home, &self.options));
             }
-            SlashCommand::Mcp => self.mcp(),
+            SlashCommand::Hooks(HooksAction::Trust) => self.trust_project(),
+            SlashCommand::Mcp(McpAction::List) => self.mcp(),
+            SlashCommand::Mcp(McpAction::Switch { name, on }) => {
+                self.info = Some(vec![match braincode_config::set_user_server_enabled(
+                    &self.options.home,
+                    &name,
+                    on,
+                ) {
+                    Ok(()) => format!(
+                        "MCP server {name} is {} for your next requests (~/.braincode/mcp.json)",
+                        if on { "on" } else { "off" }
+                    ),
+                    Err(err) => format!(
+                        "{err} (only your own servers switch here; a project's are its .mcp.json)"
+                    ),
+                }]);
+            }
+            SlashCommand::Mcp(McpAction::Trust) => self.trust_project(),
             SlashCommand::Handoff { focus } => self.handoff(focus.as_deref()),
             SlashCommand::Doctor => {
                 let info = self.info_tx.clone();

@@ -46,6 +46,23 @@ pub fn listing_lines(rows: &[McpServerCheck]) -> Vec<String> {
 }
 
 impl super::Session {
+    /// `/mcp trust`, `/hooks trust`: trusts the project as its files are now (the trust store
+    /// `braincode trust` writes), so its own MCP servers, hooks, settings and checks run from
+    /// the next request on.
+    pub(super) fn trust_project(&mut self) {
+        let root = &self.options.project_root;
+        self.info = Some(vec![
+            match braincode_config::trust_project(&self.options.home, root) {
+                Ok(files) => format!(
+                    "trusted {} ({} file(s) recorded): its MCP servers, hooks, settings and checks run from your next request; `braincode trust --revoke` takes it back",
+                    root.display(),
+                    files.len()
+                ),
+                Err(err) => format!("{} was not trusted: {err}", root.display()),
+            },
+        ]);
+    }
+
     /// `/mcp`: the servers this session's requests would use, checked live in the
     /// background ("checking…" until the results arrive).
     pub(super) fn mcp(&mut self) {
