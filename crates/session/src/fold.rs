@@ -17,7 +17,7 @@ use braincode_protocol::{
     BrainRef, CheckSummary, Clarification, FinalReport, FinalStatus, JournalEntry,
     McpConnectReport, Metrics, Mode, PatchSummary, PlanReview, PlannedWorker, Record,
     ReportRouting, ReportWorker, ReviewDecision, Role, RoutingRecord, TaskStatus, Todo,
-    ToolCallCounts, ToolStage, Usage, WorkerPhase, WorkerResult, WriterMerge,
+    TodoDependency, ToolCallCounts, ToolStage, Usage, WorkerPhase, WorkerResult, WriterMerge,
 };
 
 pub use live::LiveState;
@@ -85,6 +85,8 @@ pub struct RunState {
     routing: Option<RoutingRecord>,
     workers: Vec<WorkerState>,
     todos: Vec<Todo>,
+    /// The plan's edges between todos (`todo_plan`).
+    dependencies: Vec<TodoDependency>,
     patch: Option<PatchSummary>,
     changes: changes::FileTally,
     checks: Option<CheckSummary>,
@@ -141,7 +143,10 @@ impl RunState {
                 }
                 self.routing = Some(routing.clone());
             }
-            Record::TodoPlan(plan) => self.todos = plan.todos.clone(),
+            Record::TodoPlan(plan) => {
+                self.todos = plan.todos.clone();
+                self.dependencies = plan.dependencies.clone();
+            }
             Record::TodoUpdate(update) => {
                 if update.todos.is_empty() {
                     for todo in self.todos.iter_mut() {
@@ -415,6 +420,11 @@ impl RunState {
             }
         }
         todos
+    }
+
+    /// The plan's edges between todos, as planned.
+    pub fn dependencies(&self) -> &[TodoDependency] {
+        &self.dependencies
     }
 
     /// The report these records make. A run without a terminal record reads as aborted

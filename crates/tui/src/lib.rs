@@ -12,6 +12,7 @@
 pub mod app;
 pub mod approval;
 pub mod input;
+mod intent;
 pub mod pet;
 pub mod session;
 pub mod slash;

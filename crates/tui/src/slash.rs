@@ -45,6 +45,12 @@ pub const COMMANDS: &[CommandInfo] = &[
         help: "show the plan the Brain would make for a task, without running it",
     },
     CommandInfo {
+        name: "intent",
+        aliases: &[],
+        args: "",
+        help: "the latest request's plan as a graph: routing, todos and what waits on what (Ctrl+O)",
+    },
+    CommandInfo {
         name: "team-test",
         aliases: &["team"],
         args: "<task>",
@@ -195,6 +201,8 @@ pub enum SlashCommand {
         /// The task to plan (never empty).
         task: String,
     },
+    /// `/intent`: the latest request's intent graph.
+    Intent,
     /// `/team-test <task>`: every routed role answers the task independently.
     TeamTest {
         /// The task (never empty).
@@ -263,6 +271,7 @@ impl SlashCommand {
             SlashCommand::Help => "help",
             SlashCommand::Plan { .. } => "plan",
             SlashCommand::TeamTest { .. } => "team-test",
+            SlashCommand::Intent => "intent",
             SlashCommand::Mode(_) => "mode",
             SlashCommand::Brain(_) => "brain",
             SlashCommand::Model => "model",
@@ -337,6 +346,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "plan" => Ok(SlashCommand::Plan {
             task: args.to_string(),
         }),
+        "intent" => no_args(SlashCommand::Intent),
         "team-test" if args.is_empty() => Err(format!("/team-test needs a task ({})", usage())),
         "team-test" => Ok(SlashCommand::TeamTest {
             task: args.to_string(),

@@ -64,6 +64,7 @@ impl Session {
             }
             SlashCommand::Usage => self.info = Some(status::usage_lines(&self.app)),
             SlashCommand::Plan { task } => self.plan(task),
+            SlashCommand::Intent => self.info = Some(self.intent()),
             SlashCommand::Theme(choice) => {
                 use crate::view::theme::Palette;
                 self.palette = match choice {

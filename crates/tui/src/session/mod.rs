@@ -276,6 +276,16 @@ impl Session {
         }
     }
 
+    /// The latest request's intent graph (`/intent`, Ctrl+O).
+    fn intent(&self) -> Vec<String> {
+        match self.app.turns().last() {
+            Some(turn) => {
+                crate::intent::intent_lines(&turn.state().report(), turn.state().dependencies())
+            }
+            None => vec!["no request yet: /intent (Ctrl+O) shows the latest request's plan".into()],
+        }
+    }
+
     fn note(&mut self, line: impl Into<String>) {
         self.info.get_or_insert_with(Vec::new).push(line.into());
     }
@@ -326,6 +336,14 @@ impl Session {
                 self.app.toggle_expanded();
             }
             KeyCode::BackTab => self.set_permission(self.permission.next()),
+            KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                let lines = self.intent();
+                if self.info.as_ref() == Some(&lines) {
+                    self.info = None;
+                } else {
+                    self.info = Some(lines);
+                }
+            }
             KeyCode::Char('d') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 if self.running.is_some() {
                     self.note("a request is still running: Esc interrupts it, Ctrl-C twice quits");
