@@ -23,6 +23,9 @@ pub struct ConfigArgs {
     /// Print the address without opening a browser.
     #[arg(long)]
     pub no_open: bool,
+    /// Show the fleet's sessions too, live.
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetJournals,
 }
 
 /// Runs the command: serves until Ctrl-C or SIGTERM.
@@ -31,6 +34,17 @@ pub fn execute(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     let project_root = super::project_root(args.project.as_deref())?;
     let runtime = super::tokio_runtime()?;
     runtime.block_on(async {
+        if args.fleet.url.is_some() {
+            // The fleet's journals reach the sessions directory as they are written: the
+            // panel's sessions page sees fleet runs live.
+            let fleet = args.fleet.clone();
+            let home = home.clone();
+            tokio::spawn(async move {
+                if let Err(err) = fleet.mirror(&home, true).await {
+                    eprintln!("fleet sessions are not shown: {err:#}");
+                }
+            });
+        }
         let panel = start(ServeOptions {
             home,
             project_root,

@@ -28,6 +28,9 @@ pub struct ReplayArgs {
     /// Print the result as JSON (the report, and the divergence with --check).
     #[arg(long)]
     pub json: bool,
+    /// Replay a fleet session.
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetJournals,
 }
 
 /// Exit code of a `--check` that found a difference.
@@ -36,6 +39,7 @@ const DIFFERS: u8 = 6;
 /// Runs the command.
 pub fn execute(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let home = Home::from_env().context("cannot locate the Braincode home")?;
+    args.fleet.mirror_now(&home)?;
     let session = resolve_session(&home, &args.session)?;
     let runtime = super::tokio_runtime()?;
     let outcome = runtime.block_on(replay(

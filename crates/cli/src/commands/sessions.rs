@@ -73,6 +73,9 @@ pub struct ListArgs {
     /// Project directory whose sessions to list (default: the current directory's project).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// The fleet's sessions too.
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetJournals,
 }
 
 /// Arguments of `braincode sessions show`.
@@ -93,11 +96,19 @@ pub struct ShowArgs {
     /// Also report every unreadable line of the journal by line number.
     #[arg(long)]
     pub verify: bool,
+    /// A fleet session too.
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetJournals,
 }
 
 /// Runs the command.
 pub fn execute(command: SessionsCommand) -> anyhow::Result<ExitCode> {
     let home = Home::from_env()?;
+    match &command {
+        SessionsCommand::List(ListArgs { fleet, .. })
+        | SessionsCommand::Show(ShowArgs { fleet, .. }) => fleet.mirror_now(&home)?,
+        SessionsCommand::Handoff(_) => {}
+    }
     match command {
         SessionsCommand::List(args) => list(&home, args),
         SessionsCommand::Show(args) if args.snapshot => show_snapshot(&home, args),

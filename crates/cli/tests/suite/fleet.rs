@@ -274,6 +274,32 @@ async fn twenty_tasks_over_three_workers_are_each_answered_once() {
     let show = braincode(&reader, reader.path(), &["sessions", "show", &session]).await;
     assert_eq!(show.code, 0, "{}\n{}", show.stdout, show.stderr);
     assert!(show.stdout.contains("task 7"), "{}", show.stdout);
+    // Another machine sees every fleet session with `sessions list --nats`.
+    let viewer = TempHome::new();
+    let sessions = braincode(
+        &viewer,
+        viewer.path(),
+        &[
+            "sessions",
+            "list",
+            "--all",
+            "--json",
+            "--limit",
+            "100",
+            "--nats",
+            &nats.url(),
+        ],
+    )
+    .await;
+    assert_eq!(sessions.code, 0, "{}", sessions.stderr);
+    for state in &states {
+        assert!(
+            sessions.stdout.contains(state.session.as_deref().unwrap()),
+            "{} is listed: {}",
+            state.id,
+            sessions.stdout
+        );
+    }
     let listed = braincode(
         &reader,
         reader.path(),

@@ -96,6 +96,61 @@ impl NatsArgs {
     }
 }
 
+/// `--nats URL` of `sessions list|show`, `replay` and `config`: the fleet's journals copied
+/// into this machine's sessions first (and, for the panel, as they are written).
+#[derive(Debug, Clone, clap::Args)]
+pub struct FleetJournals {
+    /// Copy the fleet's journals from this NATS server into the local sessions first
+    /// (credentials: BRAINCODE_NATS_PASSWORD or BRAINCODE_NATS_TOKEN; `braincode fleet sync`
+    /// takes every connection option).
+    #[arg(long = "nats", value_name = "URL")]
+    pub url: Option<String>,
+}
+
+impl FleetJournals {
+    /// Copies every fleet journal into `home`'s sessions, then (`follow`) keeps copying new
+    /// records until the process ends. Nothing to do without `--nats`.
+    pub async fn mirror(&self, home: &Home, follow: bool) -> anyhow::Result<()> {
+        let Some(url) = &self.url else {
+            return Ok(());
+        };
+        let args = NatsArgs {
+            nats: Some(url.clone()),
+            nats_user: None,
+            nats_password: None,
+            nats_token: None,
+            nats_nkey: None,
+            nats_creds: None,
+            nats_tls: false,
+            nats_tls_ca: None,
+            nats_tls_cert: None,
+            nats_tls_key: None,
+            replicas: 1,
+        };
+        let name = format!("braincode-sessions-{}", std::process::id());
+        let fleet = Fleet::connect(&args.options(&name))
+            .await
+            .map_err(anyhow::Error::msg)?;
+        let dir = home.sessions_dir();
+        let copied = braincode_fleet::journal::mirror(&fleet, &dir, follow)
+            .await
+            .map_err(anyhow::Error::msg)?;
+        eprintln!(
+            "{} fleet sessions ({} records) copied from {url}",
+            copied.sessions, copied.lines
+        );
+        Ok(())
+    }
+
+    /// [`FleetJournals::mirror`] once, on a runtime of its own (for synchronous commands).
+    pub fn mirror_now(&self, home: &Home) -> anyhow::Result<()> {
+        if self.url.is_none() {
+            return Ok(());
+        }
+        super::tokio_runtime()?.block_on(self.mirror(home, false))
+    }
+}
+
 #[derive(Debug, clap::Subcommand)]
 enum FleetCommand {
     /// Pull tasks from the queue and run them, until Ctrl-C (running tasks finish first).
