@@ -366,7 +366,8 @@ fn open_checks(
     Ok((cwd, servers))
 }
 
-/// One of the editor's MCP servers as a user-level server (sandboxed like the user's own).
+/// One of the editor's MCP servers as a user-level server (sandboxed like the user's own,
+/// started before the first prompt's first model call).
 fn mcp_config(server: &McpServer) -> Result<McpServerConfig, Error> {
     let base = |name: &str, transport| McpServerConfig {
         name: name.to_string(),
@@ -380,7 +381,8 @@ fn mcp_config(server: &McpServer) -> Result<McpServerConfig, Error> {
         cwd: None,
         disabled: false,
         trusted: true,
-        loading: None,
+        // The editor passed it for this session: its tools are there from the first prompt.
+        loading: Some(braincode_protocol::McpLoadingStrategy::Eager),
         startup_timeout_ms: None,
         call_timeout_ms: None,
         schemas: None,

@@ -399,3 +399,68 @@ async fn skills_are_slash_commands_of_the_editor() {
     );
     assert!(primary.contains("src/token.rs"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_the_editor_passes_is_one_the_run_can_call() {
+    let server = ScriptedServer::start(Script::new().when(
+        Matcher::model("any"),
+        [
+            Reply::tool_call("mcp_search", json!({"query": "echo"})),
+            Reply::tool_call(
+                "mcp_call",
+                json!({"name": "mcp__editor__echo", "arguments": {"text": "from the editor's server"}}),
+            ),
+            Reply::text("The echo tool said: from the editor's server."),
+        ],
+    ))
+    .await;
+    let home = TempHome::new();
+    run_harness::configure_one_model(&home, &server);
+    let repo = run_harness::repo();
+    let bin = braincode_test_support::mcp::test_server_binary();
+    let session = Client
+        .v1()
+        .connect_with(
+            agent(&home, &["--yes"]),
+            async |connection: ConnectionTo<Agent>| {
+                connection
+                    .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                    .block_task()
+                    .await?;
+                let mcp = agent_client_protocol::v1::schema::McpServer::Stdio(
+                    agent_client_protocol::v1::schema::McpServerStdio::new("editor", bin)
+                        .args(vec!["--stdio".into()]),
+                );
+                let session = connection
+                    .send_request(
+                        NewSessionRequest::new(repo.path().to_path_buf()).mcp_servers(vec![mcp]),
+                    )
+                    .block_task()
+                    .await?
+                    .session_id;
+                connection
+                    .send_request(PromptRequest::new(session.clone(), text("call the echo tool of the MCP server the editor passed, with the text from the editor's server, and report what it returned")))
+                    .block_task()
+                    .await?;
+                Ok(session)
+            },
+        )
+        .await
+        .unwrap();
+    let records = journal(&home, &session.0);
+    let echo = records
+        .iter()
+        .find(|r| {
+            r["type"] == "tool_execution_summary"
+                && r["toolName"] == "mcp__editor__echo"
+                && r["stage"] == "end"
+        })
+        .unwrap_or_else(|| panic!("the editor's server was not called: {records:?}"));
+    assert!(
+        echo["output"]
+            .as_str()
+            .unwrap()
+            .contains("from the editor's server"),
+        "{echo}"
+    );
+}
