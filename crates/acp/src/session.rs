@@ -164,8 +164,8 @@ impl Shared {
         }
     }
 
-    /// Starts one prompt turn in `session_id` and answers `responder`'s prompt when its run
-    /// has ended. Refused when the session is unknown or already running a prompt.
+    /// Starts one prompt turn in `session_id`: its run, whose events and answer the returned
+    /// [`PromptTurn`] gives. Refused when the session is unknown or already running a prompt.
     pub fn start_prompt(
         self: &Arc<Self>,
         session_id: &AcpSessionId,
@@ -240,10 +240,15 @@ impl Shared {
             // a runtime shutting down.
             let _ = done.send(run.await.map_err(|err| err.to_string()));
         });
-        self.runs
+        let mut runs = self
+            .runs
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(watcher);
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Only runs still going matter at the end: a long editor session keeps no list of
+        // every prompt it ever ran.
+        runs.retain(|run| !run.is_finished());
+        runs.push(watcher);
+        drop(runs);
         Ok(PromptTurn {
             shared: self.clone(),
             session_id: session_id.clone(),
