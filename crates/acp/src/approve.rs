@@ -23,7 +23,7 @@ use braincode_runtime::{ApprovalAnswer, ApprovalHandler, ApprovalRequest};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::updates::{command_of, path_of, tool_kind, tool_title};
+use crate::updates::{command_of, path_of, project_text, tool_kind, tool_title};
 
 const ALLOW: &str = "allow";
 const ALLOW_SESSION: &str = "allow-session";
@@ -135,7 +135,8 @@ impl AcpApprover {
             return Some(Diff::new(path, new).old_text(old));
         }
         let new = text(&["content"])?;
-        let old = std::fs::read_to_string(&path).ok();
+        // Contained: a path the model names may be a link to a secret, or a FIFO.
+        let old = project_text(&self.project_root, &path);
         Some(Diff::new(path, new).old_text(old))
     }
 }

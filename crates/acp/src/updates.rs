@@ -27,6 +27,20 @@ use serde_json::Value;
 
 /// Longest command output or worker summary put into one update (the journal keeps it all).
 pub const MAX_UPDATE_TEXT: usize = 16 * 1024;
+/// Largest file shown whole in a diff (before and after); a larger one shows the journal's
+/// unified diff.
+pub const MAX_DIFF_FILE_BYTES: usize = 1024 * 1024;
+
+/// The text of project file `path` (relative, or absolute inside `project_root`) read through
+/// the contained reader: a regular file inside the project, no link out of it, never a FIFO or
+/// a device, at most [`MAX_DIFF_FILE_BYTES`], valid UTF-8 — else `None`.
+pub fn project_text(project_root: &Path, path: &Path) -> Option<String> {
+    let read = braincode_config::ReadScope::new(project_root)
+        .ok()?
+        .read_to_string(path, MAX_DIFF_FILE_BYTES)
+        .ok()?;
+    (!read.clipped && !read.lossy).then_some(read.text)
+}
 
 /// Whether the editor saw the turn happen or is told it again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,11 +326,11 @@ impl Translator {
         };
         let new = match &change.after_hash {
             Some(hash) => {
-                let bytes = std::fs::read(path).ok()?;
-                if braincode_runtime::sha256_hex(&bytes) != *hash {
+                let text = project_text(&self.project_root, path)?;
+                if braincode_runtime::sha256_hex(text.as_bytes()) != *hash {
                     return None;
                 }
-                String::from_utf8(bytes).ok()?
+                text
             }
             None => String::new(),
         };

@@ -47,9 +47,10 @@ fn sdk() -> Option<PathBuf> {
     None
 }
 
-/// The router plans a backend primary; the primary edits `src/token.rs`, then runs a
-/// command, then answers. A prompt asking to wait gets an answer only after a minute.
-pub(super) async fn editor_model() -> ScriptedServer {
+/// The router plans a backend primary, which answers with `steps` in turn (one per tool
+/// result it has seen; the last step again after that). A prompt asking to wait is answered
+/// only after a minute.
+pub(super) async fn editor_model_with(steps: Vec<Reply>) -> ScriptedServer {
     ScriptedServer::start(
         Script::new()
             .always(
@@ -57,20 +58,27 @@ pub(super) async fn editor_model() -> ScriptedServer {
                 Reply::json(&router_decision_json(Role::Backend, &[])),
             )
             .always(Matcher::model("review"), review_reply("approved"))
-            .when_fn(Matcher::model("backend"), |call| {
+            .when_fn(Matcher::model("backend"), move |call| {
                 if call.first_user_text().contains("please wait") {
                     return Reply::text("too late").delayed(Duration::from_secs(60));
                 }
-                match call.tool_results().len() {
-                    0 => Reply::tool_call(
-                        "edit_file",
-                        json!({"path": "src/token.rs", "oldString": "!token.is_empty()", "newString": "token.len() > 8"}),
-                    ),
-                    1 => Reply::tool_call("shell", json!({"command": "touch ran-marker"})),
-                    _ => Reply::text("Tokens now need 9 characters; the test command was not run."),
-                }
+                let step = call.tool_results().len().min(steps.len() - 1);
+                steps[step].clone()
             }),
     )
+    .await
+}
+
+/// The primary edits `src/token.rs`, then runs a command, then answers.
+async fn editor_model() -> ScriptedServer {
+    editor_model_with(vec![
+        Reply::tool_call(
+            "edit_file",
+            json!({"path": "src/token.rs", "oldString": "!token.is_empty()", "newString": "token.len() > 8"}),
+        ),
+        Reply::tool_call("shell", json!({"command": "touch ran-marker"})),
+        Reply::text("Tokens now need 9 characters; the test command was not run."),
+    ])
     .await
 }
 
