@@ -23,6 +23,7 @@ use braincode_protocol::{
     ToolStage, WorkerPhase,
 };
 use braincode_runtime::BlobStore;
+use braincode_tools::ToolPermission;
 use serde_json::Value;
 
 /// Longest command output or worker summary put into one update (the journal keeps it all).
@@ -355,21 +356,25 @@ fn worker_call_id(phase: WorkerPhase, role: &str, attempt: Option<u32>) -> Strin
     format!("worker-{}-{role}-{}", phase.as_str(), attempt.unwrap_or(1))
 }
 
-/// The ACP kind of one of our tools (MCP tools and unknown names are `other`).
+/// The ACP kind of a tool: from the built-in tools' own permission class (a read, an edit,
+/// a command), searches named as such; the checks run commands; MCP tools and unknown names
+/// are `other`.
 pub fn tool_kind(tool: &str) -> ToolKind {
-    match tool {
-        "read_file" | "list_files" | "get_changed_files" | "git_diff" => ToolKind::Read,
-        "edit_file" | "write_file" | "apply_patch" => ToolKind::Edit,
-        "search_files" | "grep" | "glob" | "mcp_search" => ToolKind::Search,
-        "shell"
-        | "exec_command"
-        | "write_stdin"
-        | "run_script"
-        | "kill_background"
-        | "list_background"
-        | braincode_runtime::CHECK_TOOL => ToolKind::Execute,
-        "web_fetch" | "fetch_url" | "web_search" => ToolKind::Fetch,
-        _ => ToolKind::Other,
+    if tool == braincode_runtime::CHECK_TOOL {
+        return ToolKind::Execute;
+    }
+    if tool == "search_files" || tool == "mcp_search" {
+        return ToolKind::Search;
+    }
+    match braincode_tools::BUILTIN_TOOLS
+        .iter()
+        .find(|spec| spec.name == tool)
+        .map(|spec| spec.permission)
+    {
+        Some(ToolPermission::Read) => ToolKind::Read,
+        Some(ToolPermission::Write) => ToolKind::Edit,
+        Some(ToolPermission::Execute) => ToolKind::Execute,
+        None => ToolKind::Other,
     }
 }
 
