@@ -340,17 +340,9 @@ fn default_work_dir(name: &str) -> PathBuf {
     let cache = env("XDG_CACHE_HOME")
         .or_else(|| env("HOME").map(|home| home.join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    cache.join("braincode-fleet").join(safe)
+    cache
+        .join("braincode-fleet")
+        .join(braincode_fleet::safe_name(name))
 }
 
 fn default_name() -> String {
