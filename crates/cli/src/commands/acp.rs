@@ -7,24 +7,14 @@ use std::time::Duration;
 use anyhow::Context;
 use braincode_acp::{AcpOptions, Stdio};
 use braincode_config::Home;
-use braincode_runtime::PermissionMode;
 use clap::Args;
 
 /// `braincode acp` options.
 #[derive(Debug, Args)]
 pub struct AcpArgs {
-    /// New sessions start in `edits` mode (edits apply, sandboxed commands run). The default
-    /// is `ask`: each edit and command asks in the editor. The editor's mode switch changes
-    /// a session's mode (read-only, ask, edits, yes).
-    #[arg(long, group = "permission")]
-    pub allow_edits: bool,
-    /// New sessions start in `read-only` mode.
-    #[arg(long, group = "permission")]
-    pub read_only: bool,
-    /// New sessions start in `yes` mode: every tool call runs without asking (in the OS
-    /// sandbox; permission deny rules still apply).
-    #[arg(long, short = 'y', group = "permission")]
-    pub yes: bool,
+    /// The permission mode new sessions start in.
+    #[command(flatten)]
+    pub start: super::start_mode::StartMode,
     /// Seconds a permission request waits for an answer before the call is blocked.
     #[arg(long, default_value_t = braincode_acp::DEFAULT_PERMISSION_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub permission_timeout: u64,
@@ -39,15 +29,7 @@ pub fn execute(args: AcpArgs) -> anyhow::Result<ExitCode> {
     let options = AcpOptions {
         home,
         permission_timeout: Duration::from_secs(args.permission_timeout),
-        default_mode: if args.yes {
-            PermissionMode::Yes
-        } else if args.allow_edits {
-            PermissionMode::AllowEdits
-        } else if args.read_only {
-            PermissionMode::ReadOnly
-        } else {
-            PermissionMode::Ask
-        },
+        default_mode: args.start.mode(),
         allow_network: args.allow_network,
         stop: tokio_util::sync::CancellationToken::new(),
     };

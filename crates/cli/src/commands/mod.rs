@@ -17,6 +17,7 @@ pub mod permissions;
 pub mod replay;
 pub mod run;
 pub mod sessions;
+pub mod start_mode;
 pub mod trust;
 pub mod tui;
 pub mod undo;

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 use braincode_config::{Home, latest_session_for_project, resolve_session};
 use braincode_protocol::Mode;
-use braincode_runtime::PermissionMode;
 use braincode_tui::session::{TuiOptions, run_tui};
 
 /// Arguments of `braincode tui`.
@@ -28,17 +27,9 @@ pub struct TuiArgs {
     /// Orchestration mode instead of the configured one.
     #[arg(long, value_name = "auto|radical")]
     pub mode: Option<Mode>,
-    /// Start in `edits` mode: file edits apply, commands run when the OS sandbox confines
-    /// them (protected paths and unconfined commands ask). The default is `ask`: every edit
-    /// and command asks first. Shift+Tab cycles the modes in the session.
-    #[arg(long, group = "permission")]
-    pub allow_edits: bool,
-    /// Start in `read-only` mode: tools read the project and change nothing.
-    #[arg(long, group = "permission")]
-    pub read_only: bool,
-    /// Allow every tool, commands included (in the OS sandbox).
-    #[arg(long, short = 'y', group = "permission")]
-    pub yes: bool,
+    /// The permission mode the session starts in.
+    #[command(flatten)]
+    pub start: super::start_mode::StartMode,
     /// Let commands reach the network.
     #[arg(long)]
     pub allow_network: bool,
@@ -67,13 +58,13 @@ impl TuiArgs {
         if let Some(mode) = self.mode {
             flag("--mode", Some(mode.as_str().to_string()));
         }
-        if self.allow_edits {
+        if self.start.allow_edits {
             flag("--allow-edits", None);
         }
-        if self.read_only {
+        if self.start.read_only {
             flag("--read-only", None);
         }
-        if self.yes {
+        if self.start.yes {
             flag("--yes", None);
         }
         if self.allow_network {
@@ -106,15 +97,7 @@ pub fn execute(args: TuiArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let permission = if args.yes {
-        PermissionMode::Yes
-    } else if args.allow_edits {
-        PermissionMode::AllowEdits
-    } else if args.read_only {
-        PermissionMode::ReadOnly
-    } else {
-        PermissionMode::Ask
-    };
+    let permission = args.start.mode();
     // The session probes the sandbox after its first frame and names it in the status line.
     let sandbox = String::new();
     let options = TuiOptions {
