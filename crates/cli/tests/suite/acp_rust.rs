@@ -300,6 +300,50 @@ async fn malformed_json_gets_an_error_and_the_server_keeps_serving_until_sigterm
         .unwrap();
     let created: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
     assert!(created["result"]["sessionId"].is_string(), "{created}");
+    let session = created["result"]["sessionId"].as_str().unwrap().to_string();
+    // Each answer of this session: the update lines it wrote before, then the response.
+    let mut answer = async |line: String, id: u64| -> (Vec<Value>, Value) {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut updates = Vec::new();
+        loop {
+            let message: Value =
+                serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+            if message["id"] == id {
+                return (updates, message);
+            }
+            updates.push(message);
+        }
+    };
+    // No login over ACP: keys are Braincode's own, and the error says where they go.
+    let (_, login) = answer(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "authenticate", "params": {"methodId": "oauth"}})
+            .to_string(),
+        4,
+    )
+    .await;
+    assert_eq!(login["error"]["code"], -32602, "{login}");
+    assert!(login.to_string().contains("braincode auth set"), "{login}");
+    // `/brain` with a name that is no brain says which there are, and runs nothing.
+    let (told, picked) = answer(
+        json!({"jsonrpc": "2.0", "id": 5, "method": "session/prompt", "params": {
+            "sessionId": session, "prompt": [{"type": "text", "text": "/brain nosuch"}]}})
+        .to_string(),
+        5,
+    )
+    .await;
+    assert_eq!(picked["result"]["stopReason"], "end_turn", "{picked}");
+    let told = serde_json::to_string(&told).unwrap();
+    assert!(
+        told.contains("No brain `nosuch`. The brains are:"),
+        "{told}"
+    );
+    assert!(
+        !home.path().join("sessions").exists(),
+        "a command is not a run"
+    );
     run_harness::send_signal(child.id().unwrap(), "-TERM");
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
         .await
@@ -561,5 +605,77 @@ async fn the_editor_never_sees_a_file_a_planted_link_points_out_to() {
     assert_eq!(
         std::fs::read_to_string(&secret).unwrap(),
         "SECRET_KEY_MATERIAL_4242\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_the_editor_cannot_serve_falls_back_to_the_file_on_disk() {
+    let server = super::acp_editor::editor_model_with(vec![
+        Reply::tool_call("read_file", json!({"path": "src/token.rs"})),
+        Reply::text("Read it."),
+    ])
+    .await;
+    let home = TempHome::new();
+    configure(&home, &server, &[], &[]);
+    let repo = run_harness::repo();
+    let reads: Arc<Mutex<Vec<std::path::PathBuf>>> = Arc::default();
+    let asked = reads.clone();
+    let session = Client
+        .v1()
+        .on_receive_request(
+            async move |request: agent_client_protocol::v1::schema::ReadTextFileRequest,
+                        responder: Responder<agent_client_protocol::v1::schema::ReadTextFileResponse>,
+                        _connection: ConnectionTo<Agent>| {
+                asked.lock().unwrap().push(request.path);
+                responder.respond_with_error(agent_client_protocol::Error::internal_error().data("the buffer is gone"))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(agent(&home, &["--read-only"]), async |connection: ConnectionTo<Agent>| {
+            let fs = agent_client_protocol::v1::schema::FileSystemCapabilities::new()
+                .read_text_file(true);
+            connection
+                .send_request(
+                    InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
+                        agent_client_protocol::v1::schema::ClientCapabilities::new().fs(fs),
+                    ),
+                )
+                .block_task()
+                .await?;
+            let session = connection
+                .send_request(NewSessionRequest::new(repo.path().to_path_buf()))
+                .block_task()
+                .await?
+                .session_id;
+            connection
+                .send_request(PromptRequest::new(
+                    session.clone(),
+                    text("read the file src/token.rs of this repository and explain what the check does"),
+                ))
+                .block_task()
+                .await?;
+            Ok(session)
+        })
+        .await
+        .unwrap();
+    let reads = reads.lock().unwrap().clone();
+    assert_eq!(reads.len(), 1, "the editor was asked first");
+    assert!(reads[0].ends_with("src/token.rs"), "{reads:?}");
+    let records = journal(&home, &session.0);
+    let read = records
+        .iter()
+        .find(|r| {
+            r["type"] == "tool_execution_summary"
+                && r["toolName"] == "read_file"
+                && r["stage"] == "end"
+        })
+        .unwrap();
+    assert_eq!(read["isError"], Value::Null, "{read}");
+    assert!(
+        read["output"]
+            .as_str()
+            .unwrap()
+            .contains("!token.is_empty()"),
+        "the disk's text: {read}"
     );
 }
