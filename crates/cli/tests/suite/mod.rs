@@ -1,6 +1,7 @@
 //! The test modules, one per former test binary.
 
 mod acp_editor;
+mod acp_hostile;
 mod acp_rust;
 mod bench_tokens;
 mod benchmark_exec;

@@ -87,8 +87,7 @@ impl RunBuilder {
             turn_id: Some(format!("{session}:{turn}:0")),
             attempt: Some(1),
             usage,
-            cost_micro_usd: None,
-            duration_ms: None,
+            ..TokenUsage::default()
         }));
     }
 
