@@ -88,7 +88,7 @@ pub fn keys(submitter: Option<&str>) -> Vec<String> {
 
 /// The key of `name`'s budget (its name, with what a key cannot hold made `_`).
 pub fn submitter_key(name: &str) -> String {
-    format!("submitter.{}", crate::safe_name(name))
+    format!("submitter.{}", braincode_protocol::safe_name(name))
 }
 
 async fn read(fleet: &Fleet, key: &str) -> Result<Option<(Budget, u64)>, String> {

@@ -20,20 +20,6 @@ pub mod worker;
 pub use nats::{Fleet, NatsOptions};
 pub use task::{TaskSpec, TaskState, TaskStatus};
 
-/// `name` with every character but ASCII letters, digits, `-` and `_` made `_`: fit for a
-/// key-value key and for a directory name (a worker's clone directory).
-pub fn safe_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 use async_nats::HeaderMap;
 use bytes::Bytes;
 

@@ -37,7 +37,7 @@ pub use report::*;
 pub use role::{Mode, Phase, Role, RoleParseError, WorkerPhase};
 pub use text::{
     ELLIPSIS, clip_chars, clip_chars_noting_rest, clip_chars_then_ellipsis, close_names,
-    edit_distance, lower_hex,
+    edit_distance, lower_hex, safe_name,
 };
 pub use usage::Usage;
 pub use verification::*;

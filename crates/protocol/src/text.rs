@@ -109,6 +109,20 @@ pub fn close_names<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>
     scored.into_iter().map(|(_, name)| name).collect()
 }
 
+/// `name` with every character but ASCII letters, digits, `-` and `_` made `_`: fit for a
+/// file or directory name, a key-value key, a provider's tool name.
+pub fn safe_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,18 +18,7 @@ const MAX_RESULT_BYTES: usize = braincode_tools::text::DEFAULT_OUTPUT_BYTES as u
 /// Longest tool name providers accept.
 const MAX_TOOL_NAME: usize = 64;
 
-/// `name` with every character outside `[A-Za-z0-9_-]` replaced by `_`.
-fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+use braincode_protocol::safe_name as sanitize;
 
 /// The name agents call a server's tool by: `mcp__<server>__<tool>`.
 pub fn exposed_name(server: &str, tool: &str) -> String {

@@ -510,18 +510,7 @@ fn make_real_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// A file name made of `name`'s safe characters.
-fn safe_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+use braincode_protocol::safe_name;
 
 #[cfg(test)]
 mod tests {

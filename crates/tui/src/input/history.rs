@@ -71,20 +71,14 @@ pub fn history_path(home: &Home, project_root: &Path) -> PathBuf {
     let canonical = std::fs::canonicalize(project_root).unwrap_or_else(|_| project_root.into());
     let digest = Sha256::digest(canonical.to_string_lossy().as_bytes());
     let hex = braincode_protocol::lower_hex(&digest[..8]);
-    let name: String = canonical
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "root".into())
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(40)
-        .collect();
+    let name: String = braincode_protocol::safe_name(
+        &canonical
+            .file_name()
+            .map_or_else(|| "root".into(), |n| n.to_string_lossy().into_owned()),
+    )
+    .chars()
+    .take(40)
+    .collect();
     home.root()
         .join("history")
         .join(format!("{name}-{hex}.json"))

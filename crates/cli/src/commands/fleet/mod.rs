@@ -342,7 +342,7 @@ fn default_work_dir(name: &str) -> PathBuf {
         .unwrap_or_else(std::env::temp_dir);
     cache
         .join("braincode-fleet")
-        .join(braincode_fleet::safe_name(name))
+        .join(braincode_protocol::safe_name(name))
 }
 
 fn default_name() -> String {
