@@ -19,10 +19,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Client, Error};
 use braincode_config::{Home, McpServerConfig};
 use braincode_protocol::{FinalReport, FinalStatus, RunEvent, SessionId};
-use braincode_runtime::{
-    ChannelSubscriber, McpHubCache, PermissionMode, RoutingChoice, RunBudget, RunRequest,
-    RunServices,
-};
+use braincode_runtime::{ChannelSubscriber, McpHubCache, PermissionMode, RunRequest, RunServices};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -214,18 +211,12 @@ impl Shared {
             cancel: cancel.clone(),
         }));
         let request = RunRequest {
-            prompt: parts.text,
-            project_root: session.cwd.clone(),
             session_id: Some(ours),
             brain_id: session.brain.clone(),
-            mode: None,
             permission: session.mode,
             allow_network: self.allow_network,
-            fetch_deps: false,
-            network_allowlist: false,
-            routing: RoutingChoice::Auto,
-            budget: RunBudget::default(),
             images: parts.images,
+            ..RunRequest::new(parts.text, session.cwd.clone())
         };
         let translator = Translator::new(Telling::Live, self.home.root(), &key, &session.cwd);
         session.running = Some(Running {

@@ -243,6 +243,21 @@ pub struct ReviewDecision {
     pub residual_risks: Vec<String>,
 }
 
+impl ReviewDecision {
+    /// A bare verdict: no confidence, rationale, findings or lists.
+    pub fn of(decision: ReviewVerdict) -> Self {
+        Self {
+            decision,
+            confidence: None,
+            rationale: None,
+            findings: Vec::new(),
+            required_changes: Vec::new(),
+            blocking_issues: Vec::new(),
+            residual_risks: Vec::new(),
+        }
+    }
+}
+
 /// A side effect the run may have, declared before execution.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

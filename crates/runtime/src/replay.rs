@@ -181,11 +181,6 @@ impl JournaledRun {
         }
         let status = state.is_finished().then(|| state.report().status);
         let request = RunRequest {
-            prompt: start.prompt.clone(),
-            project_root: start
-                .project_support
-                .as_ref()
-                .map_or_else(PathBuf::new, |s| PathBuf::from(&s.root)),
             session_id: Some(session.clone()),
             brain_id: start.brain.as_ref().map(|b| b.id.clone()),
             mode: start.brain.as_ref().map(|b| b.mode),
@@ -194,9 +189,6 @@ impl JournaledRun {
                 .as_deref()
                 .and_then(PermissionMode::from_name)
                 .unwrap_or(PermissionMode::ReadOnly),
-            allow_network: false,
-            fetch_deps: false,
-            network_allowlist: false,
             // The budget the run had: a budget-stopped run stops at the same record again.
             budget: crate::run::RunBudget {
                 max_tokens: start.max_tokens,
@@ -207,7 +199,13 @@ impl JournaledRun {
                 .as_deref()
                 .and_then(RoutingChoice::from_name)
                 .unwrap_or_default(),
-            images: Vec::new(),
+            ..RunRequest::new(
+                start.prompt.clone(),
+                start
+                    .project_support
+                    .as_ref()
+                    .map_or_else(PathBuf::new, |s| PathBuf::from(&s.root)),
+            )
         };
         Ok(JournaledRun {
             index: position + 1,

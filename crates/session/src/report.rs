@@ -176,15 +176,7 @@ mod tests {
     }
 
     fn review(decision: ReviewVerdict) -> ReviewDecision {
-        ReviewDecision {
-            decision,
-            confidence: None,
-            rationale: None,
-            findings: vec![],
-            required_changes: vec![],
-            blocking_issues: vec![],
-            residual_risks: vec![],
-        }
+        ReviewDecision::of(decision)
     }
 
     fn checks(status: CheckStatus) -> CheckSummary {

@@ -220,23 +220,7 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             ),
         }
     };
-    let mut summary = CheckSummary {
-        status: CheckStatus::Skipped,
-        reason: Some(
-            selection
-                .skipped
-                .clone()
-                .unwrap_or(selection.reason.clone()),
-        ),
-        patch_kind: Some(selection.patch_kind.as_str().to_string()),
-        risk_tier: Some(selection.risk_tier.as_str().to_string()),
-        selected_scripts: selection.checks.iter().map(|c| c.name.clone()).collect(),
-        review_required: selection.review_required,
-        results: Vec::new(),
-        written_files: Vec::new(),
-        setup: Vec::new(),
-        network: Vec::new(),
-    };
+    let mut summary = selection.summary();
     let will_run = selection.skipped.is_none() && !selection.checks.is_empty();
     if will_run && !loaded.trusted && !person_approves_untrusted(&selection.checks)? {
         eprintln!(

@@ -48,22 +48,6 @@ fn changed_paths(patch: &PatchSummary) -> Vec<&str> {
         .collect()
 }
 
-/// The summary before anything runs: what the selection chose and why.
-fn summary_of(selection: &Selection) -> CheckSummary {
-    CheckSummary {
-        status: CheckStatus::Skipped,
-        reason: Some(selection.reason.clone()),
-        patch_kind: Some(selection.patch_kind.as_str().to_string()),
-        risk_tier: Some(selection.risk_tier.as_str().to_string()),
-        selected_scripts: selection.checks.iter().map(|c| c.name.clone()).collect(),
-        review_required: selection.review_required,
-        results: Vec::new(),
-        written_files: Vec::new(),
-        setup: Vec::new(),
-        network: Vec::new(),
-    }
-}
-
 /// The command line of a check as shown (with its directory when it is not the root).
 fn shown_command(check: &CheckSpec) -> String {
     if check.dir.is_empty() {
@@ -130,9 +114,8 @@ async fn live_checks(
         )
     };
     let mut selection = select();
-    let mut summary = summary_of(&selection);
-    if let Some(reason) = &selection.skipped {
-        summary.reason = Some(reason.clone());
+    let mut summary = selection.summary();
+    if selection.skipped.is_some() {
         return Ok(summary);
     }
     let missing = missing_results(&selection);

@@ -423,15 +423,7 @@ mod tests {
     /// A `review_decision` record with `verdict` and nothing else.
     fn review(verdict: ReviewVerdict) -> Record {
         Record::ReviewDecision(ReviewDecisionRecord {
-            decision: ReviewDecision {
-                decision: verdict,
-                confidence: None,
-                rationale: None,
-                findings: vec![],
-                required_changes: vec![],
-                blocking_issues: vec![],
-                residual_risks: vec![],
-            },
+            decision: ReviewDecision::of(verdict),
             model: None,
             attempt: None,
             fix_iteration: None,

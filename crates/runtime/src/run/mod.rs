@@ -94,6 +94,28 @@ pub struct RunRequest {
     pub images: Vec<braincode_config::ImageAttachment>,
 }
 
+impl RunRequest {
+    /// A new session's read-only request for `prompt` in `project_root`: auto-routed, the
+    /// settings' brain and mode, no network, no budget beyond the brain's, no images. Callers
+    /// change what differs with struct update syntax.
+    pub fn new(prompt: impl Into<String>, project_root: impl Into<PathBuf>) -> Self {
+        Self {
+            prompt: prompt.into(),
+            project_root: project_root.into(),
+            session_id: None,
+            brain_id: None,
+            mode: None,
+            permission: PermissionMode::ReadOnly,
+            allow_network: false,
+            fetch_deps: false,
+            network_allowlist: false,
+            routing: RoutingChoice::Auto,
+            budget: RunBudget::default(),
+            images: Vec::new(),
+        }
+    }
+}
+
 /// Where the run's records go.
 #[derive(Clone, Default)]
 pub enum JournalTarget {

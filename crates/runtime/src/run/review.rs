@@ -229,13 +229,8 @@ mod tests {
 
     fn decision(verdict: ReviewVerdict) -> ReviewDecision {
         ReviewDecision {
-            decision: verdict,
             confidence: Some(0.9),
-            rationale: None,
-            findings: vec![],
-            required_changes: vec![],
-            blocking_issues: vec![],
-            residual_risks: vec![],
+            ..ReviewDecision::of(verdict)
         }
     }
 

@@ -146,13 +146,9 @@ pub fn scripted_model(id: &str) -> ModelDefinition {
 pub fn review_json(decision: ReviewVerdict) -> Value {
     let mut reply = worker_result_json("review-task", "review-parent", "Checked the change.");
     let verdict = ReviewDecision {
-        decision,
         confidence: Some(0.9),
         rationale: Some("the change is minimal and correct".to_string()),
-        findings: Vec::new(),
-        required_changes: Vec::new(),
-        blocking_issues: Vec::new(),
-        residual_risks: Vec::new(),
+        ..ReviewDecision::of(decision)
     };
     if let (Some(reply), Ok(Value::Object(verdict))) =
         (reply.as_object_mut(), serde_json::to_value(verdict))

@@ -266,18 +266,11 @@ impl TestRun {
             runtime
         });
         let request = RunRequest {
-            prompt: self.prompt,
-            project_root: fixtures.project.path().to_path_buf(),
             session_id: self.session_id,
-            brain_id: None,
             mode: self.mode,
             permission: self.permission,
-            allow_network: false,
-            fetch_deps: false,
-            network_allowlist: false,
             routing: self.routing,
-            budget: braincode_runtime::RunBudget::default(),
-            images: Vec::new(),
+            ..RunRequest::new(self.prompt, fixtures.project.path().to_path_buf())
         };
         // `run`'s future is not `Send` (the CLI blocks on it): it gets a thread and a runtime
         // of its own, as in the binary, and the test's runtime stays free to watch it.

@@ -9,7 +9,7 @@ use axum::extract::rejection::JsonRejection;
 use axum::response::{Html, Response};
 use axum::routing::{get, post};
 use braincode_brain::RuntimePlan;
-use braincode_runtime::{PermissionMode, RoutingChoice, RunRequest, RunServices, plan_only};
+use braincode_runtime::{RoutingChoice, RunRequest, RunServices, plan_only};
 use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::json;
@@ -63,22 +63,13 @@ async fn preview(
     }
     let brain = body.brain.trim();
     let request = RunRequest {
-        prompt: body.task,
-        project_root: state.project_root.clone(),
-        session_id: None,
         brain_id: (!brain.is_empty()).then(|| brain.to_string()),
-        mode: None,
-        permission: PermissionMode::ReadOnly,
-        allow_network: false,
-        fetch_deps: false,
-        network_allowlist: false,
         routing: if body.heuristic {
             RoutingChoice::HeuristicOnly
         } else {
             RoutingChoice::Auto
         },
-        budget: Default::default(),
-        images: Vec::new(),
+        ..RunRequest::new(body.task, state.project_root.clone())
     };
     let plan = plan_only(request, RunServices::new(state.home.clone()))
         .await

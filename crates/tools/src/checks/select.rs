@@ -44,6 +44,25 @@ pub struct Selection {
     pub reason: String,
 }
 
+impl Selection {
+    /// The check summary before anything runs: what was chosen and why (the skip's reason
+    /// when nothing runs), no results yet.
+    pub fn summary(&self) -> braincode_protocol::CheckSummary {
+        braincode_protocol::CheckSummary {
+            status: braincode_protocol::CheckStatus::Skipped,
+            reason: Some(self.skipped.clone().unwrap_or_else(|| self.reason.clone())),
+            patch_kind: Some(self.patch_kind.as_str().to_string()),
+            risk_tier: Some(self.risk_tier.as_str().to_string()),
+            selected_scripts: self.checks.iter().map(|c| c.name.clone()).collect(),
+            review_required: self.review_required,
+            results: Vec::new(),
+            written_files: Vec::new(),
+            setup: Vec::new(),
+            network: Vec::new(),
+        }
+    }
+}
+
 /// The checks to run for `changed` (paths relative to `root`): [`super::project_dirs`],
 /// [`super::discover`], the policy of the patch kind and the configuration.
 ///

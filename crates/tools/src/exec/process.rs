@@ -331,7 +331,12 @@ pub struct RunOutcome {
     pub cancelled: bool,
 }
 
-fn pump<R>(mut reader: R, buffer: Arc<Mutex<TailBuffer>>) -> JoinHandle<()>
+/// Reads `reader` to its end (or first error) on a task of its own, handing each chunk to
+/// `take`: the one reading loop behind a command's tail buffers and an exec session's output.
+pub(crate) fn pump_chunks<R>(
+    mut reader: R,
+    mut take: impl FnMut(&[u8]) + Send + 'static,
+) -> JoinHandle<()>
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
 {
@@ -340,12 +345,19 @@ where
         loop {
             match reader.read(&mut chunk).await {
                 Ok(0) | Err(_) => break,
-                Ok(read) => {
-                    if let Ok(mut buffer) = buffer.lock() {
-                        buffer.push(&chunk[..read]);
-                    }
-                }
+                Ok(read) => take(&chunk[..read]),
             }
+        }
+    })
+}
+
+fn pump<R>(reader: R, buffer: Arc<Mutex<TailBuffer>>) -> JoinHandle<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    pump_chunks(reader, move |chunk| {
+        if let Ok(mut buffer) = buffer.lock() {
+            buffer.push(chunk);
         }
     })
 }

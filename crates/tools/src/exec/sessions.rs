@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -514,21 +514,9 @@ impl Drop for ExecSessions {
     }
 }
 
-fn spawn_reader<R>(
-    mut reader: R,
-    session: Arc<Session>,
-    stderr: bool,
-) -> tokio::task::JoinHandle<()>
+fn spawn_reader<R>(reader: R, session: Arc<Session>, stderr: bool) -> tokio::task::JoinHandle<()>
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
 {
-    tokio::spawn(async move {
-        let mut chunk = vec![0u8; 16 * 1024];
-        loop {
-            match reader.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(read) => session.append(&chunk[..read], stderr),
-            }
-        }
-    })
+    super::process::pump_chunks(reader, move |chunk| session.append(chunk, stderr))
 }

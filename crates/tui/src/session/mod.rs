@@ -422,18 +422,12 @@ impl Session {
 
     fn request(&self, prompt: String) -> RunRequest {
         RunRequest {
-            prompt,
-            project_root: self.options.project_root.clone(),
             session_id: Some(self.session_id.clone()),
             brain_id: self.brain.clone(),
             mode: self.mode,
             permission: self.permission,
             allow_network: self.options.allow_network,
-            fetch_deps: false,
-            network_allowlist: false,
-            routing: RoutingChoice::Auto,
-            budget: braincode_runtime::RunBudget::default(),
-            images: Vec::new(),
+            ..RunRequest::new(prompt, self.options.project_root.clone())
         }
     }
 

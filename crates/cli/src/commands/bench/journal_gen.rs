@@ -475,13 +475,10 @@ impl RunBuilder {
             worktree: None,
         }));
         let decision = ReviewDecision {
-            decision: ReviewVerdict::Approved,
             confidence: Some(0.82),
             rationale: Some(self.f.prose(400)),
-            findings: Vec::new(),
-            required_changes: Vec::new(),
-            blocking_issues: Vec::new(),
             residual_risks: vec![self.f.prose(120)],
+            ..ReviewDecision::of(ReviewVerdict::Approved)
         };
         self.records.push(Record::ModelReply(ModelReply {
             agent_session_id: review_session.clone(),

@@ -361,22 +361,14 @@ async fn run_task(
     braincode_config::trust_project(home, &repo)
         .with_context(|| format!("trusting the fixture project of {}", fixture.id))?;
     let request = RunRequest {
-        prompt: fixture.task.clone(),
-        project_root: repo.canonicalize()?,
-        session_id: None,
         brain_id: Some(brain.to_string()),
-        mode: None,
         permission: PermissionMode::AllowEdits,
-        allow_network: false,
-        fetch_deps: false,
-        network_allowlist: false,
         // The mock model answers a router like any worker: plan with the heuristic there.
         routing: match mode {
             ExecMode::Mock => RoutingChoice::HeuristicOnly,
             ExecMode::Live => RoutingChoice::Auto,
         },
-        budget: Default::default(),
-        images: Vec::new(),
+        ..RunRequest::new(fixture.task.clone(), repo.canonicalize()?)
     };
     let mut services = RunServices::new(home.clone());
     if mode == ExecMode::Mock {

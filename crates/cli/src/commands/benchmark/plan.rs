@@ -15,7 +15,7 @@ use braincode_brain::{
 };
 use braincode_config::Home;
 use braincode_protocol::{Mode, Role, RoutingSource, WorkerPhase};
-use braincode_runtime::{PermissionMode, RoutingChoice, RunRequest, RunServices, plan_only};
+use braincode_runtime::{RunRequest, RunServices, plan_only};
 use serde::{Deserialize, Serialize};
 
 /// The built-in tasks.
@@ -330,18 +330,8 @@ async fn router(
 ) -> Outcome {
     let started = Instant::now();
     let request = RunRequest {
-        prompt: task.prompt.clone(),
-        project_root: project.to_path_buf(),
-        session_id: None,
         brain_id: Some(brain_id.to_string()),
-        mode: None,
-        permission: PermissionMode::ReadOnly,
-        allow_network: false,
-        fetch_deps: false,
-        network_allowlist: false,
-        routing: RoutingChoice::Auto,
-        budget: Default::default(),
-        images: Vec::new(),
+        ..RunRequest::new(task.prompt.clone(), project.to_path_buf())
     };
     match plan_only(request, RunServices::new(home.clone())).await {
         Ok(plan) => {

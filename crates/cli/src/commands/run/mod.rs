@@ -282,8 +282,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let session_id = session_id.unwrap_or_else(braincode_runtime::new_session_id);
     let mut request = RunRequest {
-        prompt,
-        project_root,
         session_id: Some(session_id),
         brain_id: args.brain.clone(),
         mode: args.mode,
@@ -302,7 +300,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             max_tokens: args.max_tokens,
             max_cost_usd: args.max_cost,
         },
-        images: Vec::new(),
+        ..RunRequest::new(prompt, project_root)
     };
     // The configuration is loaded once, here: the brain named below, the models the
     // embedded-model check looks at and the run itself all come from this one load.
