@@ -219,7 +219,8 @@ pub fn assess_clarification(prompt: &str) -> Clarification {
     default_clarification(chinese, reason)
 }
 
-fn text(value: Option<&Value>) -> Option<String> {
+/// A model reply's string field, trimmed; nothing when it is missing, not a string or blank.
+pub(crate) fn text(value: Option<&Value>) -> Option<String> {
     value
         .and_then(Value::as_str)
         .map(str::trim)

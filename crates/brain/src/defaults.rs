@@ -4,8 +4,6 @@
 //! `openai` presets route roles to a remote model and keep the local model as the last
 //! fallback, so a missing key or an outage degrades instead of failing.
 
-use std::collections::BTreeMap;
-
 use braincode_protocol::{ModelApi, ModelDefinition, ModelPricing, Role, ThinkingLevel};
 
 use crate::schema::{
@@ -31,16 +29,6 @@ fn model(id: &str, provider: &str, model_id: &str, name: &str, api: ModelApi) ->
         model_id: model_id.to_string(),
         name: name.to_string(),
         api,
-        base_url: None,
-        headers: BTreeMap::new(),
-        context_window: 128_000,
-        max_tokens: None,
-        supports_tools: true,
-        supports_vision: false,
-        default_thinking_level: None,
-        api_key_env: None,
-        path: None,
-        threads: None,
         ..ModelDefinition::default()
     }
 }

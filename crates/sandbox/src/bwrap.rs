@@ -76,12 +76,8 @@ pub(crate) fn probe() -> Result<BwrapInfo, String> {
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "bubblewrap".to_string());
-    let probe_dir = tempfile::Builder::new()
-        .prefix("braincode-bwrap-probe-")
-        .tempdir()
-        .map_err(|e| format!("could not create a probe directory in the system temp dir: {e}"))?;
-    let project = std::fs::canonicalize(probe_dir.path())
-        .map_err(|e| format!("could not resolve the probe directory: {e}"))?;
+    // The directory lives until the probe has run in it.
+    let (_probe_dir, project) = crate::probe::probe_dir("braincode-bwrap-probe-")?;
     let info = BwrapInfo {
         path: path.clone(),
         version,

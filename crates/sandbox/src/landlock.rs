@@ -78,12 +78,8 @@ pub(crate) fn probe() -> Result<LandlockInfo, String> {
         return Err("Landlock is not supported by this kernel (needs Linux 5.13 or newer)".into());
     }
     let info = LandlockInfo { abi };
-    let dir = tempfile::Builder::new()
-        .prefix("braincode-landlock-probe-")
-        .tempdir()
-        .map_err(|e| format!("could not create a probe directory in the system temp dir: {e}"))?;
-    let project = std::fs::canonicalize(dir.path())
-        .map_err(|e| format!("could not resolve the probe directory: {e}"))?;
+    // The directory lives until the probe has run in it.
+    let (_dir, project) = crate::probe::probe_dir("braincode-landlock-probe-")?;
     let policy = ResolvedPolicy {
         writable: vec![project.clone()],
         read_only_project: None,

@@ -7,6 +7,17 @@ use super::{SANDBOX_ENV, SandboxKind, SandboxStatus};
 use super::{bwrap, landlock};
 
 #[cfg(target_os = "linux")]
+/// A fresh directory for a probe run, and its canonical path (the probe's project).
+pub(crate) fn probe_dir(prefix: &str) -> Result<(tempfile::TempDir, std::path::PathBuf), String> {
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| format!("could not create a probe directory in the system temp dir: {e}"))?;
+    let path = std::fs::canonicalize(dir.path())
+        .map_err(|e| format!("could not resolve the probe directory: {e}"))?;
+    Ok((dir, path))
+}
+
 pub(crate) fn bwrap_probe() -> &'static Result<bwrap::BwrapInfo, String> {
     static PROBE: OnceLock<Result<bwrap::BwrapInfo, String>> = OnceLock::new();
     PROBE.get_or_init(bwrap::probe)

@@ -20,15 +20,7 @@ pub fn scripted_model_entry(id: &str, base_url: &str) -> ModelDefinition {
         name: format!("Scripted {id}"),
         api: ModelApi::OpenaiCompletions,
         base_url: Some(base_url.to_string()),
-        headers: Default::default(),
-        context_window: 128_000,
         max_tokens: Some(4_096),
-        supports_tools: true,
-        supports_vision: false,
-        default_thinking_level: None,
-        api_key_env: None,
-        path: None,
-        threads: None,
         ..ModelDefinition::default()
     }
 }

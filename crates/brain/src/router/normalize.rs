@@ -6,7 +6,7 @@ use braincode_context::clip_chars;
 use braincode_protocol::{Role, TaskStatus, Todo, TodoDependency};
 use serde_json::{Map, Value};
 
-use crate::clarify::normalize_clarification;
+use crate::clarify::{normalize_clarification, text};
 use crate::heuristic::{PlannedWorker, RoutingPlan, heuristic_goal};
 use crate::modes::RoutingLimits;
 use crate::schema::BrainModel;
@@ -21,14 +21,6 @@ pub const DEFAULT_ROUTER_REASON: &str = "router brain plan";
 const GOAL_MAX_CHARS: usize = 600;
 /// Longest todo title or reason kept from the router, in characters.
 const TITLE_MAX_CHARS: usize = 240;
-
-fn text(value: Option<&Value>) -> Option<String> {
-    value
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-}
 
 fn first_text(object: &Map<String, Value>, keys: &[&str]) -> Option<String> {
     keys.iter().find_map(|key| text(object.get(*key)))

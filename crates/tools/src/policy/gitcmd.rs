@@ -119,8 +119,8 @@ pub const GIT_BUILTINS: &[&str] = &[
     "write-tree",
 ];
 
-/// Global options that take a value.
-const VALUED_GLOBALS: &[&str] = &[
+/// Global options that take a value (the command normaliser skips the same ones).
+pub(super) const VALUED_GLOBALS: &[&str] = &[
     "-C",
     "-c",
     "--git-dir",

@@ -66,20 +66,7 @@ pub(super) fn git_variant(form: &[Word]) -> Option<Vec<Word>> {
     if form.first()?.text != "git" {
         return None;
     }
-    let rest = skip_options(
-        &form[1..],
-        &[
-            "-c",
-            "-C",
-            "--git-dir",
-            "--work-tree",
-            "--namespace",
-            "--config-env",
-            "--super-prefix",
-            "--exec-path",
-        ],
-        0,
-    )?;
+    let rest = skip_options(&form[1..], super::gitcmd::VALUED_GLOBALS, 0)?;
     let mut variant = vec![form[0].clone()];
     variant.extend(rest);
     (variant != form).then_some(variant)
