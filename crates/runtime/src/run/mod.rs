@@ -42,7 +42,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use braincode_brain::RuntimePlan;
-use braincode_config::{Home, JournalWriter};
+use braincode_config::Home;
 use braincode_llm::ClientOptions;
 use braincode_protocol::{FinalReport, Mode, SessionId};
 use tokio_util::sync::CancellationToken;
@@ -55,13 +55,13 @@ use crate::approval::{ApprovalHandler, PermissionMode};
 use crate::config::{ConfigError, LoadOptions, RunConfig};
 use crate::fold::LiveState;
 use crate::models::ClientOverride;
-use crate::sink::{EventSubscriber, JournalAppend, MemoryJournal, RunSink};
+use crate::sink::{EventSubscriber, MemoryJournal, RunSink};
 use crate::tape::Tape;
 pub use finish::{RunError, StartError};
 
-use opening::{History, JournalFile, new_run_id, opening_record};
+use opening::{History, new_run_id};
 use pipeline::pipeline;
-use setup::{RunIdentity, build_base};
+use setup::{RunIdentity, build_base, start_record};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -220,35 +220,7 @@ pub async fn run_loaded(
         Some(tape) => finish::HandoffPlan::Replayed(tape.run_end_handoff()),
         None => finish::HandoffPlan::Extend(std::mem::take(&mut history.handoff)),
     };
-    let mut early_warnings = Vec::new();
-    let mut early_notices = Vec::new();
-    let mut _live_run = None;
-    let journal: Option<Box<dyn JournalAppend>> = match &services.journal {
-        JournalTarget::Session => match JournalWriter::open(&services.home, &session_id) {
-            Ok(mut writer) => {
-                // Not journaled as this run's warning (a replay of this run could not say it
-                // again): shown live; the closing record itself says what happened.
-                if let Some(notice) =
-                    opening::close_unclosed_run(&services.home, &session_id, &mut writer)
-                    && services.tape.is_none()
-                {
-                    early_notices.push(notice);
-                }
-                _live_run =
-                    braincode_config::journal::hold_live_run(&services.home, &session_id, &run_id)
-                        .ok();
-                Some(Box::new(JournalFile(writer)))
-            }
-            Err(err) => {
-                early_warnings.push(format!(
-                    "the session journal could not be opened ({err}); this run will not be saved"
-                ));
-                None
-            }
-        },
-        JournalTarget::Memory(memory) => Some(Box::new(memory.clone())),
-        JournalTarget::Disabled => None,
-    };
+    let opened = opening::open_journal(&services, &session_id, &run_id);
     let live = Arc::new(LiveState::new(session_id.to_string()));
     let mut subscribers: Vec<Arc<dyn EventSubscriber>> = vec![live.clone()];
     subscribers.extend(services.subscribers.iter().cloned());
@@ -269,7 +241,7 @@ pub async fn run_loaded(
         services.tape.clone(),
     ));
     subscribers.push(budget_watch);
-    let sink = RunSink::new(session_id.to_string(), journal, subscribers);
+    let sink = RunSink::new(session_id.to_string(), opened.journal, subscribers);
     let stats = Arc::new(ToolStats::default());
 
     // The base is built before the first record, so that record can say what project support
@@ -288,16 +260,16 @@ pub async fn run_loaded(
             stats.clone(),
         )
     });
-    sink.record(opening_record(
+    sink.record(start_record(
         &request,
         &run_id,
         services.tape.as_deref(),
         setup.as_ref().ok(),
     ));
-    for warning in early_warnings {
+    for warning in opened.warnings {
         sink.warning(warning);
     }
-    for notice in early_notices {
+    for notice in opened.notices {
         sink.notice(notice);
     }
     let mcp = setup.as_ref().ok().map(|base| base.mcp.clone());

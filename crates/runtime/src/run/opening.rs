@@ -1,13 +1,11 @@
-//! How a run begins: its session and context ids, the journal file, whether the session
-//! continues earlier runs, and the `run_start` record written before anything else.
+//! How a run begins: its session and run ids, whether the session continues earlier runs, and
+//! where its records go (the journal file, memory or nowhere). The first record itself is
+//! made once the run is set up (`setup::start_record`).
 
-use braincode_config::journal::clip_text;
 use braincode_config::{Home, JournalWriter, continuity_block, session_has_runs};
-use braincode_protocol::{JournalEntry, Record, RunStart, SessionId};
+use braincode_protocol::{JournalEntry, SessionId};
 
 use super::RunRequest;
-use super::record_parts::brain_ref;
-use super::state::RunBase;
 use crate::sink::JournalAppend;
 use crate::tape::Tape;
 
@@ -43,7 +41,7 @@ pub(super) fn new_run_id() -> String {
 }
 
 /// The session journal on disk, as the sink appends to it.
-pub(super) struct JournalFile(pub(super) JournalWriter);
+struct JournalFile(JournalWriter);
 
 impl JournalAppend for JournalFile {
     fn append(&mut self, entry: &JournalEntry) -> std::io::Result<()> {
@@ -94,42 +92,64 @@ impl History {
     }
 }
 
-/// The run's first record: the prompt as the user gave it (clipped to
-/// [`JOURNALED_PROMPT_BYTES`](super::finish::JOURNALED_PROMPT_BYTES)), the project, the run id
-/// and how it runs (brain, permission, routing), so that a run interrupted at any point is
-/// listed with its prompt and can be resumed or replayed.
-pub(super) fn opening_record(
-    request: &RunRequest,
+/// The run's journal, opened: where its records go, and what opening it found to say.
+pub(super) struct OpenedJournal {
+    /// The records' destination (none: the run is not saved).
+    pub journal: Option<Box<dyn JournalAppend>>,
+    /// Said as the run's first warnings (the journal could not be opened).
+    pub warnings: Vec<String>,
+    /// Shown live, not journaled (the session's previous run was closed as interrupted).
+    pub notices: Vec<String>,
+    /// Marks the run live while it is held (its lock file), so nobody closes it meanwhile.
+    _live_run: Option<braincode_config::journal::LiveRun>,
+}
+
+/// Opens where the run's records go: the session's journal file (closing an earlier run that
+/// ended without its closing record, and marking this one live), memory, or nowhere.
+pub(super) fn open_journal(
+    services: &super::RunServices,
+    session_id: &SessionId,
     run_id: &str,
-    tape: Option<&Tape>,
-    shared: Option<&RunBase>,
-) -> Record {
-    Record::RunStart(RunStart {
-        prompt: clip_text(&request.prompt, super::finish::JOURNALED_PROMPT_BYTES).into_owned(),
-        project_support: Some(shared.map_or_else(
-            || braincode_protocol::ProjectSupportSummary {
-                root: request.project_root.display().to_string(),
-                ..Default::default()
-            },
-            |shared| shared.support_summary.clone(),
-        )),
-        model: None,
-        attempt: None,
-        run_id: Some(run_id.to_string()),
-        brain: shared.map(|s| brain_ref(&s.brain_id, &s.brain.name, s.mode)),
-        permission: Some(request.permission.as_str().to_string()),
-        routing_choice: Some(request.routing.as_str().to_string()),
-        resume_of: tape.and_then(Tape::resume_of).map(str::to_string),
-        max_tokens: request.budget.max_tokens,
-        max_cost_usd: request.budget.max_cost_usd,
-    })
+) -> OpenedJournal {
+    let mut opened = OpenedJournal {
+        journal: None,
+        warnings: Vec::new(),
+        notices: Vec::new(),
+        _live_run: None,
+    };
+    opened.journal = match &services.journal {
+        super::JournalTarget::Session => match JournalWriter::open(&services.home, session_id) {
+            Ok(mut writer) => {
+                // Not journaled as this run's warning (a replay of this run could not say it
+                // again): shown live; the closing record itself says what happened.
+                if let Some(notice) = close_unclosed_run(&services.home, session_id, &mut writer)
+                    && services.tape.is_none()
+                {
+                    opened.notices.push(notice);
+                }
+                opened._live_run =
+                    braincode_config::journal::hold_live_run(&services.home, session_id, run_id)
+                        .ok();
+                Some(Box::new(JournalFile(writer)))
+            }
+            Err(err) => {
+                opened.warnings.push(format!(
+                    "the session journal could not be opened ({err}); this run will not be saved"
+                ));
+                None
+            }
+        },
+        super::JournalTarget::Memory(memory) => Some(Box::new(memory.clone())),
+        super::JournalTarget::Disabled => None,
+    };
+    opened
 }
 
 /// Closes the session's last run when it ended without its closing record (its journal could
 /// not be written to the end, or its process died) and nobody runs it any more: a `run_error`
 /// (status `aborted`, kind `interrupted`) written before this run's `run_start`, so the session
 /// lists it as ended and `run --resume` can take it up. Returns the warning that says so.
-pub(super) fn close_unclosed_run(
+fn close_unclosed_run(
     home: &braincode_config::Home,
     id: &braincode_protocol::SessionId,
     writer: &mut braincode_config::JournalWriter,

@@ -1,10 +1,11 @@
 //! Setting a run up: configuration, the brain, the gate, project support and the
-//! environment section.
+//! environment section; then the run's first record, which says what the setup found.
 
 use std::sync::Arc;
 
 use braincode_config::Home;
-use braincode_protocol::{Mode, SessionId};
+use braincode_config::journal::clip_text;
+use braincode_protocol::{Mode, Record, RunStart, SessionId};
 use braincode_sandbox::netbridge::NetRoute;
 use braincode_sandbox::{Sandbox, SandboxPolicy};
 use braincode_tools::{ExecLimits, ExecSessions};
@@ -15,6 +16,7 @@ use crate::config::RunConfig;
 use crate::fold::LiveState;
 use crate::hooks::HookEnvironment;
 use crate::models::ModelFactory;
+use crate::run::record_parts::brain_ref;
 use crate::run::state::{ContextIds, RunBase};
 use crate::run::{RunRequest, RunServices};
 use crate::sink::RunSink;
@@ -236,6 +238,37 @@ pub(crate) fn build_base(
         protected,
         _net_proxy: net_proxy,
     }
+}
+
+/// The run's first record: the prompt as the user gave it (clipped to
+/// [`JOURNALED_PROMPT_BYTES`](super::finish::JOURNALED_PROMPT_BYTES)), the project, the run id
+/// and how it runs (brain, permission, routing), so that a run interrupted at any point is
+/// listed with its prompt and can be resumed or replayed.
+pub(super) fn start_record(
+    request: &RunRequest,
+    run_id: &str,
+    tape: Option<&Tape>,
+    shared: Option<&RunBase>,
+) -> Record {
+    Record::RunStart(RunStart {
+        prompt: clip_text(&request.prompt, super::finish::JOURNALED_PROMPT_BYTES).into_owned(),
+        project_support: Some(shared.map_or_else(
+            || braincode_protocol::ProjectSupportSummary {
+                root: request.project_root.display().to_string(),
+                ..Default::default()
+            },
+            |shared| shared.support_summary.clone(),
+        )),
+        model: None,
+        attempt: None,
+        run_id: Some(run_id.to_string()),
+        brain: shared.map(|s| brain_ref(&s.brain_id, &s.brain.name, s.mode)),
+        permission: Some(request.permission.as_str().to_string()),
+        routing_choice: Some(request.routing.as_str().to_string()),
+        resume_of: tape.and_then(Tape::resume_of).map(str::to_string),
+        max_tokens: request.budget.max_tokens,
+        max_cost_usd: request.budget.max_cost_usd,
+    })
 }
 
 /// The OS sandbox a project's commands run in when a person runs them (`braincode checks
