@@ -83,14 +83,7 @@ pub(crate) fn probe() -> Result<BwrapInfo, String> {
         version,
         seccomp: SeccompProgram::build(SocketRule::UnixAndInet).is_some(),
     };
-    let policy = ResolvedPolicy {
-        writable: vec![project.clone()],
-        read_only_project: None,
-        read_only: Vec::new(),
-        hidden: Vec::new(),
-        network: false,
-        sockets: Vec::new(),
-    };
+    let policy = crate::probe::probe_policy(&project);
     let backend = BwrapBackend::new(&info, &policy).map_err(|e| e.to_string())?;
     let mut command = backend.command(OsStr::new("true"), &[], &project);
     command

@@ -80,14 +80,7 @@ pub(crate) fn probe() -> Result<LandlockInfo, String> {
     let info = LandlockInfo { abi };
     // The directory lives until the probe has run in it.
     let (_dir, project) = crate::probe::probe_dir("braincode-landlock-probe-")?;
-    let policy = ResolvedPolicy {
-        writable: vec![project.clone()],
-        read_only_project: None,
-        read_only: Vec::new(),
-        hidden: Vec::new(),
-        network: false,
-        sockets: Vec::new(),
-    };
+    let policy = crate::probe::probe_policy(&project);
     let backend = LandlockBackend::new(info, &policy).map_err(|e| e.to_string())?;
     let mut command = backend.command(OsStr::new("true"), &[], &project);
     command

@@ -18,6 +18,18 @@ pub(crate) fn probe_dir(prefix: &str) -> Result<(tempfile::TempDir, std::path::P
     Ok((dir, path))
 }
 
+/// What a probe's command may do: write its directory, nothing else (no network, no sockets).
+pub(crate) fn probe_policy(project: &std::path::Path) -> crate::policy::ResolvedPolicy {
+    crate::policy::ResolvedPolicy {
+        writable: vec![project.to_path_buf()],
+        read_only_project: None,
+        read_only: Vec::new(),
+        hidden: Vec::new(),
+        network: false,
+        sockets: Vec::new(),
+    }
+}
+
 pub(crate) fn bwrap_probe() -> &'static Result<bwrap::BwrapInfo, String> {
     static PROBE: OnceLock<Result<bwrap::BwrapInfo, String>> = OnceLock::new();
     PROBE.get_or_init(bwrap::probe)

@@ -17,9 +17,7 @@ use braincode_config::Home;
 use braincode_llm::ModelClient;
 use braincode_protocol::{ModelDefinition, Record, Usage, WorkerPhase};
 use braincode_runtime::ClientOverride;
-use braincode_runtime::{
-    JournalTarget, MemoryJournal, PermissionMode, RoutingChoice, RunRequest, RunServices, run,
-};
+use braincode_runtime::{JournalTarget, MemoryJournal, RunRequest, RunServices, run};
 use braincode_scripted::{CallKind, Reply, Script, ScriptedModel, ScriptedServer};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -182,20 +180,7 @@ pub(super) fn fixture(base_url: &str) -> anyhow::Result<(tempfile::TempDir, Path
 }
 
 pub(super) fn request(repo: &Path) -> RunRequest {
-    RunRequest {
-        prompt: PROMPT.into(),
-        project_root: repo.to_path_buf(),
-        session_id: None,
-        brain_id: None,
-        mode: None,
-        permission: PermissionMode::ReadOnly,
-        allow_network: false,
-        fetch_deps: false,
-        network_allowlist: false,
-        routing: RoutingChoice::Auto,
-        budget: braincode_runtime::RunBudget::default(),
-        images: Vec::new(),
-    }
+    RunRequest::new(PROMPT, repo)
 }
 
 struct Timed {
