@@ -47,7 +47,8 @@ pub struct Worktrees {
 
 impl Worktrees {
     /// Takes the snapshot of `root` for run `run_id`. `Err` says why writers cannot have
-    /// worktrees here (not a git repository, `.git` not a directory, no OS sandbox).
+    /// worktrees here (not a git repository, `.git` not a directory, submodules, no OS
+    /// sandbox).
     pub async fn start(root: &Path, braincode_home: &Path, run_id: &str) -> Result<Self, String> {
         Self::open(root, braincode_home, run_id, false).await
     }
@@ -170,6 +171,27 @@ impl Worktrees {
             self.git(&["read-tree", "HEAD"], &with_index).await?;
         }
         self.git(&["add", "-A", "--", "."], &with_index).await?;
+        // A worktree has a submodule's directory empty (git does not check submodules out in
+        // it): a writer would not see its files, and what it wrote there git would not list,
+        // so the change would be lost. Such a project keeps writers out of worktrees.
+        let staged = self
+            .git(&["ls-files", "--stage", "-z"], &with_index)
+            .await?;
+        let submodules: Vec<&str> = (staged.split('\0'))
+            .filter_map(|entry| entry.strip_prefix("160000 "))
+            .filter_map(|entry| entry.split_once('\t').map(|(_, path)| path))
+            .collect();
+        if !submodules.is_empty() {
+            let _ = std::fs::remove_file(&index);
+            let more = match submodules.len() {
+                1..=3 => String::new(),
+                n => format!(" and {} more", n - 3),
+            };
+            return Err(format!(
+                "the project has submodules ({}{more}), which a writer's worktree would have empty",
+                submodules[..submodules.len().min(3)].join(", ")
+            ));
+        }
         let tree = self.git(&["write-tree"], &with_index).await?;
         let tree = tree.trim().to_string();
         let mut args = vec![

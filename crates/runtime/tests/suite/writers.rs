@@ -411,6 +411,55 @@ async fn without_git_or_with_one_writer_the_run_goes_on_as_before_and_says_why()
     );
 }
 
+/// A project with a submodule (or a nested repository git records as one): a writer's worktree
+/// would have its directory empty and lose what the writer wrote there, so writers run as
+/// support workers, the warning names the submodule, and the submodule's files are untouched.
+#[tokio::test]
+async fn a_project_with_submodules_keeps_writers_out_of_worktrees_and_says_why() {
+    let library = TempRepo::new();
+    library.write("lib.ts", "export const version = 1;\n");
+    library.commit("library");
+    let repo = form_and_schema_repo();
+    let added = std::process::Command::new("git")
+        .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
+        .arg(library.path())
+        .arg("vendor/lib")
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{added:?}");
+    repo.commit("with a submodule");
+    let outcome = run_writers(
+        &repo,
+        writers_script(vec![
+            (Role::Frontend, "web/form.ts", "[]", "['email']"),
+            (
+                Role::Dba,
+                "db/schema.sql",
+                "-- tables",
+                "CREATE TABLE t (x TEXT);",
+            ),
+        ]),
+    )
+    .await;
+    let warnings: Vec<&str> = (outcome.journal.of_type::<Warning>().iter())
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(
+        warnings.iter().any(
+            |w| w.starts_with("writers not parallel:") && w.contains("submodules (vendor/lib)")
+        ),
+        "{warnings:?}"
+    );
+    assert!(merges(&outcome).is_empty());
+    assert_eq!(outcome.report.model_summary, ANSWER);
+    assert_eq!(
+        read(repo.path(), "vendor/lib/lib.ts"),
+        "export const version = 1;\n"
+    );
+    assert_no_worktree_left(repo.path());
+}
+
 /// `braincode undo --writer`: one writer's merge is taken back alone (the other writer's file
 /// stays), the same writer twice is refused as done, an unknown writer is named with the
 /// run's writers, and the whole run's undo afterwards takes back the rest only.
