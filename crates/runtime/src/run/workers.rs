@@ -486,6 +486,11 @@ pub(crate) async fn run_support_pool(
             }
             let ready = support_upstream.iter().all(|u| finished.contains_key(u));
             if ready && running.len() < limit {
+                if let Some(writers) = writers {
+                    writers
+                        .start_from_upstream(shared, plan, index, &support_upstream)
+                        .await;
+                }
                 let job = WorkerJob {
                     plan: plan.workers[index].clone(),
                     parent: plan.brain_context.id.clone(),

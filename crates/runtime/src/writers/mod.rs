@@ -5,7 +5,8 @@
 //! writers. When the plan has two or more, the project is a git repository and the run may
 //! change files, each writer gets a detached worktree of the project as the run found it
 //! ([`worktree`]), edit tools rooted there, a sandbox whose one writable root is that
-//! worktree, and a gate for it. When they are done, their changes come back one writer at a
+//! worktree, and a gate for it. A writer downstream of others starts from their change
+//! ([`carry`]). When they are done, their changes come back one writer at a
 //! time ([`merge`]): upstream writers first, then plan order; a clean merge is written through
 //! the run's ledger (so `braincode undo` takes it back), a conflict goes to the primary with the
 //! three sides, an edit made in the project meanwhile refuses the writer. Each merge is a
@@ -19,6 +20,7 @@
 //!
 //! Otherwise writers run as the support workers they are, and a warning says why.
 
+mod carry;
 mod merge;
 mod worktree;
 
@@ -67,6 +69,43 @@ impl Writers {
     /// Where writer `index` works, when it is a parallel writer.
     pub fn place(&self, index: usize) -> Option<WriterPlace> {
         self.places.get(&index).cloned()
+    }
+
+    /// Before writer `index` runs: what its upstream writers among `upstream` (all completed)
+    /// changed is carried into its worktree, so it starts from their code. Says so, or why
+    /// not (it then starts from the project as the run found it).
+    pub async fn start_from_upstream(
+        &self,
+        shared: &RunShared,
+        plan: &RuntimePlan,
+        index: usize,
+        upstream: &[usize],
+    ) {
+        let Some(place) = self.places.get(&index) else {
+            return;
+        };
+        let upstream: Vec<usize> = (upstream.iter().copied())
+            .filter(|u| self.places.contains_key(u))
+            .collect();
+        let from: Vec<&Path> = (merge_order(plan, &upstream).iter())
+            .filter_map(|u| self.places.get(u))
+            .map(|p| p.root.as_path())
+            .collect();
+        if from.is_empty() {
+            return;
+        }
+        let role = plan.workers[index].role;
+        match self.worktrees.carry(&place.root, &from).await {
+            Ok(carried) if carried.is_empty() => {}
+            Ok(carried) => shared.sink.status(format!(
+                "{role} writer starts from its upstream writers' change ({} file{})",
+                carried.len(),
+                if carried.len() == 1 { "" } else { "s" }
+            )),
+            Err(why) => shared.sink.warning(format!(
+                "{role} writer: its upstream writers' change could not be carried into its worktree ({why}); it starts from the project as the run found it"
+            )),
+        }
     }
 
     /// Removes the worktrees of a run that stopped before its merge.
@@ -299,7 +338,7 @@ pub(crate) async fn merge_back(
         let read_now = changes.remove(&index).unwrap_or_else(|| Ok(Vec::new()));
         let sides = read_now.and_then(|mut sides| {
             for side in &mut sides {
-                side.ours = read(writers.worktrees.root(), &side.path)?;
+                side.ours = read_beneath(writers.worktrees.root(), &side.path)?;
             }
             Ok(sides)
         });
@@ -344,35 +383,49 @@ pub(crate) async fn merge_back(
 }
 
 /// What the writers in `worktrees_of` (plan index → worktree) changed, for all of them at
-/// once: their changed files (one `git status` each, side by side), the snapshot's side of
-/// every such file (one `git cat-file --batch`) and the writer's. The project's side is left
-/// empty: it is read when the writer's turn to merge comes, after the merges before it.
+/// once: their changed files and starting commits (`git status` and `rev-parse HEAD` each,
+/// side by side), the starting side of every such file (one `git cat-file --batch` per
+/// starting commit: the snapshot, or what was carried into a downstream writer) and the
+/// writer's. The project's side is left empty: it is read when the writer's turn to merge
+/// comes, after the merges before it.
 async fn changes_of(
     worktrees: &Worktrees,
     worktrees_of: &[(usize, &Path)],
 ) -> BTreeMap<usize, Result<Vec<FileSides>, String>> {
-    let statuses = futures::future::join_all(
-        (worktrees_of.iter()).map(|(_, worktree)| worktrees.changed_files(worktree)),
-    )
+    let read = futures::future::join_all((worktrees_of.iter()).map(|(_, worktree)| async {
+        let (paths, head) = futures::future::join(
+            worktrees.changed_files(worktree),
+            worktrees.head_of(worktree),
+        )
+        .await;
+        Ok::<_, String>((paths?, head?))
+    }))
     .await;
-    let every_path: Vec<String> = (statuses.iter())
-        .filter_map(|paths| paths.as_ref().ok())
-        .flatten()
-        .cloned()
-        .collect::<BTreeSet<String>>()
-        .into_iter()
-        .collect();
-    let bases = worktrees.snapshot_contents(&every_path).await;
+    let mut by_start: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for (paths, head) in read.iter().flatten() {
+        by_start
+            .entry(head.as_str())
+            .or_default()
+            .extend(paths.iter().cloned());
+    }
+    let mut bases = HashMap::new();
+    for (start, paths) in by_start {
+        let paths: Vec<String> = paths.into_iter().collect();
+        bases.insert(start, worktrees.contents_at(start, &paths).await);
+    }
     let mut changes = BTreeMap::new();
-    for ((index, worktree), paths) in worktrees_of.iter().zip(statuses) {
-        let sides = paths.and_then(|paths| {
-            let bases = bases.as_ref().map_err(String::clone)?;
+    for ((index, worktree), read) in worktrees_of.iter().zip(&read) {
+        let sides = read.clone().and_then(|(paths, head)| {
+            let bases = (bases.get(head.as_str()))
+                .ok_or_else(|| format!("no contents read at {head}"))?
+                .as_ref()
+                .map_err(String::clone)?;
             (paths.into_iter())
                 .map(|path| {
                     Ok(FileSides {
                         base: bases.get(&path).cloned().flatten(),
                         ours: None,
-                        theirs: read(worktree, &path)?,
+                        theirs: read_beneath(worktree, &path)?,
                         path,
                     })
                 })
@@ -384,7 +437,7 @@ async fn changes_of(
 }
 
 /// A file beneath `root` with no link followed (`None`: not there).
-fn read(root: &Path, path: &str) -> Result<Option<Vec<u8>>, String> {
+fn read_beneath(root: &Path, path: &str) -> Result<Option<Vec<u8>>, String> {
     let relative = Path::new(path);
     match braincode_sandbox::beneath::stat(root, relative) {
         Ok(None) => Ok(None),

@@ -308,10 +308,11 @@ impl Worktrees {
         Ok(paths)
     }
 
-    /// The contents of `paths` in the snapshot (`None`: not a file there), read by one
-    /// `git cat-file --batch`.
-    pub async fn snapshot_contents(
+    /// The contents of `paths` in `commit` (the snapshot, or what a downstream writer started
+    /// from; `None`: not a file there), read by one `git cat-file --batch`.
+    pub async fn contents_at(
         &self,
+        commit: &str,
         paths: &[String],
     ) -> Result<HashMap<String, Option<Vec<u8>>>, String> {
         let mut contents = HashMap::new();
@@ -319,7 +320,7 @@ impl Worktrees {
         let (batched, alone): (Vec<&String>, Vec<&String>) =
             paths.iter().partition(|path| !path.contains('\n'));
         for path in alone {
-            let spec = format!("{}:{path}", self.snapshot);
+            let spec = format!("{commit}:{path}");
             let args = ["cat-file", "blob", spec.as_str()];
             let blob = self.git_at(&self.root, &args, &[], None).await;
             contents.insert(path.clone(), blob.ok());
@@ -328,7 +329,7 @@ impl Worktrees {
             return Ok(contents);
         }
         let input: String = (batched.iter())
-            .map(|path| format!("{}:{path}\n", self.snapshot))
+            .map(|path| format!("{commit}:{path}\n"))
             .collect();
         let out = self
             .git_at(
@@ -356,7 +357,7 @@ impl Worktrees {
 
     /// Runs confined git in `cwd` (the project or one of the worktrees), `input` on its
     /// standard input.
-    async fn git_at(
+    pub(super) async fn git_at(
         &self,
         cwd: &Path,
         args: &[&str],
@@ -508,7 +509,7 @@ fn stale_runs(writers: &Path, ours: &Path) -> Vec<PathBuf> {
 }
 
 /// A fixed identity for the snapshot commit (no user configuration is read).
-const IDENTITY: [(&str, &str); 4] = [
+pub(super) const IDENTITY: [(&str, &str); 4] = [
     ("GIT_AUTHOR_NAME", "Braincode"),
     ("GIT_AUTHOR_EMAIL", "braincode@localhost"),
     ("GIT_COMMITTER_NAME", "Braincode"),
