@@ -9,7 +9,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::{Html, Response};
 use axum::routing::{get, post};
-use braincode_config::{ProjectTrust, Scope, TrustState, check_trust};
+use braincode_config::{ProjectTrust, TrustState, check_trust};
 use braincode_runtime::{CHECK_BUDGET, McpServerCheck, McpSetup};
 use maud::{Markup, html};
 use serde_json::json;
@@ -82,7 +82,6 @@ async fn page(State(state): State<AppState>) -> Html<String> {
             }
         }
     };
-    let hooks = braincode_config::load_hooks(&state.home, &state.project_root, &trust);
     let body = html! {
         section {
             h2 { "This project" }
@@ -96,33 +95,7 @@ async fn page(State(state): State<AppState>) -> Html<String> {
             @if let Some(err) = trust_error { (layout::problem(&err.to_string())) }
         }
         section { h2 { "MCP servers" } (servers) }
-        section {
-            h2 { "Hooks" }
-            @match hooks {
-                Err(err) => (layout::problem(&err.to_string())),
-                Ok(sources) if sources.is_empty() => p.muted { "No hooks (user: ~/.braincode/hooks.json; project: .agents/hooks.json, read only when the project is trusted)." },
-                Ok(sources) => table #hooks {
-                    thead { tr { th { "Event" } th { "Matcher" } th { "Command" } th { "Scope" } th { "Runs" } } }
-                    tbody {
-                        @for source in &sources {
-                            @for (event, groups) in &source.file.hooks.events {
-                                @for group in groups {
-                                    @for handler in &group.hooks {
-                                        tr {
-                                            td { (event) }
-                                            td { code { (group.matcher.as_deref().unwrap_or("*")) } }
-                                            td { code { (handler.command.as_deref().unwrap_or_default()) } }
-                                            td { (if source.scope == Scope::User { "user" } else { "project" }) }
-                                            td { @if !handler.enabled { span.muted { "disabled" } } @else if handler.trusted { span.ok { "yes" } } @else { span.bad { "no: not trusted" } } }
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                },
-            }
-        }
+        (super::hooks::section(&state, &trust))
     };
     layout::page(Section::Mcp, "MCP & hooks", body)
 }

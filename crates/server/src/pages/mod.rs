@@ -1,22 +1,37 @@
 //! One module per section of the panel: its page (GET, server-rendered) and its JSON actions.
 
 mod brains;
+pub(crate) mod hooks;
 mod mcp;
 mod models;
 mod permissions;
+pub(crate) mod prompts;
 mod routing;
 mod sessions;
-mod usage;
+pub(crate) mod settings;
+pub(crate) mod tools;
+pub(crate) mod usage;
 
 use axum::Router;
 use axum::response::Redirect;
 use axum::routing::get;
 
 use crate::AppState;
+use crate::i18n::texts;
+
+texts! {
+    pub(crate) enum P {
+        Placeholder => "Nothing to show.", "没有可显示的内容。";
+    }
+}
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(|| async { Redirect::to("/models") }))
+        .merge(settings::routes())
+        .merge(tools::routes())
+        .merge(hooks::routes())
+        .merge(prompts::routes())
         .route(
             "/api/health",
             get(|| async {

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use axum::Router;
-use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
+use axum::extract::{Query, State};
 use axum::response::{Html, Response};
 use axum::routing::{get, post};
 use braincode_brain::RuntimePlan;
@@ -24,10 +24,29 @@ pub(super) fn routes() -> Router<AppState> {
         .route("/api/routing/preview", post(preview))
 }
 
-async fn page(State(state): State<AppState>) -> Html<String> {
-    let brains: Vec<String> = braincode_config::load_brains(&state.home)
-        .map(|presets| presets.into_iter().map(|p| p.id).collect())
+#[derive(Deserialize, Default)]
+struct PageParams {
+    #[serde(default)]
+    brain: String,
+}
+
+async fn page(State(state): State<AppState>, Query(params): Query<PageParams>) -> Html<String> {
+    let presets = braincode_config::load_brains(&state.home);
+    let mut brains: Vec<String> = presets
+        .as_ref()
+        .map(|presets| presets.iter().map(|p| p.id.clone()).collect())
         .unwrap_or_default();
+    brains.dedup();
+    let chosen = match params.brain.trim() {
+        "" => braincode_config::load_settings(&state.home)
+            .map(|s| s.default_brain_id)
+            .unwrap_or_else(|_| braincode_brain::DEFAULT_BRAIN_ID.to_string()),
+        id => id.to_string(),
+    };
+    let prompts = match &presets {
+        Ok(presets) => super::prompts::section(&state, presets, &chosen),
+        Err(err) => layout::problem(&err.to_string()),
+    };
     let body = html! {
         p.lede { "What a brain would plan for a request in " code { (state.project_root.display()) } ": the primary role, the isolated workers, the todos and their dependencies. Nothing runs and nothing is saved." }
         form #routing-form data-api="/api/routing/preview" data-target="#plan" {
@@ -40,6 +59,7 @@ async fn page(State(state): State<AppState>) -> Html<String> {
             (layout::status_line())
         }
         div #plan {}
+        (prompts)
     };
     layout::page(Section::Routing, "Routing preview", body)
 }
