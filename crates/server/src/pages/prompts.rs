@@ -88,7 +88,7 @@ fn role_card(brain: &BrainModel, id: &str, role: Role, version: &str) -> Markup 
     let reset = json!({"version": version, "brain": id, "role": name, "prompt": ""});
     html! {
         details.role-prompt data-role=(name) {
-            summary { code { (name) } " " span.tag class=(if custom { "custom" } else { "default" }) { (t(if custom { S::Custom } else { S::Default })) } }
+            summary { code { (name) } " " span class=(if custom { "tag custom" } else { "tag default" }) { (t(if custom { S::Custom } else { S::Default })) } }
             form data-api="/api/role-prompts/preview" data-target=(format!("#preview-{name}")) {
                 input type="hidden" name="brain" value=(id);
                 input type="hidden" name="role" value=(name);
