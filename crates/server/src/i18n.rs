@@ -157,14 +157,23 @@ pub(crate) fn catalogue() -> Vec<(&'static str, &'static str)> {
     }
     entries::<crate::layout::L>()
         .chain(entries::<crate::api::E>())
+        .chain(entries::<crate::input::S>())
         .chain(entries::<crate::pages::settings::S>())
         .chain(entries::<crate::pages::tools::S>())
         .chain(entries::<crate::pages::hooks::S>())
         .chain(entries::<crate::pages::prompts::S>())
         .chain(entries::<crate::pages::usage::S>())
-        .chain(entries::<crate::pages::P>())
+        .chain(entries::<crate::pages::models::S>())
+        .chain(entries::<crate::pages::brains::S>())
+        .chain(entries::<crate::pages::routing::S>())
+        .chain(entries::<crate::pages::permissions::S>())
+        .chain(entries::<crate::pages::mcp::S>())
+        .chain(entries::<crate::pages::sessions::S>())
         .collect()
 }
+
+#[cfg(test)]
+mod render_tests;
 
 #[cfg(test)]
 mod tests {

@@ -29,7 +29,6 @@ texts! {
         NoToken => "Open the address that `braincode config` printed: it carries this panel's token.", "请打开 `braincode config` 打印的地址：它带有此面板的令牌。";
         BuiltIn => "built-in", "内置";
         Default => "default", "默认";
-        Custom => "custom", "自定义";
         Yes => "yes", "是";
         No => "no", "否";
         Save => "Save", "保存";

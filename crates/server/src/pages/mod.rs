@@ -1,13 +1,13 @@
 //! One module per section of the panel: its page (GET, server-rendered) and its JSON actions.
 
-mod brains;
+pub(crate) mod brains;
 pub(crate) mod hooks;
-mod mcp;
-mod models;
-mod permissions;
+pub(crate) mod mcp;
+pub(crate) mod models;
+pub(crate) mod permissions;
 pub(crate) mod prompts;
-mod routing;
-mod sessions;
+pub(crate) mod routing;
+pub(crate) mod sessions;
 pub(crate) mod settings;
 pub(crate) mod tools;
 pub(crate) mod usage;
@@ -17,13 +17,6 @@ use axum::response::Redirect;
 use axum::routing::get;
 
 use crate::AppState;
-use crate::i18n::texts;
-
-texts! {
-    pub(crate) enum P {
-        Placeholder => "Nothing to show.", "没有可显示的内容。";
-    }
-}
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()

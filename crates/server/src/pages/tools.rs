@@ -25,7 +25,7 @@ texts! {
         Lede => "The built-in tools agents may call, from {0}. A switched-off tool is not offered to agents; \"ask when dangerous\" asks before a call that looks risky.", "智能体可调用的内置工具，来自 {0}。关闭的工具不会提供给智能体；“危险时询问”会在看起来有风险的调用前询问。";
         Enabled => "Enabled", "启用";
         Approval => "Approval", "审批";
-        Allow => "allow", "允许";
+        Allow => "allow (never asks)", "允许（从不询问）";
         ConfirmDangerous => "ask when dangerous", "危险时询问";
         Permission => "Permission", "权限";
         Risk => "Risk", "风险";

@@ -3,4 +3,5 @@
 mod panel_edits;
 mod panel_http;
 mod panel_pages;
+mod panel_prompts;
 mod panel_saves;
