@@ -288,7 +288,11 @@ async fn a_hook_switched_off_in_hooks_json_does_not_run() {
         {"type": "command", "command": format!("touch {}", off.display()), "trusted": true, "enabled": false},
         {"type": "command", "command": format!("touch {}", on.display()), "trusted": true}
     ]}]}});
-    std::fs::write(home.hooks_path(), serde_json::to_string_pretty(&file).unwrap()).unwrap();
+    std::fs::write(
+        home.hooks_path(),
+        serde_json::to_string_pretty(&file).unwrap(),
+    )
+    .unwrap();
     // What a run loads (settings, trust, hooks.json through the hook loader).
     let config =
         braincode_runtime::RunConfig::load(&home, &braincode_runtime::LoadOptions::new(&project))

@@ -71,6 +71,9 @@ texts! {
         Found => "{0} model(s) at {1}. Pick one to fill the form above.", "在 {1} 找到 {0} 个模型。选择一个来填写上面的表单。";
         ContextAbout => "context ≈", "上下文 ≈";
         Use => "Use", "使用";
+        EmbeddedCredential => "embedded", "嵌入式";
+        Missing => "missing", "缺失";
+        NotNeeded => "not needed (local endpoint)", "不需要（本地端点）";
     }
 }
 
@@ -131,7 +134,7 @@ fn row(state: &AppState, model: &ModelDefinition, from_file: bool, version: &str
             td { (layout::breakable(&model.model_id)) @if let Some(url) = &model.base_url { br; small { (layout::breakable(url)) } } }
             td.num { (layout::thousands(u64::from(model.context_window))) }
             td { (price) }
-            td class=(if credential_usable(&credential) { "ok" } else { "bad" }) { (credential) }
+            td class=(if credential_usable(&credential) { "ok" } else { "bad" }) { (credential_text(&credential)) }
             td.actions {
                 button type="button" data-action="/api/models/test" data-body=(json!({"id": model.id}).to_string()) data-target="#test-result" { (t(S::Test)) }
                 @if from_file {
@@ -139,6 +142,17 @@ fn row(state: &AppState, model: &ModelDefinition, from_file: bool, version: &str
                 }
             }
         }
+    }
+}
+
+/// The credential's state in the page's language (a key's source, `auth.json` or `env X`,
+/// is shown as it is).
+fn credential_text(status: &str) -> String {
+    match status {
+        "embedded" => t(S::EmbeddedCredential).to_string(),
+        "missing" => t(S::Missing).to_string(),
+        "not needed (local endpoint)" => t(S::NotNeeded).to_string(),
+        other => other.to_string(),
     }
 }
 

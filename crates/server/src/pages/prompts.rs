@@ -60,8 +60,12 @@ pub(super) fn routes() -> Router<AppState> {
 /// The editor for brain `id` (the Routing page's lower half).
 pub(super) fn section(state: &AppState, brains: &[BrainPreset], id: &str) -> Markup {
     let version = store::version_of(&state.home.brains_path()).unwrap_or_default();
-    let mut ids: Vec<&str> = brains.iter().map(|p| p.id.as_str()).collect();
-    ids.dedup();
+    let mut seen = std::collections::HashSet::new();
+    let ids: Vec<&str> = brains
+        .iter()
+        .map(|p| p.id.as_str())
+        .filter(|id| seen.insert(*id))
+        .collect();
     let brain = select_brain(brains, id);
     html! {
         section #role-prompts {

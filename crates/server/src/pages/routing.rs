@@ -64,11 +64,17 @@ struct PageParams {
 
 async fn page(State(state): State<AppState>, Query(params): Query<PageParams>) -> Html<String> {
     let presets = braincode_config::load_brains(&state.home);
-    let mut brains: Vec<String> = presets
+    let mut seen = std::collections::HashSet::new();
+    let brains: Vec<String> = presets
         .as_ref()
-        .map(|presets| presets.iter().map(|p| p.id.clone()).collect())
+        .map(|presets| {
+            presets
+                .iter()
+                .map(|p| p.id.clone())
+                .filter(|id| seen.insert(id.clone()))
+                .collect()
+        })
         .unwrap_or_default();
-    brains.dedup();
     let chosen = match params.brain.trim() {
         "" => braincode_config::load_settings(&state.home)
             .map(|s| s.default_brain_id)

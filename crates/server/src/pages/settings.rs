@@ -62,9 +62,13 @@ pub(super) fn routes() -> Router<AppState> {
 fn brain_ids(state: &AppState) -> Vec<String> {
     braincode_config::load_brains(&state.home)
         .map(|presets| {
-            let mut ids: Vec<String> = presets.into_iter().map(|p| p.id).collect();
-            ids.dedup();
-            ids
+            // A user's brain of a built-in's id overrides it: one entry per id.
+            let mut seen = std::collections::HashSet::new();
+            presets
+                .into_iter()
+                .map(|p| p.id)
+                .filter(|id| seen.insert(id.clone()))
+                .collect()
         })
         .unwrap_or_default()
 }
