@@ -582,6 +582,12 @@ async fn the_panel_in_a_real_browser() {
     wait_for(&client, "#usage-chart rect.bar").await;
     screenshot(&client, "usage").await;
 
+    // A hook of the user's, so the hooks table is drawn (and checked) with a row.
+    std::fs::write(
+        home.path().join("hooks.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "exec_command|shell", "hooks": [{"type": "command", "command": "./scripts/guard-commands.sh --strict", "timeout": 30, "trusted": true}]}]}}"#,
+    )
+    .unwrap();
     check_layout(&client, &base, &session).await;
 
     client.close().await.unwrap();
