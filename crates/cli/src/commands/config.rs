@@ -83,9 +83,8 @@ pub fn execute(args: ConfigArgs) -> anyhow::Result<ExitCode> {
 /// two panels started without a port do not collide. The panel always listens on 127.0.0.1.
 fn saved_port(home: &Home) -> anyhow::Result<u16> {
     let settings = braincode_config::load_settings(home)?;
-    let text = match std::fs::read_to_string(home.settings_path()) {
-        Ok(text) => text,
-        Err(_) => return Ok(0),
+    let Ok(text) = std::fs::read_to_string(home.settings_path()) else {
+        return Ok(0);
     };
     let named = serde_json::from_str::<serde_json::Value>(&text)
         .ok()

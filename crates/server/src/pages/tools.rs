@@ -56,6 +56,14 @@ pub(super) fn routes() -> Router<AppState> {
         .route("/api/tools/{name}", post(save))
 }
 
+/// Whether the user's mcp.json has a server named tavily.
+fn has_tavily_server(home: &braincode_config::Home) -> bool {
+    braincode_config::read_mcp_file(&home.mcp_path(), Scope::User)
+        .0
+        .iter()
+        .any(|server| server.name == TAVILY)
+}
+
 fn policy_name(policy: ApprovalPolicy) -> &'static str {
     match policy {
         ApprovalPolicy::Allow => "allow",
@@ -82,10 +90,7 @@ async fn page(State(state): State<AppState>) -> Html<String> {
     };
     let store = AuthStore::new(&state.home);
     let has_key = store.api_key(TAVILY).ok().flatten().is_some();
-    let has_server = braincode_config::read_mcp_file(&state.home.mcp_path(), Scope::User)
-        .0
-        .iter()
-        .any(|server| server.name == TAVILY);
+    let has_server = has_tavily_server(&state.home);
     let body = html! {
         p.lede { (tf(S::Lede, &[&path.display()])) }
         (cards)
@@ -285,13 +290,11 @@ async fn tavily(
     };
     let home = state.home.clone();
     let _held = state.write_lock.lock().await;
+    if on_existing == OnExisting::Refuse && has_tavily_server(&home) {
+        return Err(ApiError::at("replace", t(S::ServerExists)));
+    }
     let added = braincode_config::setup_tavily(&home, TavilyKey::Given(&key), on_existing)
-        .map_err(|err| match err {
-            braincode_config::ConfigError::Rejected { .. } if !body.replace => {
-                ApiError::at("replace", t(S::ServerExists))
-            }
-            other => ApiError::invalid(other.to_string()),
-        })?;
+        .map_err(|err| ApiError::invalid(err.to_string()))?;
     let message = match added {
         Added::New => t(S::TavilyAdded),
         Added::Replaced => t(S::TavilyReplaced),
