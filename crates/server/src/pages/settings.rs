@@ -30,8 +30,7 @@ texts! {
         NextStart => "Host and port apply on the next start of `braincode config`.", "主机和端口在下次启动 `braincode config` 时生效。";
         Runs => "Runs", "运行";
         ModeLabel => "Mode", "模式";
-        ModeAuto => "auto: focused plans, risky actions need approval", "auto：聚焦的计划，有风险的操作需要批准";
-        ModeRadical => "radical: expansive plans, tool calls approved (deny rules still apply)", "radical：大胆的计划，工具调用自动批准（拒绝规则仍然有效）";
+        ModeHint => "auto: focused plans, risky actions need approval. radical: expansive plans, tool calls approved (deny rules still apply).", "auto：聚焦的计划，有风险的操作需要批准。radical：大胆的计划，工具调用自动批准（拒绝规则仍然有效）。";
         Brain => "Default brain", "默认大脑";
         Hooks => "Run hooks from hooks.json", "运行 hooks.json 中的钩子";
         Dispatch => "Let the primary agent dispatch specialists", "允许主代理派遣专家";
@@ -108,14 +107,15 @@ fn form(settings: &Settings, brains: &[String], version: &str, path: &str) -> Ma
                 legend { (t(S::Runs)) }
                 div.grid {
                     label { (t(S::ModeLabel)) select name="mode" {
-                        option value="auto" selected[settings.mode == Mode::Auto] { (t(S::ModeAuto)) }
-                        option value="radical" selected[settings.mode == Mode::Radical] { (t(S::ModeRadical)) }
+                        option value="auto" selected[settings.mode == Mode::Auto] { "auto" }
+                        option value="radical" selected[settings.mode == Mode::Radical] { "radical" }
                     } }
                     label { (t(S::Brain)) select name="defaultBrainId" {
                         @if !brains.contains(&settings.default_brain_id) { option value=(settings.default_brain_id) selected { (settings.default_brain_id) } }
                         @for id in brains { option value=(id) selected[*id == settings.default_brain_id] { (id) } }
                     } }
                 }
+                p.hint { (t(S::ModeHint)) }
                 div.checks {
                     (check("features.hooks", S::Hooks, settings.features.hooks))
                     (check("features.dynamicDispatch", S::Dispatch, settings.features.dynamic_dispatch))
