@@ -133,3 +133,28 @@ async fn wait_for_stop() {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_port_is_the_one_settings_names_else_any_free_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        assert_eq!(saved_port(&home).unwrap(), 0, "no settings.json");
+        std::fs::write(home.settings_path(), "{\"mode\": \"auto\"}").unwrap();
+        assert_eq!(saved_port(&home).unwrap(), 0, "no configServer.port");
+        std::fs::write(
+            home.settings_path(),
+            "{\"configServer\": {\"port\": 15123}}",
+        )
+        .unwrap();
+        assert_eq!(saved_port(&home).unwrap(), 15123);
+        std::fs::write(home.settings_path(), "{\"configServer\": {\"port\": 0}}").unwrap();
+        assert!(
+            saved_port(&home).is_err(),
+            "a broken settings.json is an error"
+        );
+    }
+}
