@@ -51,7 +51,8 @@ pub use modes::{ModePolicy, PlanStrategy, RoutingLimits, mode_policy, routing_li
 pub use plan::{PlanInput, RuntimePlan, RuntimeWorkerPlan, build_runtime_plan};
 pub use prompts::{
     CONTEXT_CONTRACT, CORE_DIRECTIVES, PET_PROMPT, REVIEW_OPENING, ROUTE_BRAIN_PROMPT,
-    WORKER_HANDOFF_OPENING, composed_role_prompt, role_prompt_opening, role_system_prompt,
+    WORKER_HANDOFF_OPENING, composed_role_prompt, default_role_prompt, role_prompt_opening,
+    role_system_prompt,
 };
 pub use roles::{ROLE_PROFILES, RoleProfile, is_read_only_support_role, role_profile};
 pub use router::{

@@ -94,9 +94,15 @@ pub fn role_system_prompt(role: Role, brain: &BrainModel) -> String {
             .or_else(|| brain.policy(role).custom_system_prompt()),
         _ => brain.policy(role).custom_system_prompt(),
     };
-    if let Some(custom) = custom {
-        return custom.to_string();
+    match custom {
+        Some(custom) => custom.to_string(),
+        None => default_role_prompt(role),
     }
+}
+
+/// The built-in system prompt of `role`: what it runs with when no `systemPrompt` replaces
+/// it (the panel's reset and its default/custom badge compare against it).
+pub fn default_role_prompt(role: Role) -> String {
     match role {
         Role::RouteBrain => ROUTE_BRAIN_PROMPT.to_string(),
         Role::Pet => PET_PROMPT.to_string(),

@@ -52,8 +52,8 @@ pub use json_locate::locate_field;
 pub use mcp::{
     Added, MAX_MCP_CALL_TIMEOUT_MS, MAX_MCP_STARTUP_TIMEOUT_MS, MIN_MCP_TIMEOUT_MS,
     McpLoadingStrategy, McpSchemas, McpServerConfig, McpTransport, OnExisting, PROJECT_DIR_VAR,
-    ProcessVars, TAVILY, VarSource, add_user_server, expand_vars, load_mcp_servers,
-    project_mcp_path, read_mcp_file, read_project_mcp_file, set_user_server_enabled,
+    ProcessVars, TAVILY, TavilyKey, VarSource, add_user_server, expand_vars, load_mcp_servers,
+    project_mcp_path, read_mcp_file, read_project_mcp_file, set_user_server_enabled, setup_tavily,
     tavily_server_entry,
 };
 pub use models::{ModelsDocument, load_models, merge_models, read_models_file, save_models};

@@ -2,6 +2,12 @@
 // land at their field; a running session follows its journal over server-sent events.
 "use strict";
 
+// Every message comes from the page (the server's catalogue, in the page's language).
+const MESSAGES = (() => {
+  try { return JSON.parse(document.body.dataset.messages || "{}"); } catch (_) { return {}; }
+})();
+function msg(name) { return MESSAGES[name] || name; }
+
 // What a field may hold, checked before anything is sent (the server checks the same and
 // has the last word). A value that cannot be read is an error at its field: it is never sent
 // as "empty", which for a budget would remove the limit.
@@ -9,40 +15,39 @@ const TOKENS = /^(\d+)(?:\.(\d+))?([kKmM]?)$/;
 const CHECKS = {
   number(text) {
     const value = Number(text);
-    return Number.isFinite(value) ? { value } : { error: `${JSON.stringify(text)} is not a number` };
+    return Number.isFinite(value) ? { value } : { error: `${JSON.stringify(text)} ${msg("notNumber")}` };
   },
   integer(text) {
     return /^\d+$/.test(text) && Number(text) > 0
       ? { value: Number(text) }
-      : { error: `${JSON.stringify(text)} is not a positive whole number` };
+      : { error: `${JSON.stringify(text)} ${msg("notPositive")}` };
   },
   tokens(text) {
-    const how = "write a whole number of tokens such as 50000, 50k or 1.5m, or leave it empty for no limit";
     const match = TOKENS.exec(text);
-    if (!match) return { error: `${JSON.stringify(text)} is not a token count; ${how}` };
+    if (!match) return { error: `${JSON.stringify(text)} ${msg("notTokens")}` };
     const scale = { "": 1, k: 1e3, m: 1e6 }[match[3].toLowerCase()];
     const fraction = match[2] || "";
     const count = (Number(match[1] + fraction) * scale) / 10 ** fraction.length;
-    if (!Number.isSafeInteger(count)) return { error: `${JSON.stringify(text)} is not a whole number of tokens; ${how}` };
-    if (count === 0) return { error: `0 tokens would stop every run before it starts; ${how}` };
+    if (!Number.isSafeInteger(count)) return { error: `${JSON.stringify(text)} ${msg("notTokens")}` };
+    if (count === 0) return { error: msg("zeroTokens") };
     return { value: text };
   },
   dollars(text) {
     const value = Number(text.replace(/^\$/, ""));
     return Number.isFinite(value) && value > 0 && /^\$?[\d.]+$/.test(text)
       ? { value: text }
-      : { error: `${JSON.stringify(text)} is not an amount; write US dollars such as 5 or 0.50, or leave it empty for no limit` };
+      : { error: `${JSON.stringify(text)} ${msg("notDollars")}` };
   },
   "model-id"(text) {
-    if (/,/.test(text)) return { error: "an id cannot contain a comma (commas separate the models of a fallback chain)" };
-    if (/\s/.test(text)) return { error: "an id is one word, with no spaces; write it like provider/model, e.g. openrouter/qwen3-coder" };
+    if (/,/.test(text)) return { error: msg("idComma") };
+    if (/\s/.test(text)) return { error: msg("idSpace") };
     return { value: text };
   },
   url(text) {
     let url;
     try { url = new URL(text); } catch (_) { url = null; }
     if (!url || !/^https?:$/.test(url.protocol) || !url.hostname || /\s/.test(text)) {
-      return { error: `${JSON.stringify(text)} is not an http or https URL; write the endpoint's address, such as https://api.example.com/v1` };
+      return { error: `${JSON.stringify(text)} ${msg("notUrl")}` };
     }
     return { value: text };
   },
@@ -121,16 +126,16 @@ async function submitForm(form) {
   const { body, errors } = formBody(form);
   if (errors.length) {
     errors.forEach(([field, message], i) => showFieldError(form, field, message, i === 0));
-    setStatus(form, "Nothing was saved: fix the field marked in red.", true);
+    setStatus(form, msg("fixField"), true);
     if (button) button.disabled = false;
     return;
   }
-  if (!form.dataset.live) setStatus(form, "Working…");
+  if (!form.dataset.live) setStatus(form, msg("working"));
   try {
     const answer = await post(form.dataset.api, body);
     if (!answer.ok) {
       const placed = answer.field && showFieldError(form, answer.field, answer.error);
-      setStatus(form, placed ? "Nothing was saved: fix the field marked in red." : answer.error, true);
+      setStatus(form, placed ? msg("fixField") : answer.error, true);
       return;
     }
     const data = answer.data || {};
@@ -140,7 +145,7 @@ async function submitForm(form) {
     }
     if (form.dataset.reload !== undefined) setTimeout(() => location.reload(), 400);
   } catch (err) {
-    setStatus(form, `The panel did not answer: ${err}`, true);
+    setStatus(form, `${msg("noAnswer")} ${err}`, true);
   } finally {
     if (button) button.disabled = false;
   }
@@ -180,7 +185,7 @@ document.addEventListener("click", async (event) => {
   if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
   button.disabled = true;
   const target = button.dataset.target ? document.querySelector(button.dataset.target) : null;
-  if (target) target.textContent = "Working…";
+  if (target) target.textContent = msg("working");
   try {
     const answer = await post(button.dataset.action, JSON.parse(button.dataset.body || "{}"));
     if (!answer.ok) {
@@ -219,7 +224,7 @@ function followSession(table) {
   const status = document.getElementById("live-status");
   const body = table.querySelector("tbody");
   const source = new EventSource(table.dataset.liveSession);
-  if (status) { status.textContent = "running — following live"; status.className = "running"; }
+  if (status) { status.textContent = msg("following"); status.className = "running"; }
   source.addEventListener("record", (event) => {
     const record = JSON.parse(event.data);
     body.insertAdjacentHTML("beforeend", record.html);
@@ -229,7 +234,7 @@ function followSession(table) {
   });
   source.addEventListener("end", (event) => {
     source.close();
-    let ended = { status: "completed", label: "completed" };
+    let ended = { status: "completed", label: msg("completed") };
     try { ended = JSON.parse(event.data); } catch (_) { /* an older server: plain text */ }
     if (status) {
       status.textContent = ended.label;
@@ -247,3 +252,34 @@ function followSession(table) {
 document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("table[data-live-session]").forEach(followSession);
 });
+
+// The language switch: the choice is kept (a cookie the server reads, and localStorage) and
+// the page is drawn again in it.
+const LANG_COOKIE = "braincode_lang";
+function keepLanguage(lang) {
+  document.cookie = `${LANG_COOKIE}=${lang}; Path=/; SameSite=Strict; Max-Age=31536000`;
+  try { localStorage.setItem(LANG_COOKIE, lang); } catch (_) { /* storage may be off */ }
+}
+
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[data-lang]");
+  if (!link) return;
+  event.preventDefault();
+  keepLanguage(link.dataset.lang);
+  const url = new URL(location.href);
+  url.searchParams.delete("lang");
+  location.href = url.toString();
+});
+
+(() => {
+  // A language chosen before (the cookie may have been cleared) is taken up again once.
+  let saved = null;
+  try { saved = localStorage.getItem(LANG_COOKIE); } catch (_) { saved = null; }
+  const hasCookie = document.cookie.split(";").some((c) => c.trim().startsWith(`${LANG_COOKIE}=`));
+  const fromUrl = new URL(location.href).searchParams.get("lang");
+  if (fromUrl) keepLanguage(fromUrl);
+  else if (saved && !hasCookie && saved !== document.documentElement.lang) {
+    keepLanguage(saved);
+    location.reload();
+  }
+})();

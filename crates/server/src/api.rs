@@ -8,6 +8,17 @@ use braincode_config::ConfigError;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::i18n::{t, texts, tf};
+
+texts! {
+    pub(crate) enum E {
+        NoVersion => "the request names no file version; reload the page", "请求没有给出文件版本；请重新加载页面";
+        Changed => "{0} changed since this page read it (someone else saved it); reload the page to see the current file, then make your change again", "{0} 在此页面读取后已被修改（有人保存过）；请重新加载页面查看当前文件，然后再修改一次";
+        BadBody => "the request is not what this form sends: {0}", "请求不是此表单发送的内容：{0}";
+        FixFileFirst => "{0}; fix the file first, then reload", "{0}；请先修复该文件，然后重新加载";
+    }
+}
+
 /// A failed request, said so that the page can show it at the right field.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ApiError {
@@ -87,5 +98,12 @@ pub(crate) fn body<T: serde::de::DeserializeOwned>(
     body: Result<Json<T>, axum::extract::rejection::JsonRejection>,
 ) -> Result<T, ApiError> {
     body.map(|Json(value)| value)
-        .map_err(|rejection| ApiError::invalid(rejection.body_text()))
+        .map_err(|rejection| ApiError::invalid(tf(E::BadBody, &[&rejection.body_text()])))
+}
+
+/// The `version` a save names (the file's version when its page was read).
+pub(crate) fn need_version(version: Option<String>) -> Result<String, ApiError> {
+    version
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| ApiError::invalid(t(E::NoVersion)))
 }

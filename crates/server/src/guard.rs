@@ -9,6 +9,8 @@ use axum::response::{IntoResponse, Response};
 use rand::RngCore;
 
 use crate::AppState;
+use crate::i18n::t;
+use crate::layout::L;
 
 /// A fresh random token: 32 bytes from the OS generator, hex.
 pub(crate) fn random_token() -> String {
@@ -74,11 +76,11 @@ fn query_without_token(query: &str) -> Option<String> {
 
 fn refuse(status: StatusCode, message: &str) -> Response {
     let body = crate::layout::bare_page(
-        if status == StatusCode::UNAUTHORIZED {
-            "Sign-in needed"
+        t(if status == StatusCode::UNAUTHORIZED {
+            L::SignIn
         } else {
-            "Refused"
-        },
+            L::Refused
+        }),
         message,
     );
     (status, body).into_response()
@@ -94,10 +96,7 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
             .any(|allowed| host.eq_ignore_ascii_case(allowed))
     });
     if !host_ok {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "This panel answers only to 127.0.0.1 and localhost on its own port (the Host header names another host).",
-        );
+        return refuse(StatusCode::FORBIDDEN, t(L::HostRefused));
     }
     if let Some(origin) = header_str(headers, header::ORIGIN) {
         let own = state
@@ -105,10 +104,7 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
             .iter()
             .any(|host| origin.eq_ignore_ascii_case(&format!("http://{host}")));
         if !own {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                "Requests from another site are refused (the Origin header is not this panel).",
-            );
+            return refuse(StatusCode::FORBIDDEN, t(L::OriginRefused));
         }
     }
     let unsafe_method = !matches!(*request.method(), Method::GET | Method::HEAD);
@@ -116,18 +112,12 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
         && header_str(headers, header::HeaderName::from_static("sec-fetch-site"))
             .is_some_and(|site| site != "same-origin" && site != "none")
     {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "Changes must come from the panel's own pages.",
-        );
+        return refuse(StatusCode::FORBIDDEN, t(L::OwnPagesOnly));
     }
     let cookie = cookie_name(&state.hosts);
     if let Some(offered) = query_token(request.uri().query()) {
         if !same_secret(offered, &state.token) {
-            return refuse(
-                StatusCode::UNAUTHORIZED,
-                "This token is not the one `braincode config` printed. Open the address it printed.",
-            );
+            return refuse(StatusCode::UNAUTHORIZED, t(L::WrongToken));
         }
         // The token leaves the address bar at once (the cookie carries it from now on); the
         // rest of the address stays as it was.
@@ -154,10 +144,7 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
     }
     let presented = cookie_token(headers, &cookie).or_else(|| bearer_token(headers));
     if !presented.is_some_and(|token| same_secret(token, &state.token)) {
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "Open the address that `braincode config` printed: it carries this panel's token.",
-        );
+        return refuse(StatusCode::UNAUTHORIZED, t(L::NoToken));
     }
     let mut response = next.run(request).await;
     let headers = response.headers_mut();

@@ -11,10 +11,12 @@
 mod api;
 mod assets;
 mod guard;
+mod i18n;
 mod input;
 mod layout;
 mod pages;
 mod splice;
+mod splice_path;
 mod store;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -147,5 +149,6 @@ fn router(state: AppState) -> Router {
             state.clone(),
             guard::guard,
         ))
+        .layer(axum::middleware::from_fn(i18n::scope))
         .with_state(state)
 }

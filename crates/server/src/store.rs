@@ -41,13 +41,62 @@ pub(crate) async fn write_if_unchanged(
         .map_err(|err| ApiError::Conflict(err.to_string()))?;
     let current = version_of(path)?;
     if current != expected {
-        return Err(ApiError::Conflict(format!(
-            "{} changed since this page read it (someone else saved it); reload the page to see the current file, then make your change again",
-            path.display()
+        return Err(ApiError::Conflict(crate::i18n::tf(
+            crate::api::E::Changed,
+            &[&path.display()],
         )));
     }
     write()?;
     version_of(path)
+}
+
+/// Changes the file at `path` in its text: `edit` gets its text (`empty` when there is no file
+/// yet) and returns the new text, or `None` when it cannot follow it. The result is written
+/// atomically (mode `mode`) and must pass `check` (the file's own loader), or the file is put
+/// back as it was and `check`'s error is returned.
+pub(crate) fn edit_in_place(
+    path: &Path,
+    empty: &str,
+    mode: u32,
+    edit: impl FnOnce(&str) -> Option<String>,
+    check: impl FnOnce() -> Result<(), ApiError>,
+) -> Result<(), ApiError> {
+    let before = match std::fs::read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Err(ApiError::Internal(format!(
+                "cannot read {}: {err}",
+                path.display()
+            )));
+        }
+    };
+    let text = match &before {
+        Some(bytes) => String::from_utf8(bytes.clone()).map_err(|_| {
+            ApiError::Conflict(format!(
+                "{} is not UTF-8 text; fix the file first",
+                path.display()
+            ))
+        })?,
+        None => empty.to_string(),
+    };
+    let edited = edit(&text).ok_or_else(|| {
+        ApiError::Conflict(format!(
+            "{} is not a JSON document this panel can follow; fix the file first, then reload",
+            path.display()
+        ))
+    })?;
+    braincode_config::write_bytes_atomic(path, edited.as_bytes(), mode)
+        .map_err(|err| ApiError::Internal(err.to_string()))?;
+    if let Err(err) = check() {
+        // Never leave a file the loader refuses: put back what was there.
+        let _restored = match &before {
+            Some(bytes) => braincode_config::write_bytes_atomic(path, bytes, mode).is_ok(),
+            None => std::fs::remove_file(path).is_ok(),
+        };
+        return Err(err);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

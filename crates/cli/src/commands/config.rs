@@ -13,9 +13,10 @@ use braincode_server::{ServeOptions, start};
 /// Options of `braincode config`.
 #[derive(Debug, clap::Args)]
 pub struct ConfigArgs {
-    /// Port on 127.0.0.1 (default: any free one).
-    #[arg(long, default_value_t = 0)]
-    pub port: u16,
+    /// Port on 127.0.0.1 (default: settings.json's `configServer.port` when the file names
+    /// one, else any free one; 0 is any free one).
+    #[arg(long)]
+    pub port: Option<u16>,
     /// The project whose permissions, MCP servers, hooks and routing the panel shows
     /// (default: the current directory).
     #[arg(long, value_name = "DIR")]
@@ -32,6 +33,10 @@ pub struct ConfigArgs {
 pub fn execute(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     let home = Home::from_env().context("cannot locate the Braincode home")?;
     let project_root = super::project_root(args.project.as_deref())?;
+    let port = match args.port {
+        Some(port) => port,
+        None => saved_port(&home)?,
+    };
     let runtime = super::tokio_runtime()?;
     runtime.block_on(async {
         if args.fleet.url.is_some() {
@@ -48,7 +53,7 @@ pub fn execute(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         let panel = start(ServeOptions {
             home,
             project_root,
-            port: args.port,
+            port,
             token: None,
         })
         .await?;
@@ -71,6 +76,24 @@ pub fn execute(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The port settings.json names (`configServer.port`, as the panel's Settings page writes
+/// it), or 0 (any free port) when it names none: the default 14580 is not taken unasked, so
+/// two panels started without a port do not collide. The panel always listens on 127.0.0.1.
+fn saved_port(home: &Home) -> anyhow::Result<u16> {
+    let settings = braincode_config::load_settings(home)?;
+    let Ok(text) = std::fs::read_to_string(home.settings_path()) else {
+        return Ok(0);
+    };
+    let named = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .is_some_and(|value| value["configServer"]["port"].is_u64());
+    Ok(if named {
+        settings.config_server.port
+    } else {
+        0
+    })
 }
 
 /// Hands the address to the desktop's browser; a failure only means the user opens it.
@@ -108,5 +131,30 @@ async fn wait_for_stop() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_port_is_the_one_settings_names_else_any_free_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        assert_eq!(saved_port(&home).unwrap(), 0, "no settings.json");
+        std::fs::write(home.settings_path(), "{\"mode\": \"auto\"}").unwrap();
+        assert_eq!(saved_port(&home).unwrap(), 0, "no configServer.port");
+        std::fs::write(
+            home.settings_path(),
+            "{\"configServer\": {\"port\": 15123}}",
+        )
+        .unwrap();
+        assert_eq!(saved_port(&home).unwrap(), 15123);
+        std::fs::write(home.settings_path(), "{\"configServer\": {\"port\": 0}}").unwrap();
+        assert!(
+            saved_port(&home).is_err(),
+            "a broken settings.json is an error"
+        );
     }
 }

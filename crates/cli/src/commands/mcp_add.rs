@@ -4,10 +4,8 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use braincode_config::{
-    Added, AuthStore, Home, OnExisting, TAVILY, add_user_server, provider_env_var,
-    tavily_server_entry,
+    Added, AuthStore, Home, OnExisting, TAVILY, TavilyKey, provider_env_var, setup_tavily,
 };
 
 /// A server `braincode mcp add` knows how to configure.
@@ -59,30 +57,16 @@ fn add_tavily(home: &Home, args: &AddArgs) -> anyhow::Result<ExitCode> {
             _ => (None, KeySource::Stored),
         },
     };
-    let key = key.map(|k| k.trim().to_string());
-    match (&key, &source) {
-        (Some(key), _) if key.is_empty() => anyhow::bail!(
-            "the Tavily API key given is empty; nothing was changed (get a key at https://app.tavily.com)"
-        ),
-        (None, _) if store.api_key(TAVILY)?.is_none() => anyhow::bail!(
-            "no Tavily API key: pass --key KEY (or --key - to type it), or set {env_var}; get one at https://app.tavily.com. Nothing was changed"
-        ),
-        _ => {}
-    }
     let on_existing = if args.force {
         OnExisting::Replace
     } else {
         OnExisting::Refuse
     };
-    let added = add_user_server(home, TAVILY, tavily_server_entry(), on_existing)?;
-    if let Some(key) = &key {
-        store.set_api_key(TAVILY, key).with_context(|| {
-            format!(
-                "the server entry was written to {} but the key was not saved; run `braincode auth set {TAVILY}`",
-                home.mcp_path().display()
-            )
-        })?;
-    }
+    let given = match &key {
+        Some(key) => TavilyKey::Given(key),
+        None => TavilyKey::Stored,
+    };
+    let added = setup_tavily(home, given, on_existing)?;
     println!(
         "{} MCP server {TAVILY} in {} (npx -y tavily-mcp@latest, network allowed).",
         match added {

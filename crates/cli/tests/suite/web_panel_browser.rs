@@ -1,7 +1,9 @@
 //! The control panel in a real headless Chromium, driven over WebDriver: `braincode config`
 //! prints its address, the browser opens it, sees every page, adds a model, breaks a brain and
 //! sees the error at the field, and watches a running session update live; then every table
-//! page at 1400 and 1024 px must keep its words whole. Screenshots are saved under
+//! page at 1400 and 1024 px, in English and in Chinese, must keep its words whole. The
+//! language switch, a settings edit and a role-prompt preview and save are in `edits`.
+//! Screenshots are saved under
 //! `target/tmp/web-panel/`.
 //!
 //! Needs `chromium` and `chromedriver` (Debian: chromium, chromium-driver; `.ci/run` installs
@@ -13,6 +15,7 @@
     clippy::print_stderr
 )]
 
+mod edits;
 mod layout;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -173,18 +176,38 @@ async fn submit(client: &Client, form: &str) {
 /// screenshot of each.
 async fn check_layout(client: &Client, base: &str, session: &str) {
     let mut problems = Vec::new();
-    for width in [1400u32, 1024] {
+    for (width, lang) in [(1400u32, "en"), (1024, "en"), (1400, "zh"), (1024, "zh")] {
         client.set_window_size(width, 900).await.unwrap();
         for (path, name) in [
+            ("/settings".to_string(), "settings"),
             ("/models".to_string(), "models"),
             ("/brains".to_string(), "brains"),
             ("/brains/test".to_string(), "brain-test"),
             ("/routing".to_string(), "routing"),
+            ("/routing?brain=test".to_string(), "role-prompts"),
+            ("/tools".to_string(), "tools"),
+            ("/permissions".to_string(), "permissions"),
+            ("/mcp".to_string(), "mcp"),
             ("/sessions".to_string(), "sessions"),
             (format!("/sessions/{session}"), "session"),
+            ("/usage".to_string(), "usage"),
         ] {
-            client.goto(&format!("{base}{path}")).await.unwrap();
+            let join = if path.contains('?') { '&' } else { '?' };
+            client
+                .goto(&format!("{base}{path}{join}lang={lang}"))
+                .await
+                .unwrap();
             wait_for(client, "main h1").await;
+            if name == "role-prompts" {
+                // The edited prompt's card open, with its text.
+                client
+                    .execute(
+                        "document.querySelector('details[data-role=\"backend\"]').open = true",
+                        vec![],
+                    )
+                    .await
+                    .unwrap();
+            }
             if name == "routing" {
                 fill(
                     client,
@@ -197,21 +220,27 @@ async fn check_layout(client: &Client, base: &str, session: &str) {
                 wait_for(client, "#workers tbody tr").await;
             }
             for word in layout::broken_words(client).await {
-                problems.push(format!("{path} at {width} px: {word}"));
+                problems.push(format!("{path} ({lang}) at {width} px: {word}"));
             }
             let share = layout::main_width_share(client).await;
             if share < 0.95 {
                 problems.push(format!(
-                    "{path} at {width} px: the page uses {:.0} % of the width",
+                    "{path} ({lang}) at {width} px: the page uses {:.0} % of the width",
                     share * 100.0
                 ));
             }
             if layout::overflows_sideways(client).await {
-                problems.push(format!("{path} at {width} px: the page scrolls sideways"));
+                problems.push(format!(
+                    "{path} ({lang}) at {width} px: the page scrolls sideways"
+                ));
             }
-            screenshot(client, &format!("layout-{name}-{width}")).await;
+            screenshot(client, &format!("layout-{name}-{width}-{lang}")).await;
         }
     }
+    client
+        .goto(&format!("{base}/models?lang=en"))
+        .await
+        .unwrap();
     client.set_window_size(1280, 900).await.unwrap();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
@@ -407,6 +436,10 @@ async fn the_panel_in_a_real_browser() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    edits::settings_flow(&client, &base, home.path()).await;
+    edits::language_switch(&client, &base).await;
+    edits::role_prompt_flow(&client, &base, home.path()).await;
+
     // Routing preview draws the plan.
     client.goto(&format!("{base}/routing")).await.unwrap();
     fill(
@@ -549,6 +582,12 @@ async fn the_panel_in_a_real_browser() {
     wait_for(&client, "#usage-chart rect.bar").await;
     screenshot(&client, "usage").await;
 
+    // A hook of the user's, so the hooks table is drawn (and checked) with a row.
+    std::fs::write(
+        home.path().join("hooks.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "exec_command|shell", "hooks": [{"type": "command", "command": "./scripts/guard-commands.sh --strict", "timeout": 30, "trusted": true}]}]}}"#,
+    )
+    .unwrap();
     check_layout(&client, &base, &session).await;
 
     client.close().await.unwrap();

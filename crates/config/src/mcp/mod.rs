@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 pub use braincode_protocol::McpLoadingStrategy;
 pub use expand::{PROJECT_DIR_VAR, ProcessVars, VarSource, expand_vars};
 pub use write::{
-    Added, OnExisting, TAVILY, add_user_server, set_user_server_enabled, tavily_server_entry,
+    Added, OnExisting, TAVILY, TavilyKey, add_user_server, set_user_server_enabled, setup_tavily,
+    tavily_server_entry,
 };
 
 use crate::hooks::Scope;

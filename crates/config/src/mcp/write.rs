@@ -67,6 +67,54 @@ pub fn add_user_server(
     })
 }
 
+/// Where the Tavily key of [`setup_tavily`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TavilyKey<'a> {
+    /// A key given now (from a flag, the environment or the panel's form): it is saved.
+    Given(&'a str),
+    /// The key auth.json already has (refused when it has none).
+    Stored,
+}
+
+/// Sets up Tavily web search, as `braincode mcp add tavily` and the panel's quick setup do:
+/// the server entry goes to the user's mcp.json (referring to the key, never holding it) and a
+/// given key to auth.json (0600). An empty key, or no key at all, is refused before anything
+/// is written.
+pub fn setup_tavily(
+    home: &Home,
+    key: TavilyKey<'_>,
+    on_existing: OnExisting,
+) -> Result<Added, ConfigError> {
+    let store = crate::AuthStore::new(home);
+    let key = match key {
+        TavilyKey::Given(key) if key.trim().is_empty() => {
+            return Err(ConfigError::Rejected {
+                message: "the Tavily API key given is empty; nothing was changed (get a key at https://app.tavily.com)".into(),
+            });
+        }
+        TavilyKey::Given(key) => Some(key.trim()),
+        TavilyKey::Stored if store.api_key(TAVILY)?.is_none() => {
+            return Err(ConfigError::Rejected {
+                message: format!(
+                    "no Tavily API key: pass --key KEY (or --key - to type it), or set {}; get one at https://app.tavily.com. Nothing was changed",
+                    crate::provider_env_var(TAVILY)
+                ),
+            });
+        }
+        TavilyKey::Stored => None,
+    };
+    let added = add_user_server(home, TAVILY, tavily_server_entry(), on_existing)?;
+    if let Some(key) = key {
+        store.set_api_key(TAVILY, key).map_err(|err| ConfigError::Rejected {
+            message: format!(
+                "the server entry was written to {} but the key was not saved ({err}); run `braincode auth set {TAVILY}`",
+                home.mcp_path().display()
+            ),
+        })?;
+    }
+    Ok(added)
+}
+
 /// Switches server `name` of `<home>/mcp.json` on or off (`disabled`; Codex's `enabled`
 /// switch, if the entry has one, is dropped so the two never disagree), keeping the rest of
 /// the file as it is. A name the file does not have is refused, naming the ones it has.

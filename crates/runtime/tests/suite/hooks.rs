@@ -272,3 +272,37 @@ async fn plain_stdout_is_context_only_for_some_events() {
     .await;
     assert!(stop.additional_context.is_empty());
 }
+
+/// A handler switched off in hooks.json (`"enabled": false`, what the panel's switch writes)
+/// is loaded as off and does not run; its neighbour in the same file does.
+#[tokio::test]
+async fn a_hook_switched_off_in_hooks_json_does_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = braincode_config::Home::at(dir.path().join("home"));
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(home.root()).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let off = dir.path().join("off-ran");
+    let on = dir.path().join("on-ran");
+    let file = json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": format!("touch {}", off.display()), "trusted": true, "enabled": false},
+        {"type": "command", "command": format!("touch {}", on.display()), "trusted": true}
+    ]}]}});
+    std::fs::write(
+        home.hooks_path(),
+        serde_json::to_string_pretty(&file).unwrap(),
+    )
+    .unwrap();
+    // What a run loads (settings, trust, hooks.json through the hook loader).
+    let config =
+        braincode_runtime::RunConfig::load(&home, &braincode_runtime::LoadOptions::new(&project))
+            .unwrap();
+    let handlers = config.hooks;
+    assert_eq!(handlers.len(), 2);
+    assert!(!handlers[0].enabled && handlers[1].enabled);
+    let result = fire(&handlers, HookEvent::Stop, "").await;
+    assert!(on.exists(), "the enabled hook ran: {:?}", result.runs);
+    assert!(!off.exists(), "the disabled hook did not run");
+    assert_eq!(result.runs[0].outcome, HookOutcome::Skipped);
+    assert_eq!(result.runs[0].reason.as_deref(), Some("disabled"));
+}

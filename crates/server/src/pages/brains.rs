@@ -18,8 +18,44 @@ use serde_json::json;
 use std::collections::BTreeMap;
 
 use crate::api::{self, ApiError};
+use crate::i18n::{t, texts, tf};
 use crate::layout::{self, Section};
 use crate::{AppState, input, pages, store};
+
+texts! {
+    pub(crate) enum S {
+        Title => "Brains", "大脑";
+        Lede => "A brain routes each role to a chain of models: the first that answers is used, the rest are fallbacks.", "大脑把每个角色路由到一条模型链：第一个回答的模型被使用，其余是备选。";
+        Brain => "Brain", "大脑";
+        Extends => "Extends", "继承自";
+        Description => "Description", "描述";
+        Primary => "Primary (backend)", "主模型（backend）";
+        Edit => "Edit", "编辑";
+        NoSuch => "No such brain", "没有这个大脑";
+        NoSuchText => "There is no brain {0}.", "没有名为 {0} 的大脑。";
+        SeeAll => "See them all.", "查看全部。";
+        BrainTitle => "Brain {0}", "大脑 {0}";
+        Nothing => "(nothing: a complete brain)", "（无：完整的大脑）";
+        Budget => "Budget per run", "每次运行的预算";
+        BudgetHint => "Tokens: a whole number, or with k (thousand) or m (million): 50000, 50k, 1.5m. Cost: US dollars, such as 5 or 0.50. Leave a field empty for no limit of this brain's own.", "令牌：整数，或带 k（千）或 m（百万）：50000、50k、1.5m。费用：美元，例如 5 或 0.50。留空表示此大脑自身不设限。";
+        MostTokens => "Most tokens", "最多令牌";
+        MostCost => "Most cost (USD)", "最高费用（美元）";
+        NoLimitTokens => "empty: no limit (e.g. 2m)", "留空：不限（例如 2m）";
+        NoLimitCost => "empty: no limit (e.g. 5)", "留空：不限（例如 5）";
+        Role => "Role", "角色";
+        Model => "Model", "模型";
+        Fallbacks => "Fallbacks (comma-separated)", "备选（逗号分隔）";
+        SetBy => "Set by", "设置来源";
+        ThisBrain => "this brain", "此大脑";
+        InheritedFrom => "inherited from", "继承自";
+        NoBrain => "there is no brain {0}", "没有名为 {0} 的大脑";
+        NeedsModel => "every role needs a model", "每个角色都需要一个模型";
+        Breaks => "this change breaks brain {0}: {1}", "此修改会破坏大脑 {0}：{1}";
+        FixModels => "{0}; fix models.json first", "{0}；请先修复 models.json";
+        Unknown => "no model {0} in the catalogue; known ids: {1} (add it on the Models page)", "目录中没有模型 {0}；已知 ID：{1}（在“模型”页面添加）";
+        Saved => "saved brain {0}", "已保存大脑 {0}";
+    }
+}
 
 pub(super) fn routes() -> Router<AppState> {
     Router::new()
@@ -45,23 +81,23 @@ async fn index(State(state): State<AppState>) -> Html<String> {
                 .map(|doc| doc.brains.into_iter().map(|b| b.id).collect())
                 .unwrap_or_default();
             html! {
-                p.lede { "A brain routes each role to a chain of models: the first that answers is used, the rest are fallbacks." }
+                p.lede { (t(S::Lede)) }
                 table #brains {
-                    thead { tr { th { "Brain" } th { "Extends" } th { "Description" } th { "Primary (backend)" } th {} } }
+                    thead { tr { th { (t(S::Brain)) } th { (t(S::Extends)) } th { (t(S::Description)) } th { (t(S::Primary)) } th {} } }
                     tbody {
                         @for preset in &presets {
                             @let resolved = select_brain(&presets, &preset.id);
                             tr {
                                 td { a href=(format!("/brains/{}", preset.id)) { code { (preset.id) } } " " (preset.name.as_deref().unwrap_or_default())
-                                    @if preset.id == default { " " span.tag { "default" } }
-                                    @if !user.contains(&preset.id) { " " span.tag { "built-in" } } }
+                                    @if preset.id == default { " " span.tag { (t(layout::L::Default)) } }
+                                    @if !user.contains(&preset.id) { " " span.tag { (t(layout::L::BuiltIn)) } } }
                                 td { (preset.extends.as_deref().unwrap_or("—")) }
                                 td { (preset.description.as_deref().unwrap_or_default()) }
                                 @match &resolved {
                                     Ok(brain) => td { code { (brain.policy(Role::Backend).chain().join(" → ")) } },
                                     Err(err) => td.bad { (err) },
                                 }
-                                td { a href=(format!("/brains/{}", preset.id)) { "Edit" } }
+                                td { a href=(format!("/brains/{}", preset.id)) { (t(S::Edit)) } }
                             }
                         }
                     }
@@ -69,7 +105,7 @@ async fn index(State(state): State<AppState>) -> Html<String> {
             }
         }
     };
-    layout::page(Section::Brains, "Brains", body)
+    layout::page(Section::Brains, t(S::Title), body)
 }
 
 /// Which preset on the `extends` chain sets `role` for brain `id`.
@@ -100,8 +136,12 @@ async fn brain_page(State(state): State<AppState>, Path(id): Path<String>) -> Re
     let presets = match braincode_config::load_brains(&state.home) {
         Ok(presets) => presets,
         Err(err) => {
-            return layout::page(Section::Brains, "Brains", layout::problem(&err.to_string()))
-                .into_response();
+            return layout::page(
+                Section::Brains,
+                t(S::Title),
+                layout::problem(&err.to_string()),
+            )
+            .into_response();
         }
     };
     let Some(preset) = presets.iter().rev().find(|p| p.id == id) else {
@@ -109,8 +149,8 @@ async fn brain_page(State(state): State<AppState>, Path(id): Path<String>) -> Re
             axum::http::StatusCode::NOT_FOUND,
             layout::page(
                 Section::Brains,
-                "No such brain",
-                html! { p { "There is no brain " code { (id) } ". " a href="/brains" { "See them all." } } },
+                t(S::NoSuch),
+                html! { p { (tf(S::NoSuchText, &[&id])) " " a href="/brains" { (t(S::SeeAll)) } } },
             ),
         )
             .into_response();
@@ -122,7 +162,7 @@ async fn brain_page(State(state): State<AppState>, Path(id): Path<String>) -> Re
         }
         Ok(brain) => form(&presets, preset, Some(&brain), &version),
     };
-    layout::page(Section::Brains, &format!("Brain {id}"), body).into_response()
+    layout::page(Section::Brains, &tf(S::BrainTitle, &[&id]), body).into_response()
 }
 
 fn form(
@@ -140,22 +180,22 @@ fn form(
         @if let Some(description) = &preset.description { p.lede { (description) } }
         form #brain-form data-api=(format!("/api/brains/{}", preset.id)) data-reload {
             (layout::version_field(version))
-            label { "Extends "
+            label { (t(S::Extends))
                 select name="extends" {
-                    option value="" selected[preset.extends.is_none()] { "(nothing: a complete brain)" }
+                    option value="" selected[preset.extends.is_none()] { (t(S::Nothing)) }
                     @for other in &others { option value=(other) selected[preset.extends.as_deref() == Some(*other)] { (other) } }
                 }
             }
             fieldset.budget {
-                legend { "Budget per run" }
-                p.hint { "Tokens: a whole number, or with k (thousand) or m (million): 50000, 50k, 1.5m. Cost: US dollars, such as 5 or 0.50. Leave a field empty for no limit of this brain's own." }
+                legend { (t(S::Budget)) }
+                p.hint { (t(S::BudgetHint)) }
                 div.grid {
-                    label { "Most tokens" input name="budget.maxTokens" data-type="tokens" inputmode="decimal" value=[brain.and_then(|b| b.budget.max_tokens)] placeholder="empty: no limit (e.g. 2m)"; }
-                    label { "Most cost (USD)" input name="budget.maxCostUsd" data-type="dollars" inputmode="decimal" value=[brain.and_then(|b| b.budget.max_cost_usd)] placeholder="empty: no limit (e.g. 5)"; }
+                    label { (t(S::MostTokens)) input name="budget.maxTokens" data-type="tokens" inputmode="decimal" value=[brain.and_then(|b| b.budget.max_tokens)] placeholder=(t(S::NoLimitTokens)); }
+                    label { (t(S::MostCost)) input name="budget.maxCostUsd" data-type="dollars" inputmode="decimal" value=[brain.and_then(|b| b.budget.max_cost_usd)] placeholder=(t(S::NoLimitCost)); }
                 }
             }
             table #roles {
-                thead { tr { th { "Role" } th { "Model" } th { "Fallbacks (comma-separated)" } th { "Set by" } } }
+                thead { tr { th { (t(S::Role)) } th { (t(S::Model)) } th { (t(S::Fallbacks)) } th { (t(S::SetBy)) } } }
                 tbody {
                     @for role in Role::ALL {
                         @let policy = brain.map(|b| b.policy(role));
@@ -164,12 +204,12 @@ fn form(
                             td { (role.as_str()) }
                             td { input name=(format!("roles.{}.modelId", role.as_str())) value=(policy.map(|p| p.model_id.as_str()).unwrap_or_default()); }
                             td { input name=(format!("roles.{}.fallbackModelIds", role.as_str())) value=(policy.map(|p| p.fallback_model_ids.join(", ")).unwrap_or_default()); }
-                            td { @if origin == preset.id { "this brain" } @else { "inherited from " a href=(format!("/brains/{origin}")) { (origin) } } }
+                            td { @if origin == preset.id { (t(S::ThisBrain)) } @else { (t(S::InheritedFrom)) " " a href=(format!("/brains/{origin}")) { (origin) } } }
                         }
                     }
                 }
             }
-            button type="submit" { "Save" }
+            button type="submit" { (t(layout::L::Save)) }
             (layout::status_line())
         }
     }
@@ -243,7 +283,7 @@ fn apply(
                 .rev()
                 .find(|p| p.id == id)
                 .cloned()
-                .ok_or_else(|| ApiError::NotFound(format!("there is no brain {id:?}")))?;
+                .ok_or_else(|| ApiError::NotFound(tf(S::NoBrain, &[&format!("{id:?}")])))?;
             doc.brains.push(base);
             doc.brains.len() - 1
         }
@@ -259,7 +299,7 @@ fn apply(
         let model = fields.model_id.trim();
         let field = format!("roles.{}.modelId", role.as_str());
         if model.is_empty() {
-            return Err(ApiError::at(field, "every role needs a model"));
+            return Err(ApiError::at(field, t(S::NeedsModel)));
         }
         let fallbacks = split_chain(&fields.fallback_model_ids);
         let unchanged = current.as_ref().is_some_and(|brain| {
@@ -299,24 +339,21 @@ fn check(
         if let Err(err) = select_brain(&presets, &other.id)
             && select_brain(before, &other.id).is_ok()
         {
-            return Err(ApiError::invalid(format!(
-                "this change breaks brain {:?}: {err}",
-                other.id
+            return Err(ApiError::invalid(tf(
+                S::Breaks,
+                &[&format!("{:?}", other.id), &err],
             )));
         }
     }
     let models = braincode_config::load_models(&state.home)
-        .map_err(|err| ApiError::Conflict(format!("{err}; fix models.json first")))?;
+        .map_err(|err| ApiError::Conflict(tf(S::FixModels, &[&err])))?;
     let known: HashSet<&str> = models.iter().map(|m| m.id.as_str()).collect();
     for role in Role::ALL {
         let policy = brain.policy(role);
         let unknown = |model: &str| {
             let mut ids: Vec<&str> = known.iter().copied().collect();
             ids.sort_unstable();
-            format!(
-                "no model {model:?} in the catalogue; known ids: {} (add it on the Models page)",
-                ids.join(", ")
-            )
+            tf(S::Unknown, &[&format!("{model:?}"), &ids.join(", ")])
         };
         if !known.contains(policy.model_id.as_str()) {
             return Err(ApiError::at(
@@ -351,7 +388,7 @@ async fn save(
     let brain_id = id.clone();
     let new_version = store::write_if_unchanged(&state, &path, &version, move || {
         let mut doc = braincode_config::read_brains_file(&home)
-            .map_err(|err| ApiError::Conflict(format!("{err}; fix the file first, then reload")))?
+            .map_err(|err| ApiError::Conflict(tf(crate::api::E::FixFileFirst, &[&err])))?
             .unwrap_or_default();
         let presets = braincode_config::merge_brains(doc.brains.clone());
         apply(&mut doc, &presets, &brain_id, &body)?;
@@ -361,6 +398,6 @@ async fn save(
     })
     .await?;
     Ok(api::ok(
-        json!({"message": format!("saved brain {id}"), "version": new_version}),
+        json!({"message": tf(S::Saved, &[&id]), "version": new_version}),
     ))
 }

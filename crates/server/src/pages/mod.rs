@@ -1,12 +1,16 @@
 //! One module per section of the panel: its page (GET, server-rendered) and its JSON actions.
 
-mod brains;
-mod mcp;
-mod models;
-mod permissions;
-mod routing;
-mod sessions;
-mod usage;
+pub(crate) mod brains;
+pub(crate) mod hooks;
+pub(crate) mod mcp;
+pub(crate) mod models;
+pub(crate) mod permissions;
+pub(crate) mod prompts;
+pub(crate) mod routing;
+pub(crate) mod sessions;
+pub(crate) mod settings;
+pub(crate) mod tools;
+pub(crate) mod usage;
 
 use axum::Router;
 use axum::response::Redirect;
@@ -17,6 +21,10 @@ use crate::AppState;
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(|| async { Redirect::to("/models") }))
+        .merge(settings::routes())
+        .merge(tools::routes())
+        .merge(hooks::routes())
+        .merge(prompts::routes())
         .route(
             "/api/health",
             get(|| async {

@@ -17,8 +17,65 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::api::{self, ApiError};
+use crate::i18n::{t, texts, tf};
 use crate::layout::{self, Section};
 use crate::{AppState, input, pages, splice, store};
+
+texts! {
+    pub(crate) enum S {
+        Title => "Models", "模型";
+        Lede => "Every model a brain can route to. Entries of {0} replace the built-in model with the same id.", "大脑可以路由到的所有模型。{0} 中的条目会替换同 ID 的内置模型。";
+        Id => "ID", "ID";
+        Api => "API", "API";
+        Model => "Model", "模型";
+        Context => "Context", "上下文";
+        Price => "Price in / out (USD per M tokens)", "价格 输入 / 输出（美元 / 百万令牌）";
+        Credential => "Credential", "凭据";
+        Test => "Test", "测试";
+        Remove => "Remove", "删除";
+        RemoveConfirm => "Remove {0} from models.json?", "从 models.json 中删除 {0}？";
+        AddTitle => "Add a model", "添加模型";
+        IdLabel => "Id (one word, no spaces)", "ID（一个词，无空格）";
+        Provider => "Provider", "提供方";
+        ModelAtProvider => "Model name at the provider", "提供方的模型名";
+        DisplayName => "Display name", "显示名称";
+        TheId => "(the id)", "（同 ID）";
+        BaseUrl => "Base URL (http or https)", "基础 URL（http 或 https）";
+        ContextWindow => "Context window (tokens)", "上下文窗口（令牌）";
+        InputPrice => "Input price (USD / M)", "输入价格（美元 / 百万）";
+        OutputPrice => "Output price (USD / M)", "输出价格（美元 / 百万）";
+        ToolCalls => "Tool calls", "工具调用";
+        Images => "Images", "图像";
+        Add => "Add", "添加";
+        DiscoverTitle => "Discover from an endpoint", "从端点发现";
+        BaseUrlShort => "Base URL", "基础 URL";
+        ProviderKey => "Provider (its saved key is used)", "提供方（使用其已保存的密钥）";
+        ListModels => "List its models", "列出其模型";
+        Added => "added {0}", "已添加 {0}";
+        Removed => "removed {0}", "已删除 {0}";
+        OutputToo => "give the output price too", "请同时填写输出价格";
+        InputToo => "give the input price too", "请同时填写输入价格";
+        GiveField => "give the model's {0}", "请填写模型的 {0}";
+        ZeroWindow => "the context window is 0; set it to the model's context size in tokens", "上下文窗口为 0；请设为模型的上下文大小（令牌数）";
+        PriceBad => "a price must be a number of US dollars per million tokens, 0 or more", "价格必须是每百万令牌的美元数，0 或以上";
+        ZeroFails => "0 would fail every call", "0 会让每次调用失败";
+        TooLarge => "{0} tokens is more than a context window can be", "{0} 个令牌超过了上下文窗口的上限";
+        Embedded => "the embedded model is built in; pull its weights with `braincode models pull`", "嵌入式模型是内置的；用 `braincode models pull` 下载其权重";
+        Duplicate => "models.json already has a model {0}; pick another id or remove that one first", "models.json 已有模型 {0}；请换一个 ID 或先删除那个";
+        NoModel => "models.json has no model {0}", "models.json 中没有模型 {0}";
+        NotInCatalogue => "no model {0} in the catalogue", "目录中没有模型 {0}";
+        AnsweredIn => "answered in {0} ms:", "在 {0} 毫秒内回答：";
+        Hint => "Hint:", "提示：";
+        GiveBaseUrl => "give the endpoint's base URL", "请填写端点的基础 URL";
+        NoEndpoint => "the embedded model has no endpoint", "嵌入式模型没有端点";
+        Found => "{0} model(s) at {1}. Pick one to fill the form above.", "在 {1} 找到 {0} 个模型。选择一个来填写上面的表单。";
+        ContextAbout => "context ≈", "上下文 ≈";
+        Use => "Use", "使用";
+        EmbeddedCredential => "embedded", "嵌入式";
+        Missing => "missing", "缺失";
+        NotNeeded => "not needed (local endpoint)", "不需要（本地端点）";
+    }
+}
 
 pub(super) fn routes() -> Router<AppState> {
     Router::new()
@@ -49,9 +106,9 @@ async fn page(State(state): State<AppState>) -> Html<String> {
     let body = match braincode_config::load_models(home) {
         Err(err) => layout::problem(&err.to_string()),
         Ok(models) => html! {
-            p.lede { "Every model a brain can route to. Entries of " code { (home.models_path().display()) } " replace the built-in model with the same id." }
+            p.lede { (tf(S::Lede, &[&home.models_path().display()])) }
             table #models {
-                thead { tr { th { "Id" } th { "API" } th { "Model" } th.num { "Context" } th { "Price in / out (USD per M tokens)" } th { "Credential" } th {} } }
+                thead { tr { th { (t(S::Id)) } th { (t(S::Api)) } th { (t(S::Model)) } th.num { (t(S::Context)) } th { (t(S::Price)) } th { (t(S::Credential)) } th {} } }
                 tbody {
                     @for model in &models { (row(&state, model, user_ids.contains(&model.id), &version)) }
                 }
@@ -61,7 +118,7 @@ async fn page(State(state): State<AppState>) -> Html<String> {
             (discover_form())
         },
     };
-    layout::page(Section::Models, "Models", body)
+    layout::page(Section::Models, t(S::Title), body)
 }
 
 fn row(state: &AppState, model: &ModelDefinition, from_file: bool, version: &str) -> Markup {
@@ -72,42 +129,53 @@ fn row(state: &AppState, model: &ModelDefinition, from_file: bool, version: &str
     );
     html! {
         tr data-model=(model.id) {
-            td { code { (model.id) } @if !from_file { " " span.tag { "built-in" } } }
+            td { code { (model.id) } @if !from_file { " " span.tag { (t(layout::L::BuiltIn)) } } }
             td { (model.api.as_str()) }
             td { (layout::breakable(&model.model_id)) @if let Some(url) = &model.base_url { br; small { (layout::breakable(url)) } } }
             td.num { (layout::thousands(u64::from(model.context_window))) }
             td { (price) }
-            td class=(if credential_usable(&credential) { "ok" } else { "bad" }) { (credential) }
+            td class=(if credential_usable(&credential) { "ok" } else { "bad" }) { (credential_text(&credential)) }
             td.actions {
-                button type="button" data-action="/api/models/test" data-body=(json!({"id": model.id}).to_string()) data-target="#test-result" { "Test" }
+                button type="button" data-action="/api/models/test" data-body=(json!({"id": model.id}).to_string()) data-target="#test-result" { (t(S::Test)) }
                 @if from_file {
-                    button.danger type="button" data-action="/api/models/remove" data-body=(json!({"id": model.id, "version": version}).to_string()) data-reload data-confirm=(format!("Remove {} from models.json?", model.id)) { "Remove" }
+                    button.danger type="button" data-action="/api/models/remove" data-body=(json!({"id": model.id, "version": version}).to_string()) data-reload data-confirm=(tf(S::RemoveConfirm, &[&model.id])) { (t(S::Remove)) }
                 }
             }
         }
     }
 }
 
+/// The credential's state in the page's language (a key's source, `auth.json` or `env X`,
+/// is shown as it is).
+fn credential_text(status: &str) -> String {
+    match status {
+        "embedded" => t(S::EmbeddedCredential).to_string(),
+        "missing" => t(S::Missing).to_string(),
+        "not needed (local endpoint)" => t(S::NotNeeded).to_string(),
+        other => other.to_string(),
+    }
+}
+
 fn add_form(version: &str) -> Markup {
     html! {
         section {
-            h2 { "Add a model" }
+            h2 { (t(S::AddTitle)) }
             form #add-model data-api="/api/models" data-reload {
                 (layout::version_field(version))
                 div.grid {
-                    label { "Id (one word, no spaces)" input name="id" data-check="model-id" required placeholder="openrouter/qwen3-coder"; }
-                    label { "Provider" input name="provider" required placeholder="openrouter"; }
-                    label { "Model name at the provider" input name="modelId" required placeholder="qwen/qwen3-coder"; }
-                    label { "Display name" input name="name" placeholder="(the id)"; }
-                    label { "API" select name="api" { @for api in APIS { option value=(api.as_str()) { (api.as_str()) } } } }
-                    label { "Base URL (http or https)" input name="baseUrl" data-check="url" placeholder="https://api.example.com/v1"; }
-                    label { "Context window (tokens)" input name="contextWindow" data-type="integer" required value="128000"; }
-                    label { "Input price (USD / M)" input name="pricing.input" data-type="number" placeholder="3"; }
-                    label { "Output price (USD / M)" input name="pricing.output" data-type="number" placeholder="15"; }
-                    label.check { input type="checkbox" name="supportsTools" checked; " Tool calls" }
-                    label.check { input type="checkbox" name="supportsVision"; " Images" }
+                    label { (t(S::IdLabel)) input name="id" data-check="model-id" required placeholder="openrouter/qwen3-coder"; }
+                    label { (t(S::Provider)) input name="provider" required placeholder="openrouter"; }
+                    label { (t(S::ModelAtProvider)) input name="modelId" required placeholder="qwen/qwen3-coder"; }
+                    label { (t(S::DisplayName)) input name="name" placeholder=(t(S::TheId)); }
+                    label { (t(S::Api)) select name="api" { @for api in APIS { option value=(api.as_str()) { (api.as_str()) } } } }
+                    label { (t(S::BaseUrl)) input name="baseUrl" data-check="url" placeholder="https://api.example.com/v1"; }
+                    label { (t(S::ContextWindow)) input name="contextWindow" data-type="integer" required value="128000"; }
+                    label { (t(S::InputPrice)) input name="pricing.input" data-type="number" placeholder="3"; }
+                    label { (t(S::OutputPrice)) input name="pricing.output" data-type="number" placeholder="15"; }
+                    label.check { input type="checkbox" name="supportsTools" checked; " " (t(S::ToolCalls)) }
+                    label.check { input type="checkbox" name="supportsVision"; " " (t(S::Images)) }
                 }
-                button type="submit" { "Add" }
+                button type="submit" { (t(S::Add)) }
                 (layout::status_line())
             }
         }
@@ -117,14 +185,14 @@ fn add_form(version: &str) -> Markup {
 fn discover_form() -> Markup {
     html! {
         section {
-            h2 { "Discover from an endpoint" }
+            h2 { (t(S::DiscoverTitle)) }
             form data-api="/api/models/discover" data-target="#discovered" {
                 div.grid {
-                    label { "Base URL" input name="baseUrl" data-check="url" required placeholder="http://127.0.0.1:11434/v1"; }
-                    label { "API" select name="api" { @for api in APIS { option value=(api.as_str()) { (api.as_str()) } } } }
-                    label { "Provider (its saved key is used)" input name="provider" placeholder="ollama"; }
+                    label { (t(S::BaseUrlShort)) input name="baseUrl" data-check="url" required placeholder="http://127.0.0.1:11434/v1"; }
+                    label { (t(S::Api)) select name="api" { @for api in APIS { option value=(api.as_str()) { (api.as_str()) } } } }
+                    label { (t(S::ProviderKey)) input name="provider" placeholder="ollama"; }
                 }
-                button type="submit" { "List its models" }
+                button type="submit" { (t(S::ListModels)) }
                 (layout::status_line())
             }
             div #discovered {}
@@ -163,11 +231,8 @@ fn check_fields(fields: &mut Map<String, Value>) -> Result<(), ApiError> {
         && !value.is_null()
         && value.as_str() != Some("")
     {
-        let tokens = input::positive_integer(value, "context window")
-            .and_then(|n| {
-                u32::try_from(n)
-                    .map_err(|_| format!("{n} tokens is more than a context window can be"))
-            })
+        let tokens = input::positive_integer(value, input::S::ContextWindow)
+            .and_then(|n| u32::try_from(n).map_err(|_| tf(S::TooLarge, &[&n])))
             .map_err(|err| ApiError::at("contextWindow", err))?;
         *value = Value::from(tokens);
     }
@@ -201,9 +266,9 @@ fn entry_of(mut fields: Map<String, Value>) -> Result<ModelDefinition, ApiError>
                 fields.remove("pricing");
             }
             (true, false) => {
-                return Err(ApiError::at("pricing.output", "give the output price too"));
+                return Err(ApiError::at("pricing.output", t(S::OutputToo)));
             }
-            (false, true) => return Err(ApiError::at("pricing.input", "give the input price too")),
+            (false, true) => return Err(ApiError::at("pricing.input", t(S::InputToo))),
             (true, true) => {}
         }
     }
@@ -221,23 +286,17 @@ fn entry_of(mut fields: Map<String, Value>) -> Result<ModelDefinition, ApiError>
     })?;
     for (field, value) in [("provider", &model.provider), ("modelId", &model.model_id)] {
         if value.is_empty() {
-            return Err(ApiError::at(field, format!("give the model's {field}")));
+            return Err(ApiError::at(field, tf(S::GiveField, &[&field])));
         }
     }
     if model.context_window == 0 {
-        return Err(ApiError::at(
-            "contextWindow",
-            "the context window is 0; set it to the model's context size in tokens",
-        ));
+        return Err(ApiError::at("contextWindow", t(S::ZeroWindow)));
     }
     if let Some(field) = model.pricing.and_then(|p| p.invalid_field()) {
-        return Err(ApiError::at(
-            format!("pricing.{field}"),
-            "a price must be a number of US dollars per million tokens, 0 or more",
-        ));
+        return Err(ApiError::at(format!("pricing.{field}"), t(S::PriceBad)));
     }
     if let Some(field) = model.call_settings().invalid_field() {
-        return Err(ApiError::at(field, "0 would fail every call"));
+        return Err(ApiError::at(field, t(S::ZeroFails)));
     }
     Ok(model)
 }
@@ -245,9 +304,7 @@ fn entry_of(mut fields: Map<String, Value>) -> Result<ModelDefinition, ApiError>
 fn take_version(fields: &mut Map<String, Value>) -> Result<String, ApiError> {
     match fields.remove("version") {
         Some(Value::String(version)) => Ok(version),
-        _ => Err(ApiError::invalid(
-            "the request names no file version; reload the page",
-        )),
+        _ => Err(ApiError::invalid(t(crate::api::E::NoVersion))),
     }
 }
 
@@ -259,10 +316,7 @@ async fn add(
     let version = take_version(&mut fields)?;
     let model = entry_of(fields)?;
     if model.api == ModelApi::Local {
-        return Err(ApiError::at(
-            "api",
-            "the embedded model is built in; pull its weights with `braincode models pull`",
-        ));
+        return Err(ApiError::at("api", t(S::Embedded)));
     }
     let home = state.home.clone();
     let path = home.models_path();
@@ -272,17 +326,23 @@ async fn add(
         if doc.models.iter().any(|m| m.id == model.id) {
             return Err(ApiError::at(
                 "id",
-                format!("models.json already has a model {:?}; pick another id or remove that one first", model.id),
+                tf(S::Duplicate, &[&format!("{:?}", model.id)]),
             ));
         }
         let entry = serde_json::to_value(&model)
             .map_err(|err| ApiError::Internal(format!("cannot write the entry: {err}")))?;
         let expected = doc.models.len() + 1;
-        write_models(&home, doc, expected, |text| splice::append_element(text, "models", &entry), |doc| doc.models.push(model))
+        write_models(
+            &home,
+            doc,
+            expected,
+            |text| splice::append_element(text, "models", &entry),
+            |doc| doc.models.push(model),
+        )
     })
     .await?;
     Ok(api::ok(
-        json!({"message": format!("added {id}"), "version": new_version}),
+        json!({"message": tf(S::Added, &[&id]), "version": new_version}),
     ))
 }
 
@@ -368,8 +428,9 @@ async fn remove(
     let new_version = store::write_if_unchanged(&state, &path, &version, move || {
         let doc = read_doc(&home)?;
         let Some(index) = doc.models.iter().position(|m| m.id == removed) else {
-            return Err(ApiError::NotFound(format!(
-                "models.json has no model {removed:?}"
+            return Err(ApiError::NotFound(tf(
+                S::NoModel,
+                &[&format!("{removed:?}")],
             )));
         };
         let expected = doc.models.len() - 1;
@@ -393,7 +454,7 @@ async fn remove(
     })
     .await?;
     Ok(api::ok(
-        json!({"message": format!("removed {id}"), "version": new_version}),
+        json!({"message": tf(S::Removed, &[&id]), "version": new_version}),
     ))
 }
 
@@ -412,17 +473,17 @@ async fn test(
     let model = models
         .iter()
         .find(|m| m.id == id)
-        .ok_or_else(|| ApiError::NotFound(format!("no model {id:?} in the catalogue")))?;
+        .ok_or_else(|| ApiError::NotFound(tf(S::NotInCatalogue, &[&format!("{id:?}")])))?;
     let (ok, html) = match test_model(&state.home, model).await {
         ModelTest::Embedded(message) => (true, html! { p { (message) } }),
         ModelTest::Tested(result) => match &result.failure {
             None => (
                 true,
-                html! { p.ok { "✓ " code { (id) } " answered in " (result.latency_ms) " ms: " q { (result.reply) } } },
+                html! { p.ok { "✓ " code { (id) } " " (tf(S::AnsweredIn, &[&result.latency_ms])) " " q { (result.reply) } } },
             ),
             Some(failure) => (
                 false,
-                html! { p.bad { "✗ " code { (id) } ": " (failure.kind) " — " (failure.explanation) } p { "Hint: " (failure.kind.hint()) } },
+                html! { p.bad { "✗ " code { (id) } ": " (failure.kind) " — " (failure.explanation) } p { (t(S::Hint)) " " (failure.kind.hint()) } },
             ),
         },
     };
@@ -444,10 +505,10 @@ async fn discover(
 ) -> Result<Response, ApiError> {
     let body = api::body(body)?;
     if body.base_url.trim().is_empty() {
-        return Err(ApiError::at("baseUrl", "give the endpoint's base URL"));
+        return Err(ApiError::at("baseUrl", t(S::GiveBaseUrl)));
     }
     if body.api == ModelApi::Local {
-        return Err(ApiError::at("api", "the embedded model has no endpoint"));
+        return Err(ApiError::at("api", t(S::NoEndpoint)));
     }
     let provider = body
         .provider
@@ -467,12 +528,12 @@ async fn discover(
             )
         })?;
     let html = html! {
-        p { (found.len()) " model(s) at " code { (body.base_url) } ". Pick one to fill the form above." }
+        p { (tf(S::Found, &[&found.len(), &body.base_url])) }
         ul.discovered {
             @for model in &found {
                 li {
-                    code { (model.id) } " (context ≈ " (layout::thousands(u64::from(model.context_window_guess))) ") "
-                    button type="button" data-fill="#add-model" data-values=(suggested_entry(&provider, body.base_url.trim(), body.api, model).to_string()) { "Use" }
+                    code { (model.id) } " (" (t(S::ContextAbout)) " " (layout::thousands(u64::from(model.context_window_guess))) ") "
+                    button type="button" data-fill="#add-model" data-values=(suggested_entry(&provider, body.base_url.trim(), body.api, model).to_string()) { (t(S::Use)) }
                 }
             }
         }

@@ -16,7 +16,64 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use crate::AppState;
+use crate::i18n::{t, texts, tf};
 use crate::layout::{self, Section};
+
+texts! {
+    pub(crate) enum S {
+        Title => "Sessions", "会话";
+        Session => "Session", "会话";
+        ListFailed => "listing the sessions failed: {0}", "列出会话失败：{0}";
+        SearchHint => "Search every journal (prompts, answers, tool output…)", "搜索所有日志（提示、回答、工具输出…）";
+        SearchLabel => "search", "搜索";
+        Search => "Search", "搜索";
+        Status => "Status", "状态";
+        Request => "Request", "请求";
+        Project => "Project", "项目";
+        Updated => "Updated", "更新时间";
+        Runs => "Runs", "运行次数";
+        Size => "Size", "大小";
+        NoSessions => "No sessions yet: `braincode run <task>` starts one.", "还没有会话：`braincode run <task>` 会开始一个。";
+        NoSuch => "No such session", "没有这个会话";
+        LastRun => "Last run:", "最近一次运行：";
+        Skipped => "{0} unreadable line(s) and {1} malformed record(s) were skipped.", "跳过了 {0} 行无法读取的内容和 {1} 条格式错误的记录。";
+        Conversation => "Conversation", "对话";
+        WorkersOfLastRun => "Workers of the last run", "最近一次运行的工作者";
+        RawRecords => "Raw records ({0})", "原始记录（{0}）";
+        Newest => "The {0} newest of {1} records.", "共 {1} 条记录中最新的 {0} 条。";
+        Time => "Time", "时间";
+        Record => "Record", "记录";
+        What => "What", "内容";
+        You => "You", "你";
+        Attempt => "↻ attempt {0}", "↻ 第 {0} 次尝试";
+        With => "with", "使用";
+        AttemptFailed => "attempt failed, trying the next model:", "尝试失败，正在换下一个模型：";
+        Error => "Error", "错误";
+        Starts => "starts:", "开始：";
+        Failed => "failed", "失败";
+        Done => "done", "完成";
+        TryingNext => "(trying the next model)", "（正在尝试下一个模型）";
+        Asks => "Braincode asks", "Braincode 提问";
+        Review => "review:", "审查：";
+        Warning => "warning:", "警告：";
+        MergedBack => "writer merged back:", "写入者已合并回：";
+        ItsPatch => "its patch:", "其补丁：";
+        NoEnd => "no end recorded", "没有记录结束";
+        Ok => "ok", "成功";
+        NoRecords => "This journal has no records yet.", "此日志还没有记录。";
+        Completed => "completed", "已完成";
+        FailedStatus => "failed", "失败";
+        Aborted => "aborted", "已中止";
+        Running => "running", "运行中";
+        Interrupted => "interrupted", "已中断";
+        RunningOrInterrupted => "running or interrupted", "运行中或已中断";
+        NoWorkers => "No workers ran in this run.", "这次运行没有工作者。";
+        TimelineLabel => "worker timeline", "工作者时间线";
+        SoFar => "so far", "目前为止";
+        Mention => "{0} session(s) of {1} mention {2}.", "{1} 个会话中有 {0} 个提到 {2}。";
+        Matches => "{0} match(es)", "{0} 处匹配";
+    }
+}
 
 mod conversation;
 mod live;
@@ -72,17 +129,17 @@ async fn index(State(state): State<AppState>, Query(query): Query<IndexQuery>) -
     })
     .await;
     let body = match found {
-        Err(err) => layout::problem(&format!("listing the sessions failed: {err}")),
+        Err(err) => layout::problem(&tf(S::ListFailed, &[&err])),
         Ok((Err(err), _)) => layout::problem(&err.to_string()),
         Ok((Ok(sessions), hits)) => html! {
             form.search method="get" action="/sessions" {
-                input type="search" name="q" value=(q) placeholder="Search every journal (prompts, answers, tool output…)" aria-label="search";
-                button type="submit" { "Search" }
+                input type="search" name="q" value=(q) placeholder=(t(S::SearchHint)) aria-label=(t(S::SearchLabel));
+                button type="submit" { (t(S::Search)) }
             }
             @if let Some(hits) = hits { (search::render(&q, &hits)) }
             table #sessions {
                 colgroup { col.c-id; col.c-status; col.c-request; col.c-project; col.c-time; col.c-num; col.c-num; }
-                thead { tr { th { "Session" } th { "Status" } th { "Request" } th { "Project" } th { "Updated" } th.num { "Runs" } th.num { "Size" } } }
+                thead { tr { th { (t(S::Session)) } th { (t(S::Status)) } th { (t(S::Request)) } th { (t(S::Project)) } th { (t(S::Updated)) } th.num { (t(S::Runs)) } th.num { (t(S::Size)) } } }
                 tbody {
                     @for (session, status) in &sessions {
                         tr data-session=(session.id) {
@@ -97,10 +154,10 @@ async fn index(State(state): State<AppState>, Query(query): Query<IndexQuery>) -
                     }
                 }
             }
-            @if sessions.is_empty() { p.muted { "No sessions yet: `braincode run <task>` starts one." } }
+            @if sessions.is_empty() { p.muted { (t(S::NoSessions)) } }
         },
     };
-    layout::page(Section::Sessions, "Sessions", body)
+    layout::page(Section::Sessions, t(S::Title), body)
 }
 
 fn kib(bytes: u64) -> String {
@@ -122,7 +179,7 @@ async fn session_page(State(state): State<AppState>, Path(id): Path<String>) -> 
                 StatusCode::NOT_FOUND,
                 layout::page(
                     Section::Sessions,
-                    "No such session",
+                    t(S::NoSuch),
                     layout::problem(&err.to_string()),
                 ),
             )
@@ -143,7 +200,7 @@ async fn session_page(State(state): State<AppState>, Path(id): Path<String>) -> 
         Ok(Err(err)) => {
             return layout::page(
                 Section::Sessions,
-                "Session",
+                t(S::Session),
                 layout::problem(&err.to_string()),
             )
             .into_response();
@@ -151,7 +208,7 @@ async fn session_page(State(state): State<AppState>, Path(id): Path<String>) -> 
         Err(err) => {
             return layout::page(
                 Section::Sessions,
-                "Session",
+                t(S::Session),
                 layout::problem(&err.to_string()),
             )
             .into_response();
@@ -167,24 +224,24 @@ async fn session_page(State(state): State<AppState>, Path(id): Path<String>) -> 
     let skip = entries.len().saturating_sub(SHOWN_RECORDS);
     let body = html! {
         p.lede { code title=(session) { (session.short()) } " · " small { (layout::breakable(&path_display(&path))) } }
-        p { "Last run: " span #live-status class=(run_status.key()) data-run-status=(run_status.key()) { (run_status.label()) } }
+        p { (t(S::LastRun)) " " span #live-status class=(run_status.key()) data-run-status=(run_status.key()) { (run_status.label()) } }
         @if journal.skipped_count > 0 || journal.malformed_count > 0 {
-            p.bad { (journal.skipped_count) " unreadable line(s) and " (journal.malformed_count) " malformed record(s) were skipped." }
+            p.bad { (tf(S::Skipped, &[&journal.skipped_count, &journal.malformed_count])) }
         }
-        section #conversation { h2 { "Conversation" } (conversation::render(entries)) }
-        h2 { "Workers of the last run" }
+        section #conversation { h2 { (t(S::Conversation)) } (conversation::render(entries)) }
+        h2 { (t(S::WorkersOfLastRun)) }
         div #timeline { (timeline::render(&entries[last_run..])) }
         details #raw {
-            summary { "Raw records (" (entries.len()) ")" }
-            @if skip > 0 { p.muted { "The " (SHOWN_RECORDS) " newest of " (entries.len()) " records." } }
+            summary { (tf(S::RawRecords, &[&entries.len()])) }
+            @if skip > 0 { p.muted { (tf(S::Newest, &[&SHOWN_RECORDS, &entries.len()])) } }
             table #records data-live-session=[running.then(|| format!("/api/sessions/{session}/events?offset={offset}"))] {
                 colgroup { col.c-time; col.c-kind; col; }
-                thead { tr { th { "Time" } th { "Record" } th { "What" } } }
+                thead { tr { th { (t(S::Time)) } th { (t(S::Record)) } th { (t(S::What)) } } }
                 tbody { @for entry in &entries[skip..] { (record_row(entry)) } }
             }
         }
     };
-    layout::page(Section::Sessions, "Session", body).into_response()
+    layout::page(Section::Sessions, t(S::Session), body).into_response()
 }
 
 fn path_display(path: &FsPath) -> String {

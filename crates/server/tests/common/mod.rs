@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 pub struct Fixture {
     pub _dir: tempfile::TempDir,
     pub home: PathBuf,
+    pub project: PathBuf,
     pub panel: Panel,
 }
 
@@ -79,9 +80,10 @@ pub async fn fixture() -> Fixture {
     let project = dir.path().join("project");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&project).unwrap();
+    let project = project.canonicalize().unwrap();
     let panel = start(ServeOptions {
         home: Home::at(&home),
-        project_root: project.canonicalize().unwrap(),
+        project_root: project.clone(),
         port: 0,
         token: None,
     })
@@ -90,6 +92,7 @@ pub async fn fixture() -> Fixture {
     Fixture {
         _dir: dir,
         home,
+        project,
         panel,
     }
 }

@@ -4,12 +4,13 @@ use fantoccini::Client;
 use serde_json::Value;
 
 /// For every `th` and `td` of the page's tables, each word of its text (split at spaces, and
-/// after `-`, `/` and `→`, where a line may break without cutting a word) must sit on one
+/// after `-`, `/`, `→` and each CJK character, where a line may break without cutting a word) must sit on one
 /// line: the word's range has client rects on a single line. Returns the broken words, each
 /// as `"<word>" in <cell text>`.
 const BROKEN_WORDS: &str = r#"
 const broken = [];
-const breakAfter = /(?<=[-\/→])/;
+// Chinese (and Japanese) text may break after any character: each is a word of its own.
+const breakAfter = /(?<=[-\/→\u3000-\u9fff\uff00-\uffef])/;
 for (const cell of document.querySelectorAll("main table th, main table td")) {
   const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT, {
     acceptNode: (node) => node.parentElement.closest("svg, select, textarea, input, details:not([open])")

@@ -8,7 +8,9 @@ use braincode_protocol::{JournalEntry, Record, ToolExecutionSummary, ToolStage};
 use maud::{Markup, html};
 use serde_json::Value;
 
+use super::S;
 use super::local_time;
+use crate::i18n::{t, tf};
 use crate::layout::{clip, serde_name};
 
 /// Characters of a worker's result summary shown on its line.
@@ -66,9 +68,9 @@ fn tool_line(start: Option<&ToolExecutionSummary>, end: Option<&ToolExecutionSum
             @if !args.is_empty() { " " code.args { (args) } }
             @if let Some(who) = who { " " span.muted { "(" (who) ")" } }
             @match end {
-                Some(end) => { " — " (if end.is_error { "failed" } else { "ok" })
+                Some(end) => { " — " (t(if end.is_error { S::Failed } else { S::Ok }))
                     @if let Some(ms) = end.duration_ms { ", " (seconds(ms)) } }
-                None => { " — " span.muted { "no end recorded" } }
+                None => { " — " span.muted { (t(S::NoEnd)) } }
             }
             @if let Some(output) = output { ": " span.bad { (output) } }
         }
@@ -84,13 +86,13 @@ fn entry_markup<'a>(
     match &entry.record {
         Record::RunStart(start) if start.attempt.is_none_or(|a| a <= 1) => html! {
             div class="turn user" {
-                div.who { "You" span.when { (time) } }
+                div.who { (t(S::You)) span.when { (time) } }
                 p.text { (start.prompt) }
             }
         },
         Record::RunStart(start) => html! {
-            div.note { "↻ attempt " (start.attempt.unwrap_or_default())
-                @if let Some(model) = &start.model { " with " code { (model) } } }
+            div.note { (tf(S::Attempt, &[&start.attempt.unwrap_or_default()]))
+                @if let Some(model) = &start.model { " " (t(S::With)) " " code { (model) } } }
         },
         Record::RunEnd(end) => html! {
             div class="turn answer" {
@@ -101,11 +103,11 @@ fn entry_markup<'a>(
             }
         },
         Record::RunError(error) if error.will_fallback == Some(true) => html! {
-            div.note.warn { "attempt failed, trying the next model: " (clip(&error.error, 300)) }
+            div.note.warn { (t(S::AttemptFailed)) " " (clip(&error.error, 300)) }
         },
         Record::RunError(error) => html! {
             div class="turn error" {
-                div.who { "Error"
+                div.who { (t(S::Error))
                     @if let Some(status) = error.status { " " span.tag { (status.as_str()) } }
                     @if let Some(kind) = &error.kind { " " span.tag { (kind) } }
                     span.when { (time) } }
@@ -113,7 +115,7 @@ fn entry_markup<'a>(
             }
         },
         Record::WorkerStart(start) => html! {
-            div.worker { "▸ " code { (start.worker.as_str()) } " (" (serde_name(&start.phase)) ") starts: " (clip(&start.goal, WORKER_SUMMARY_CHARS)) }
+            div.worker { "▸ " code { (start.worker.as_str()) } " (" (serde_name(&start.phase)) ") " (t(S::Starts)) " " (clip(&start.goal, WORKER_SUMMARY_CHARS)) }
         },
         Record::WorkerEnd(end) => {
             let failed = end
@@ -128,15 +130,15 @@ fn entry_markup<'a>(
             html! {
                 div class=(if failed { "worker failed" } else { "worker" }) {
                     (if failed { "✗ " } else { "✓ " }) code { (end.worker.as_str()) } " (" (serde_name(&end.phase)) ") "
-                    (if failed { "failed" } else { "done" })
+                    (t(if failed { S::Failed } else { S::Done }))
                     @if let Some(summary) = summary { ": " (summary) }
                 }
             }
         }
         Record::WorkerError(error) => html! {
             div class="worker failed" {
-                "✗ " code { (error.worker.as_str()) } " (" (serde_name(&error.phase)) ") failed"
-                @if error.will_fallback == Some(true) { " (trying the next model)" }
+                "✗ " code { (error.worker.as_str()) } " (" (serde_name(&error.phase)) ") " (t(S::Failed))
+                @if error.will_fallback == Some(true) { " " (t(S::TryingNext)) }
                 @if let Some(message) = &error.error { ": " span.bad { (clip(message, 400)) } }
             }
         },
@@ -150,24 +152,24 @@ fn entry_markup<'a>(
         },
         Record::ClarificationRequest(request) => html! {
             div class="turn answer" {
-                div.who { "Braincode asks" span.when { (time) } }
+                div.who { (t(S::Asks)) span.when { (time) } }
                 p.text { (request.clarification.question) }
             }
         },
         Record::ReviewDecision(review) => html! {
-            div.note { "review: " (serde_name(&review.decision.decision)) }
+            div.note { (t(S::Review)) " " (serde_name(&review.decision.decision)) }
         },
         Record::Warning(warning) => html! {
-            div.note.warn { "warning: " (warning.message) }
+            div.note.warn { (t(S::Warning)) " " (warning.message) }
         },
         Record::WriterMerge(merge) => html! {
             div class=(if matches!(merge.outcome, braincode_protocol::MergeOutcome::Clean | braincode_protocol::MergeOutcome::Empty) { "note" } else { "note warn" }) {
-                code { (merge.role.as_str()) } " writer merged back: " (merge.outcome.as_str())
+                code { (merge.role.as_str()) } " " (t(S::MergedBack)) " " (merge.outcome.as_str())
                 @if !merge.files.is_empty() {
                     " (" (merge.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")) ")"
                 }
                 @if let Some(reason) = &merge.reason { " — " (reason) }
-                @if let Some(patch) = &merge.patch_path { " · its patch: " code { (patch) } }
+                @if let Some(patch) = &merge.patch_path { " · " (t(S::ItsPatch)) " " code { (patch) } }
             }
         },
         _ => html! {},
@@ -188,7 +190,7 @@ pub(super) fn render(entries: &[JournalEntry]) -> Markup {
         }
     }
     html! {
-        @if entries.is_empty() { p.muted { "This journal has no records yet." } }
+        @if entries.is_empty() { p.muted { (t(S::NoRecords)) } }
         @for entry in entries { (entry_markup(entry, &ends, &starts)) }
     }
 }

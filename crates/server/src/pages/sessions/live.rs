@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::AppState;
+use crate::i18n::Lang;
 
 /// How often the journal is looked at.
 const POLL: Duration = Duration::from_millis(200);
@@ -39,6 +40,8 @@ struct Follow {
     queued: VecDeque<Event>,
     ended: bool,
     state: AppState,
+    /// The request's language: the stream is read after the request's handler returned.
+    lang: Lang,
 }
 
 impl Follow {
@@ -79,7 +82,7 @@ impl Follow {
                 // The run's status, in the words and class the page uses.
                 let status =
                     super::status::status_of(&self.state.home, &self.session, Some(&entry.record));
-                let data = json!({"status": status.key(), "label": status.label()});
+                let data = json!({"status": status.key(), "label": status.label_in(self.lang)});
                 self.queued
                     .push_back(Event::default().event("end").data(data.to_string()));
                 self.ended = true;
@@ -107,6 +110,7 @@ pub(super) async fn events(
         queued: VecDeque::new(),
         ended: false,
         state,
+        lang: Lang::current(),
     };
     let stream = futures::stream::unfold(follow, |mut follow| async move {
         loop {

@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use maud::{Markup, html};
 use regex::bytes::RegexBuilder;
 
+use super::S;
+use crate::i18n::tf;
+
 /// Sessions with a match are listed up to this many.
 const MAX_SESSIONS: usize = 50;
 /// Matching lines shown per session.
@@ -128,10 +131,10 @@ pub(super) fn render(query: &str, hits: &Hits) -> Markup {
     html! {
         section #search-results {
             @if let Some(error) = &hits.error { p.bad { (error) } }
-            p { (hits.sessions.len()) " session(s) of " (hits.files) " mention " q { (query) } "." }
+            p { (tf(S::Mention, &[&hits.sessions.len(), &hits.files, &format!("“{query}”")])) }
             @for hit in &hits.sessions {
                 div.hit {
-                    a href=(format!("/sessions/{}", hit.session)) title=(hit.session) { code { (braincode_protocol::short_form(&hit.session)) } } " — " (hit.matches) " match(es)"
+                    a href=(format!("/sessions/{}", hit.session)) title=(hit.session) { code { (braincode_protocol::short_form(&hit.session)) } } " — " (tf(S::Matches, &[&hit.matches]))
                     ul { @for (kind, text) in &hit.snippets { li { code { (kind) } " " (text) } } }
                 }
             }

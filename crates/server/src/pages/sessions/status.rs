@@ -13,6 +13,9 @@ use braincode_config::journal::{parse_journal_line, run_is_live};
 use braincode_config::{Home, SessionStatus};
 use braincode_protocol::{FinalStatus, JournalEntry, Record, SessionId};
 
+use super::S;
+use crate::i18n::{Lang, Text};
+
 /// How a session's latest run stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RunStatus {
@@ -44,14 +47,24 @@ impl RunStatus {
         }
     }
 
-    /// What the page says.
+    /// What the page says, in the request's language.
     pub(crate) fn label(&self) -> String {
+        self.label_in(Lang::current())
+    }
+
+    /// What the page says, in `lang` (a live stream is read after its request returned).
+    pub(crate) fn label_in(&self, lang: Lang) -> String {
+        let word = |key: S| key.in_lang(lang);
         match self {
             RunStatus::Completed {
                 detail: Some(detail),
-            } => format!("completed · {}", detail.replace('_', " ")),
-            RunStatus::Unknown => "running or interrupted".to_string(),
-            other => other.key().to_string(),
+            } => format!("{} · {}", word(S::Completed), detail.replace('_', " ")),
+            RunStatus::Completed { detail: None } => word(S::Completed).to_string(),
+            RunStatus::Failed => word(S::FailedStatus).to_string(),
+            RunStatus::Aborted => word(S::Aborted).to_string(),
+            RunStatus::Running => word(S::Running).to_string(),
+            RunStatus::Interrupted => word(S::Interrupted).to_string(),
+            RunStatus::Unknown => word(S::RunningOrInterrupted).to_string(),
         }
     }
 

@@ -4,6 +4,9 @@
 use braincode_protocol::{JournalEntry, Record, Role, WorkerPhase};
 use maud::{Markup, html};
 
+use super::S;
+use crate::i18n::t;
+
 const WIDTH: f64 = 760.0;
 const LABEL: f64 = 190.0;
 const ROW: f64 = 24.0;
@@ -48,14 +51,14 @@ fn spans(entries: &[JournalEntry]) -> Vec<Span> {
 pub(super) fn render(entries: &[JournalEntry]) -> Markup {
     let spans = spans(entries);
     if spans.is_empty() {
-        return html! { p.muted { "No workers ran in this run." } };
+        return html! { p.muted { (t(S::NoWorkers)) } };
     }
     let t0 = entries.first().map_or(0, |e| e.timestamp);
     let t1 = entries.last().map_or(t0, |e| e.timestamp).max(t0 + 1);
     let scale = (WIDTH - LABEL - 10.0) / (t1 - t0) as f64;
     let height = spans.len() as f64 * ROW + 26.0;
     html! {
-        svg.timeline #worker-timeline xmlns="http://www.w3.org/2000/svg" width=(WIDTH) height=(height) viewBox=(format!("0 0 {WIDTH} {height}")) role="img" aria-label="worker timeline" {
+        svg.timeline #worker-timeline xmlns="http://www.w3.org/2000/svg" width=(WIDTH) height=(height) viewBox=(format!("0 0 {WIDTH} {height}")) role="img" aria-label=(t(S::TimelineLabel)) {
             @for (i, span) in spans.iter().enumerate() {
                 @let y = i as f64 * ROW + 4.0;
                 @let end = span.end.unwrap_or(t1);
@@ -64,7 +67,7 @@ pub(super) fn render(entries: &[JournalEntry]) -> Markup {
                 @let class = if span.failed { "bar failed" } else if span.end.is_none() { "bar open" } else { "bar" };
                 text x="4" y=(y + 15.0) { (span.role.as_str()) " (" (crate::layout::serde_name(&span.phase)) ")" }
                 rect class=(class) x=(format!("{x:.1}")) y=(y + 3.0) width=(format!("{w:.1}")) height=(ROW - 8.0) rx="3" {
-                    title { (span.role.as_str()) ": " (seconds(end - span.start)) @if span.end.is_none() { " so far" } }
+                    title { (span.role.as_str()) ": " (seconds(end - span.start)) @if span.end.is_none() { " " (t(S::SoFar)) } }
                 }
             }
             text.axis x=(LABEL) y=(height - 4.0) { "0 s" }
