@@ -31,6 +31,8 @@ if [ "$tests" -eq 1 ]; then
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   # The TUI's Ctrl-C test drives a real terminal multiplexer, as a person's terminal.
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  # The panel's Chinese pages are looked at in that browser: without a CJK font they are boxes.
+  [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(fonts-wqy-microhei)
 fi
 
 as_root() {
