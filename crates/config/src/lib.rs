@@ -12,7 +12,9 @@ pub mod contained;
 mod error;
 mod home;
 mod hooks;
+mod hooks_edit;
 pub mod journal;
+pub mod json_edit;
 mod json_io;
 mod json_locate;
 pub mod json_scan;
@@ -39,6 +41,7 @@ pub use hooks::{
     HOOK_EVENTS, HookEvents, HookGroup, HookHandler, HookSource, HooksFile, Scope, load_hooks,
     project_hooks_path, read_hooks_file,
 };
+pub use hooks_edit::{HookRow, HookSwitch, hook_rows, switch_hook, switch_hook_text};
 pub use journal::{
     JournalRead, JournalWriter, ListOptions, SessionInfo, SessionSnapshot, SessionStatus,
     SkippedLine, SnapshotEntry, SnapshotOptions, continuity_block, latest_session_for_project,

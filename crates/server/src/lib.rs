@@ -16,7 +16,6 @@ mod input;
 mod layout;
 mod pages;
 mod splice;
-mod splice_path;
 mod store;
 
 use std::net::{Ipv4Addr, SocketAddr};

@@ -125,8 +125,8 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "hooks",
         aliases: &[],
-        args: "[trust]",
-        help: "list the hooks of this project and of the user; trust the project so its own run",
+        args: "[trust|on <n>|off <n>]",
+        help: "list the hooks of this project and of the user; switch the user's hook <n> on or off; trust the project so its own run",
     },
     CommandInfo {
         name: "skill",
@@ -187,6 +187,13 @@ pub enum McpAction {
 pub enum HooksAction {
     /// List the hooks.
     List,
+    /// Switch the user's hook number `number` (as `/hooks` numbers them) on or off.
+    Switch {
+        /// 1-based, in the user's hooks.json order.
+        number: usize,
+        /// On or off.
+        switch: braincode_config::HookSwitch,
+    },
     /// Trust the project, so its own hooks (and MCP servers, settings, checks) run.
     Trust,
 }
@@ -393,7 +400,25 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "hooks" => match args {
             "" => Ok(SlashCommand::Hooks(HooksAction::List)),
             "trust" => Ok(SlashCommand::Hooks(HooksAction::Trust)),
-            _ => Err(format!("usage: {} — {}", info.usage(), info.help)),
+            _ => {
+                let words: Vec<&str> = args.split_whitespace().collect();
+                let switch = match words.first().copied() {
+                    Some("on") => Some(braincode_config::HookSwitch::On),
+                    Some("off") => Some(braincode_config::HookSwitch::Off),
+                    _ => None,
+                };
+                match (switch, &words[1..]) {
+                    (Some(switch), [number]) => match number.parse::<usize>() {
+                        Ok(number) if number > 0 => {
+                            Ok(SlashCommand::Hooks(HooksAction::Switch { number, switch }))
+                        }
+                        _ => Err(format!(
+                            "`{number}` is not a hook number: `/hooks` lists them numbered from 1"
+                        )),
+                    },
+                    _ => Err(format!("usage: {} — {}", info.usage(), info.help)),
+                }
+            }
         },
         "theme" => match one_word()? {
             None => Ok(SlashCommand::Theme(None)),

@@ -54,6 +54,31 @@ fn mcp_and_hooks_switch_and_trust() {
         SlashCommand::Hooks(HooksAction::Trust)
     );
     assert!(parse("/hooks sometimes").unwrap_err().contains("usage"));
+    assert_eq!(
+        parse("/hooks off 2").unwrap(),
+        SlashCommand::Hooks(HooksAction::Switch {
+            number: 2,
+            switch: braincode_config::HookSwitch::Off
+        })
+    );
+    assert_eq!(
+        parse("/hooks on 1").unwrap(),
+        SlashCommand::Hooks(HooksAction::Switch {
+            number: 1,
+            switch: braincode_config::HookSwitch::On
+        })
+    );
+    assert!(
+        parse("/hooks off 0")
+            .unwrap_err()
+            .contains("not a hook number")
+    );
+    assert!(
+        parse("/hooks off two")
+            .unwrap_err()
+            .contains("not a hook number")
+    );
+    assert!(parse("/hooks off").unwrap_err().contains("usage"));
 }
 
 #[test]

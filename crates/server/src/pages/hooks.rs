@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use axum::response::Response;
 use axum::routing::post;
-use braincode_config::{HOOK_EVENTS, ProjectTrust, Scope, check_trust};
+use braincode_config::{HOOK_EVENTS, HookSwitch, ProjectTrust, Scope, check_trust};
 use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use crate::api::{self, ApiError};
 use crate::i18n::{t, texts, tf};
 use crate::layout::{self, L};
-use crate::splice_path::{self, Step};
 use crate::{AppState, store};
+use braincode_config::json_edit::{self as splice_path, Step};
 
 /// The longest a hook may run, in seconds (an hour).
 pub(crate) const MAX_HOOK_TIMEOUT_S: u64 = 3_600;
@@ -73,50 +73,6 @@ fn path_of(state: &AppState, scope: Scope) -> PathBuf {
     }
 }
 
-/// One handler as the file has it, with where it sits.
-struct Row {
-    event: String,
-    group: usize,
-    index: usize,
-    matcher: String,
-    command: String,
-    timeout: Option<u64>,
-    enabled: bool,
-    trusted: bool,
-}
-
-/// The handlers of a hooks.json text in file order (unknown events left out: they never run).
-fn rows(text: &str) -> Vec<Row> {
-    let Ok(value) = serde_json::from_str::<Value>(text) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let Some(events) = value.get("hooks").and_then(Value::as_object) else {
-        return out;
-    };
-    for (event, groups) in events {
-        if !HOOK_EVENTS.contains(&event.as_str()) {
-            continue;
-        }
-        for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
-            let matcher = group["matcher"].as_str().unwrap_or_default().to_string();
-            for (h, handler) in group["hooks"].as_array().into_iter().flatten().enumerate() {
-                out.push(Row {
-                    event: event.clone(),
-                    group: g,
-                    index: h,
-                    matcher: matcher.clone(),
-                    command: handler["command"].as_str().unwrap_or_default().to_string(),
-                    timeout: handler["timeout"].as_u64(),
-                    enabled: handler["enabled"].as_bool().unwrap_or(true),
-                    trusted: handler["trusted"].as_bool().unwrap_or(false),
-                });
-            }
-        }
-    }
-    out
-}
-
 /// The hooks section of the MCP & hooks page.
 pub(super) fn section(state: &AppState, trust: &ProjectTrust) -> Markup {
     let editable_project = trust.is_trusted();
@@ -143,7 +99,7 @@ fn file_block(
     project_trusted: bool,
 ) -> Markup {
     let version = store::version_of(path).unwrap_or_default();
-    let rows = text.map(rows).unwrap_or_default();
+    let rows = text.map(braincode_config::hook_rows).unwrap_or_default();
     let scope_name = scope.as_str();
     let heading = match scope {
         Scope::User => tf(S::UserFile, &[&path.display()]),
@@ -415,13 +371,12 @@ fn plan(body: &ChangeBody, text: &str) -> Result<(Option<String>, &'static str),
         "toggle" => {
             let (group, index) = place(body)?;
             let on = body.enabled.unwrap_or(true);
-            let at = [&handler_path(group, index)[..], &[Step::Key("enabled")]].concat();
+            let row = braincode_config::hook_rows(text)
+                .into_iter()
+                .find(|row| row.event == event && row.group == group && row.index == index);
             // On is the default: switching on removes the flag rather than writing `true`.
-            let out = if on {
-                splice_path::remove(text, &at).or_else(|| Some(text.to_string()))
-            } else {
-                splice_path::set(text, &at, &false.into())
-            };
+            let switch = if on { HookSwitch::On } else { HookSwitch::Off };
+            let out = row.and_then(|row| braincode_config::switch_hook_text(text, &row, switch));
             Ok((out, if on { "on" } else { "off" }))
         }
         other => Err(ApiError::at(

@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 use crate::api::{self, ApiError};
 use crate::i18n::{t, texts, tf};
 use crate::layout;
-use crate::splice_path::{self, Step};
 use crate::{AppState, splice, store};
+use braincode_config::json_edit::{self as splice_path, Step};
 
 /// The longest system prompt the editor accepts, in characters: past that a prompt eats the
 /// context window it is meant to steer.

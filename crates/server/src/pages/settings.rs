@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use crate::api::{self, ApiError};
 use crate::i18n::{t, texts, tf};
 use crate::layout::{self, L, Section};
-use crate::splice_path::{self, Step};
 use crate::{AppState, store};
+use braincode_config::json_edit::{self as splice_path, Step};
 
 texts! {
     pub(crate) enum S {

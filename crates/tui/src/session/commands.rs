@@ -122,6 +122,25 @@ impl Session {
                 self.info = Some(listings::hooks(&self.options.home, &self.options));
             }
             SlashCommand::Hooks(HooksAction::Trust) => self.trust_project(),
+            SlashCommand::Hooks(HooksAction::Switch { number, switch }) => {
+                let path = self.options.home.hooks_path();
+                self.info = Some(vec![
+                    match braincode_config::switch_hook(&path, number, switch) {
+                        Ok(row) => format!(
+                            "hook {number} ({} {} {}) is {}; the next request uses it so",
+                            row.event,
+                            if row.matcher.is_empty() {
+                                "*"
+                            } else {
+                                &row.matcher
+                            },
+                            row.command,
+                            if row.enabled { "on" } else { "off" }
+                        ),
+                        Err(err) => err.to_string(),
+                    },
+                ]);
+            }
             SlashCommand::Mcp(McpAction::List) => self.mcp(),
             SlashCommand::Mcp(McpAction::Switch { name, on }) => {
                 self.info = Some(vec![match braincode_config::set_user_server_enabled(

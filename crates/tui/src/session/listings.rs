@@ -87,19 +87,48 @@ pub(super) fn hooks(home: &Home, options: &TuiOptions) -> Vec<String> {
         Ok(config) => config,
         Err(lines) => return lines,
     };
-    let mut lines: Vec<String> = config
+    let user_path = home.hooks_path();
+    let user_text = std::fs::read_to_string(&user_path).unwrap_or_default();
+    let user_rows = braincode_config::hook_rows(&user_text);
+    let mut lines: Vec<String> = Vec::new();
+    if !user_rows.is_empty() {
+        lines.push(format!("yours ({}):", user_path.display()));
+    }
+    for (n, row) in user_rows.iter().enumerate() {
+        lines.push(format!(
+            "  {:>2}  {:<16} {:<10} {}{}",
+            n + 1,
+            row.event,
+            if row.matcher.is_empty() {
+                "*"
+            } else {
+                &row.matcher
+            },
+            row.command,
+            if row.enabled { "" } else { "  (off)" }
+        ));
+    }
+    if !user_rows.is_empty() {
+        lines.push("  /hooks off <n> switches one off, /hooks on <n> back on".into());
+    }
+    let project: Vec<String> = config
         .hooks
         .iter()
+        .filter(|hook| hook.source != user_path)
         .map(|hook| {
             format!(
                 "  {:<16} {:<10} {}{}",
                 hook.event.name(),
                 hook.matcher.as_deref().unwrap_or("*"),
                 hook.command.as_deref().unwrap_or("(no command)"),
-                if hook.enabled { "" } else { "  (disabled)" }
+                if hook.enabled { "" } else { "  (off)" }
             )
         })
         .collect();
+    if !project.is_empty() {
+        lines.push("this project's:".into());
+        lines.extend(project);
+    }
     if lines.is_empty() {
         lines.push("no hooks run for this project".into());
     }

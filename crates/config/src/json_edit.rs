@@ -1,17 +1,17 @@
-//! Edits of one value anywhere in a JSON file, made in its text (the companion of
-//! [`crate::splice`], which edits top-level arrays): setting `configServer.port` or
+//! Edits of one value anywhere in a JSON file, made in its text (the panel's `splice` edits
+//! top-level arrays): setting `configServer.port` or
 //! `tools[3].enabled` rewrites those bytes only, so the file keeps its layout, key order,
 //! comments-free formatting and the fields its author left out.
 //!
 //! A missing key is added at the end of its object (with any missing objects on the way), laid
 //! out like its siblings. Whether the result is a valid file is for the caller's loader to say.
 
-use braincode_config::json_scan::{skip_string, skip_value, skip_ws};
+use crate::json_scan::{skip_string, skip_value, skip_ws};
 use serde_json::Value;
 
 /// One step of a path into a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step<'a> {
+pub enum Step<'a> {
     /// A member of an object.
     Key(&'a str),
     /// An element of an array.
@@ -131,7 +131,7 @@ fn find(text: &str, path: &[Step]) -> Option<(usize, usize)> {
 /// `text` with the value at `path` set to `value` (added, with the objects on its way, when
 /// missing), or `None` when the text cannot be followed or a step does not fit (an index past
 /// an array's end, a key into something that is not an object).
-pub(crate) fn set(text: &str, path: &[Step], value: &Value) -> Option<String> {
+pub fn set(text: &str, path: &[Step], value: &Value) -> Option<String> {
     // The deepest part of the path that exists.
     let mut found = 0;
     let (mut at, mut end) = find(text, &[])?;
@@ -215,7 +215,7 @@ fn insert_member(text: &str, open: usize, key: &str, value: &Value) -> Option<St
 
 /// `text` with `value` appended to the array at `path` (an array holding only `value` when
 /// the path is missing), laid out like the array's elements.
-pub(crate) fn push(text: &str, path: &[Step], value: &Value) -> Option<String> {
+pub fn push(text: &str, path: &[Step], value: &Value) -> Option<String> {
     let Some((open, _)) = find(text, path) else {
         return set(text, path, &Value::Array(vec![value.clone()]));
     };
@@ -271,7 +271,7 @@ fn member_separator<'a>(text: &'a str, open: usize, members: &[Member], colon: &
 
 /// `text` without the member or element at `path` (and its separator), or `None` when it is
 /// not there or the text cannot be followed.
-pub(crate) fn remove(text: &str, path: &[Step]) -> Option<String> {
+pub fn remove(text: &str, path: &[Step]) -> Option<String> {
     let (last, parent) = path.split_last()?;
     let (open, _) = find(text, parent)?;
     let spans: Vec<(usize, usize)> = match *last {
