@@ -5,12 +5,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use braincode_config::{Home, resolve_api_key};
+use braincode_brain::{ImageModelRef, ModelPolicy};
 use braincode_llm::{
-    Candidate, CandidateSelection, ClientOptions, ErrorKind, ModelClient, ModelError, Requirements,
-    client_for, resolve_candidates,
+    Candidate, CandidateSelection, ClientOptions, ErrorKind, ImageClient, ModelClient, ModelError,
+    ModelOutput, Requirements, client_for, resolve_candidates,
 };
 use braincode_llm_local::LocalModelClient;
-use braincode_protocol::ModelDefinition;
+use braincode_protocol::{ModelApi, ModelDefinition};
 
 /// Supplies clients instead of the real endpoints (benchmarks, in-process tests).
 pub trait ClientOverride: Send + Sync {
@@ -57,13 +58,53 @@ impl ModelFactory {
 
     /// The usable candidates of a chain, in order, with a reason for every skipped id.
     pub fn candidates(&self, chain: &[String], needs_vision: bool) -> CandidateSelection {
+        let requirements = Requirements {
+            vision: needs_vision,
+            output: ModelOutput::Text,
+        };
+        self.resolve(chain, &self.catalog, &requirements)
+    }
+
+    /// The image-generation candidates of a role (imageMaker): its `imageModel`, then the
+    /// `openai-images` models of its chain, each with its credential.
+    pub fn image_candidates(&self, policy: &ModelPolicy) -> CandidateSelection {
+        let mut catalog = self.catalog.clone();
+        let mut chain = Vec::new();
+        if let Some(image_model) = &policy.image_model {
+            let definition = image_model_definition(image_model);
+            chain.push(definition.id.clone());
+            if !catalog.iter().any(|d| d.id == definition.id) {
+                catalog.push(definition);
+            }
+        }
+        chain.extend(policy.chain());
+        let requirements = Requirements {
+            vision: false,
+            output: ModelOutput::Image,
+        };
+        self.resolve(&chain, &catalog, &requirements)
+    }
+
+    /// The image client of one image candidate.
+    pub fn image_client(&self, candidate: &Candidate) -> Result<ImageClient, ModelError> {
+        ImageClient::new(
+            &candidate.definition,
+            candidate.api_key.clone(),
+            &self.options,
+        )
+    }
+
+    fn resolve(
+        &self,
+        chain: &[String],
+        catalog: &[ModelDefinition],
+        requirements: &Requirements,
+    ) -> CandidateSelection {
         let home = &self.home;
         resolve_candidates(
             chain,
-            &self.catalog,
-            &Requirements {
-                vision: needs_vision,
-            },
+            catalog,
+            requirements,
             &|d| {
                 // A model whose client is supplied (replay, benchmarks) needs no credentials.
                 if self
@@ -124,5 +165,21 @@ impl ModelFactory {
             Ok(clients) => clients.get(id).cloned(),
             Err(poisoned) => poisoned.into_inner().get(id).cloned(),
         }
+    }
+}
+
+/// The catalogue entry a brain's `imageModel` stands for (id `provider/modelId`; the API is
+/// always `openai-images`, the only image API there is).
+pub fn image_model_definition(image_model: &ImageModelRef) -> ModelDefinition {
+    ModelDefinition {
+        id: format!("{}/{}", image_model.provider, image_model.model_id),
+        provider: image_model.provider.clone(),
+        model_id: image_model.model_id.clone(),
+        name: (image_model.name.clone()).unwrap_or_else(|| image_model.model_id.clone()),
+        api: ModelApi::OpenaiImages,
+        base_url: image_model.base_url.clone(),
+        supports_tools: false,
+        context_window: 32_000,
+        ..ModelDefinition::default()
     }
 }
