@@ -133,7 +133,9 @@ pub fn migrate_models(document: &mut Value) -> Migration {
             }
         };
         let reason = if image_model && api != "openai-images" {
-            Some("marked supportsImageGeneration, but image generation speaks only openai-images; set its api to openai-images")
+            Some(
+                "marked supportsImageGeneration, but image generation speaks only openai-images; set its api to openai-images",
+            )
         } else {
             unsupported_api(&api)
         };
