@@ -12,7 +12,9 @@ use braincode_test_support::{
 };
 use serde_json::{Value, json};
 
-use crate::run_harness::{braincode, configure_one_model, journal, repo};
+use crate::run_harness::{
+    braincode, configure_one_model, doctor_check, hello_server, journal, repo,
+};
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR scripted icon pixels";
 
@@ -274,4 +276,53 @@ async fn a_symlinked_images_directory_is_not_written_through() {
     );
     let said = format!("{}{}", out.stdout, out.stderr);
     assert!(said.contains("symbolic link"), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_says_whether_image_maker_can_generate_images() {
+    let server = hello_server().await;
+    let home = TempHome::new();
+    let project = repo();
+    configure_painter(&home, &server);
+    let (_, check) = doctor_check(&home, project.path(), "imageMaker").await;
+    assert_eq!(check["status"], "ok", "{check:#}");
+    assert!(
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains("imageMaker can generate images with test/painter"),
+        "{check:#}"
+    );
+
+    // The image model on OpenAI with no key: named, with the reason.
+    let mut painter = scripted_model_entry("test/painter", "https://api.openai.com/v1");
+    painter.api = braincode_protocol::ModelApi::OpenaiImages;
+    painter.provider = "openai".into();
+    home.write_models(&[
+        scripted_model_entry("test/any", &server.base_url()),
+        painter,
+    ]);
+    let (_, check) = doctor_check(&home, project.path(), "imageMaker").await;
+    assert_eq!(check["status"], "warning", "{check:#}");
+    let message = check["message"].as_str().unwrap();
+    assert!(
+        message.contains("imageMaker cannot generate images")
+            && message.contains("test/painter (missing API key for provider 'openai')"),
+        "{check:#}"
+    );
+
+    // A text role bound to the image model is called out.
+    let path = home.path().join("brains.json");
+    let mut brains: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    brains["brains"][0]["roles"]["backend"] = json!({"modelId": "test/painter"});
+    home.write_brains(&brains);
+    let (_, check) = doctor_check(&home, project.path(), "roles:image-models").await;
+    assert_eq!(check["status"], "warning", "{check:#}");
+    assert!(
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains("backend → test/painter"),
+        "{check:#}"
+    );
 }
