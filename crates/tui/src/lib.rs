@@ -11,6 +11,7 @@
 
 pub mod app;
 pub mod approval;
+pub mod clipboard;
 pub mod image;
 pub mod input;
 mod intent;

@@ -51,6 +51,21 @@ impl Session {
         self.info = Some(lines);
     }
 
+    /// Ctrl+V: the clipboard's image, saved under the session, is attached like `/image`;
+    /// without one, a line says so and nothing else changes.
+    pub(super) fn paste_clipboard_image(&mut self) {
+        let dir = self
+            .options
+            .home
+            .sessions_dir()
+            .join(braincode_protocol::safe_name(self.session_id.as_str()));
+        let clipboard = crate::clipboard::SystemClipboard::from_process();
+        match crate::clipboard::save_pasted(&clipboard, &dir, braincode_config::journal::now_ms()) {
+            Ok(path) => self.attach_image(&path.to_string_lossy()),
+            Err(message) => self.note(message),
+        }
+    }
+
     /// After a frame: draws a pending preview inside the info panel at `area`, or, once the
     /// panel is closed, takes a shown preview off the screen (`true`: redraw everything).
     pub(super) fn paint_preview(

@@ -333,6 +333,12 @@ impl Session {
             self.on_ctrl_c();
             return;
         }
+        let ctrl_v =
+            key.code == KeyCode::Char('v') && key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl_v && !self.panel.is_active() {
+            self.paste_clipboard_image();
+            return;
+        }
         if self.panel.is_active() {
             if let PanelAction::Unhandled = self.panel.handle_key(key) {
                 self.on_ctrl_c();
