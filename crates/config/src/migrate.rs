@@ -1,7 +1,8 @@
 //! Files written by the TypeScript Braincode, read as they are: its legacy roles and fields
 //! are migrated in memory when the file is read (the file itself is left alone; `braincode
 //! doctor --migrate` writes the migrated form after a backup), and a model whose API we do not
-//! speak is set aside as unsupported instead of failing the whole file.
+//! speak is set aside as unsupported instead of failing the whole file. Image-generation models
+//! (`openai-images`) are kept: they serve the imageMaker role.
 
 use std::path::PathBuf;
 
@@ -71,8 +72,8 @@ fn unsupported_api(api: &str) -> Option<&'static str> {
         | "azure-openai-responses"
         | "mistral-conversations"
         | "mistral"
-        | "local" => None,
-        "openai-images" => Some("an image-generation model: Braincode does not generate images"),
+        | "local"
+        | "openai-images" => None,
         "openai-codex-responses" => Some(
             "the ChatGPT subscription (Codex) API needs an OAuth login Braincode does not have; use an OpenAI API key with openai-responses",
         ),
@@ -110,6 +111,13 @@ pub fn migrate_models(document: &mut Value) -> Migration {
         let image_model = object.remove("supportsImageGeneration") == Some(Value::Bool(true));
         let api = match object.get("api").and_then(Value::as_str) {
             Some(api) => api.to_string(),
+            None if image_model => {
+                object.insert("api".into(), json!("openai-images"));
+                migration.changes.push(format!(
+                    "{id}: an image-generation model with no api; it speaks openai-images"
+                ));
+                "openai-images".to_string()
+            }
             None => {
                 let provider = object
                     .get("provider")
@@ -124,8 +132,10 @@ pub fn migrate_models(document: &mut Value) -> Migration {
                 api.to_string()
             }
         };
-        let reason = if image_model {
-            Some("an image-generation model: Braincode does not generate images")
+        let reason = if image_model && api != "openai-images" {
+            Some(
+                "marked supportsImageGeneration, but image generation speaks only openai-images; set its api to openai-images",
+            )
         } else {
             unsupported_api(&api)
         };
@@ -319,7 +329,10 @@ mod tests {
              "contextWindow": 1000, "supportsTools": true},
             {"id": "lab/qwen", "provider": "lab", "modelId": "qwen", "name": "Qwen",
              "api": "openai-completions", "baseUrl": "http://127.0.0.1:8080/v1", "contextWindow": 32000,
-             "supportsTools": true, "supportsImageGeneration": false}
+             "supportsTools": true, "supportsImageGeneration": false},
+            {"id": "lab/painter", "provider": "lab", "modelId": "painter", "name": "Painter",
+             "api": "openai-completions", "supportsImageGeneration": true},
+            {"id": "lab/img", "provider": "lab", "modelId": "img", "supportsImageGeneration": true}
         ]});
         let migration = migrate_models(&mut doc);
         let ids: Vec<&str> = doc["models"]
@@ -328,16 +341,32 @@ mod tests {
             .iter()
             .map(|m| m["id"].as_str().unwrap())
             .collect();
-        assert_eq!(ids, ["anthropic/claude-sonnet-4-6", "lab/qwen"]);
+        assert_eq!(
+            ids,
+            [
+                "anthropic/claude-sonnet-4-6",
+                "openai/gpt-image-2",
+                "lab/qwen",
+                "lab/img"
+            ]
+        );
         assert_eq!(doc["models"][0]["api"], "anthropic-messages");
         assert!(doc["models"][0].get("builtIn").is_none());
+        assert_eq!(doc["models"][1]["api"], "openai-images");
         assert!(doc["models"][1].get("supportsImageGeneration").is_none());
+        assert!(doc["models"][2].get("supportsImageGeneration").is_none());
+        // An image model without an api speaks the one image API there is.
+        assert_eq!(doc["models"][3]["api"], "openai-images");
+        let models: Vec<braincode_protocol::ModelDefinition> =
+            serde_json::from_value(doc["models"].clone()).unwrap();
+        assert!(models[1].is_image_model() && models[3].is_image_model());
         let unsupported: Vec<&str> = migration
             .unsupported
             .iter()
             .map(|u| u.id.as_str())
             .collect();
-        assert_eq!(unsupported, ["openai/gpt-image-2", "pi/x"]);
+        assert_eq!(unsupported, ["pi/x", "lab/painter"]);
+        assert!(migration.unsupported[1].reason.contains("openai-images"));
         // A second pass finds nothing to do: the migration is idempotent.
         assert!(migrate_models(&mut doc).is_empty());
     }

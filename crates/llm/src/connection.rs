@@ -145,7 +145,8 @@ pub async fn discover_models(
         ModelApi::OpenaiCompletions
         | ModelApi::OpenaiResponses
         | ModelApi::AzureOpenaiResponses
-        | ModelApi::GoogleGenerativeAi => format!("{base}/models"),
+        | ModelApi::GoogleGenerativeAi
+        | ModelApi::OpenaiImages => format!("{base}/models"),
         ModelApi::Local => {
             return Err(ModelError::new(
                 ErrorKind::Config,

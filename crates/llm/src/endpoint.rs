@@ -137,9 +137,10 @@ pub fn normalize_base_url(api: ModelApi, raw: &str) -> String {
         ModelApi::AnthropicMessages => normalize_anthropic_base_url(raw),
         ModelApi::GoogleGenerativeAi => normalize_google_base_url(raw),
         ModelApi::AzureOpenaiResponses => normalize_azure_base_url(raw),
-        ModelApi::OpenaiCompletions | ModelApi::OpenaiResponses | ModelApi::Local => {
-            normalize_openai_base_url(raw)
-        }
+        ModelApi::OpenaiCompletions
+        | ModelApi::OpenaiResponses
+        | ModelApi::Local
+        | ModelApi::OpenaiImages => normalize_openai_base_url(raw),
     }
 }
 
@@ -154,6 +155,8 @@ fn default_base_url(definition: &ModelDefinition) -> Option<String> {
         }
         // The Gemini API has one public host; Azure's is per resource, so it has no default.
         ModelApi::GoogleGenerativeAi => Some(GOOGLE_BASE_URL.to_string()),
+        // OpenAI's Images API is the one `openai-images` names.
+        ModelApi::OpenaiImages => Some(OPENAI_BASE_URL.to_string()),
         _ => None,
     }
 }

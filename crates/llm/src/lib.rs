@@ -23,6 +23,7 @@ mod client;
 mod connection;
 mod endpoint;
 mod error;
+mod images;
 mod options;
 mod pump;
 mod resolve;
@@ -51,14 +52,19 @@ pub use endpoint::{
     normalize_google_base_url, normalize_openai_base_url,
 };
 pub use error::{ErrorKind, ModelError};
+pub use images::{
+    GeneratedImage, IMAGE_TIMEOUT, ImageClient, ImageMime, ImageRequest, MAX_IMAGE_BYTES,
+    sniff_image_mime,
+};
 pub use options::{
     ClientOptions, DEFAULT_MAX_REPLY_BYTES, DEFAULT_REPLY_BYTES_PER_TOKEN, RetryNotice,
     RetryObserver,
 };
 pub use pump::REPLY_CUT_MARKER;
 pub use resolve::{
-    Candidate, CandidateSelection, REASON_NOT_CONFIGURED, REASON_NOT_VISION, Requirements,
-    SkippedCandidate, client_for, resolve_candidates,
+    Candidate, CandidateSelection, ModelOutput, REASON_IMAGE_MODEL, REASON_NOT_CONFIGURED,
+    REASON_NOT_IMAGE_MODEL, REASON_NOT_VISION, Requirements, SkippedCandidate, client_for,
+    resolve_candidates,
 };
 pub use thinking::{anthropic_thinking_budget, gemini_thinking_budget, openai_reasoning_effort};
 pub use usage::{anthropic_usage, gemini_usage, openai_usage};

@@ -15,6 +15,18 @@ use crate::{ClientOptions, ModelClient, ModelError};
 pub struct Requirements {
     /// The request carries images.
     pub vision: bool,
+    /// What the model must produce.
+    pub output: ModelOutput,
+}
+
+/// What a model is asked to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ModelOutput {
+    /// A text turn (chat, tools): image-generation models are skipped.
+    #[default]
+    Text,
+    /// An image: only image-generation (`openai-images`) models qualify.
+    Image,
 }
 
 /// A usable model with its credential.
@@ -57,6 +69,12 @@ pub struct CandidateSelection {
 pub const REASON_NOT_CONFIGURED: &str = "not configured in models.json";
 /// Skip reason for a text-only model when the request has images.
 pub const REASON_NOT_VISION: &str = "not vision-capable";
+/// Skip reason for an image-generation model in a text role's chain.
+pub const REASON_IMAGE_MODEL: &str =
+    "an image-generation model (openai-images); it cannot answer a text turn";
+/// Skip reason for a text model in an image-generation chain.
+pub const REASON_NOT_IMAGE_MODEL: &str =
+    "not an image-generation model (its api must be openai-images)";
 
 impl CandidateSelection {
     /// The first usable candidate.
@@ -112,7 +130,23 @@ pub fn resolve_candidates(
                 .push(skip(REASON_NOT_CONFIGURED.to_string()));
             continue;
         };
-        if requirements.vision && !definition.supports_vision {
+        match (requirements.output, definition.is_image_model()) {
+            (ModelOutput::Text, true) => {
+                selection.skipped.push(skip(REASON_IMAGE_MODEL.to_string()));
+                continue;
+            }
+            (ModelOutput::Image, false) => {
+                selection
+                    .skipped
+                    .push(skip(REASON_NOT_IMAGE_MODEL.to_string()));
+                continue;
+            }
+            (ModelOutput::Text, false) | (ModelOutput::Image, true) => {}
+        }
+        if requirements.vision
+            && requirements.output == ModelOutput::Text
+            && !definition.supports_vision
+        {
             selection.skipped.push(skip(REASON_NOT_VISION.to_string()));
             continue;
         }
@@ -245,7 +279,10 @@ mod tests {
         let selection = resolve_candidates(
             &chain(&["a", "b"]),
             &catalog,
-            &Requirements { vision: true },
+            &Requirements {
+                vision: true,
+                ..Requirements::default()
+            },
             &|_| None,
         );
         assert_eq!(selection.usable.len(), 1);
@@ -254,6 +291,41 @@ mod tests {
             CandidateSelection::default().error_message("qa"),
             "No usable model for qa. Tried: nothing (the model chain is empty)."
         );
+    }
+
+    #[test]
+    fn image_models_serve_only_image_chains() {
+        let catalog = vec![
+            def("text", "x", json!({"baseUrl": "http://127.0.0.1:1"})),
+            def(
+                "img",
+                "x",
+                json!({"baseUrl": "http://127.0.0.1:1", "api": "openai-images"}),
+            ),
+        ];
+        let text = resolve_candidates(
+            &chain(&["img", "text"]),
+            &catalog,
+            &Requirements::default(),
+            &|_| None,
+        );
+        assert_eq!(text.usable[0].definition.id, "text");
+        assert_eq!(text.skipped[0].reason, REASON_IMAGE_MODEL);
+        let image = resolve_candidates(
+            &chain(&["text", "img"]),
+            &catalog,
+            &Requirements {
+                output: ModelOutput::Image,
+                ..Requirements::default()
+            },
+            &|_| None,
+        );
+        assert_eq!(image.usable[0].definition.id, "img");
+        assert_eq!(image.skipped[0].reason, REASON_NOT_IMAGE_MODEL);
+        let err = client_for(&image.usable[0], &ClientOptions::default())
+            .err()
+            .unwrap();
+        assert!(err.message.contains("image-generation model"), "{err}");
     }
 
     #[test]

@@ -90,6 +90,7 @@ impl WireClient {
                 Box::new(responses::ResponsesDecoder::new())
             }),
             ModelApi::Local => return Err(local_model_error(definition)),
+            ModelApi::OpenaiImages => return Err(image_model_error(definition)),
         };
         let mut pairs: Vec<(String, String)> = vec![
             ("content-type".into(), "application/json".into()),
@@ -180,7 +181,7 @@ impl WireClient {
             ModelApi::GoogleGenerativeAi => {
                 gemini::request_body(request, &self.model, self.body_options)
             }
-            ModelApi::OpenaiCompletions | ModelApi::Local => {
+            ModelApi::OpenaiCompletions | ModelApi::Local | ModelApi::OpenaiImages => {
                 chat::request_body(request, &self.model, self.body_options)
             }
         }
@@ -193,6 +194,18 @@ pub(crate) fn local_model_error(definition: &ModelDefinition) -> ModelError {
         ErrorKind::Config,
         format!(
             "model '{}' is the embedded local model; it is served by braincode-llm-local, not by an HTTP client",
+            definition.id
+        ),
+    )
+    .with_model(&definition.id)
+}
+
+/// The error for `api: openai-images` entries, which generate images and answer no text turn.
+pub(crate) fn image_model_error(definition: &ModelDefinition) -> ModelError {
+    ModelError::new(
+        ErrorKind::Config,
+        format!(
+            "model '{}' is an image-generation model (openai-images); bind it to imageMaker, not to a text role",
             definition.id
         ),
     )

@@ -110,17 +110,20 @@ pub enum ModelApi {
     AzureOpenaiResponses,
     /// The embedded GGUF model, run in-process.
     Local,
+    /// OpenAI's Images API (`/images/generations`): image generation only, never a text turn.
+    OpenaiImages,
 }
 
 impl ModelApi {
     /// Every API, in the order they are offered to users.
-    pub const ALL: [ModelApi; 6] = [
+    pub const ALL: [ModelApi; 7] = [
         ModelApi::OpenaiCompletions,
         ModelApi::OpenaiResponses,
         ModelApi::AnthropicMessages,
         ModelApi::GoogleGenerativeAi,
         ModelApi::AzureOpenaiResponses,
         ModelApi::Local,
+        ModelApi::OpenaiImages,
     ];
 
     /// The JSON name of the API.
@@ -132,6 +135,20 @@ impl ModelApi {
             ModelApi::GoogleGenerativeAi => "google-generative-ai",
             ModelApi::AzureOpenaiResponses => "azure-openai-responses",
             ModelApi::Local => "local",
+            ModelApi::OpenaiImages => "openai-images",
+        }
+    }
+
+    /// Whether the API generates images (and never answers a text turn).
+    pub const fn is_image_generation(self) -> bool {
+        match self {
+            ModelApi::OpenaiImages => true,
+            ModelApi::OpenaiCompletions
+            | ModelApi::OpenaiResponses
+            | ModelApi::AnthropicMessages
+            | ModelApi::GoogleGenerativeAi
+            | ModelApi::AzureOpenaiResponses
+            | ModelApi::Local => false,
         }
     }
 }
@@ -402,6 +419,11 @@ impl ModelDefinition {
     /// Whether this model runs in-process and needs no credential.
     pub fn is_local(&self) -> bool {
         self.api == ModelApi::Local
+    }
+
+    /// Whether this model generates images (`openai-images`) and so never serves a text role.
+    pub fn is_image_model(&self) -> bool {
+        self.api.is_image_generation()
     }
 
     /// The network settings this entry sets itself (unset fields fall back to settings.json).

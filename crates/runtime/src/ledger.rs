@@ -143,6 +143,17 @@ impl PatchLedger {
         paths
     }
 
+    /// `paths` as they were before a call created them (missing); `None` in a replay or for no
+    /// path.
+    pub fn created(&self, paths: &[String]) -> Option<Snapshot> {
+        self.store.as_ref()?;
+        let files: Vec<(String, FileState)> = (paths.iter())
+            .filter(|path| is_project_relative(path))
+            .map(|path| (path.clone(), FileState::Missing))
+            .collect();
+        (!files.is_empty()).then_some(Snapshot { files })
+    }
+
     /// The state of `paths` before Braincode itself writes them (a writer's merge); `None` in
     /// a replay or for no path.
     pub fn snapshot_paths(&self, paths: &[String]) -> Option<Snapshot> {
@@ -376,6 +387,15 @@ fn relative_to(root: &Path, full: &Path) -> Option<String> {
         .map(|c| c.as_os_str().to_str())
         .collect::<Option<Vec<_>>>()?;
     (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// A plain project-relative path: not empty, not absolute, no `..` and nothing in `.git`.
+fn is_project_relative(path: &str) -> bool {
+    let path_ref = Path::new(path);
+    !path.is_empty()
+        && path_ref
+            .components()
+            .all(|c| matches!(c, Component::Normal(part) if part != ".git"))
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ pub use agent::{
     run_agent,
 };
 pub use hooks::{HookCommand, HookEnvironment, HookEvent, HookResult, matcher_matches, run_hooks};
-pub use models::ClientOverride;
+pub use models::{ClientOverride, image_candidates_in};
 
 // Project checks and their dependencies (`braincode checks`).
 pub use deps::{

@@ -4,13 +4,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use braincode_brain::{ImageModelRef, ModelPolicy};
 use braincode_config::{Home, resolve_api_key};
 use braincode_llm::{
-    Candidate, CandidateSelection, ClientOptions, ErrorKind, ModelClient, ModelError, Requirements,
-    client_for, resolve_candidates,
+    Candidate, CandidateSelection, ClientOptions, ErrorKind, ImageClient, ModelClient, ModelError,
+    ModelOutput, Requirements, client_for, resolve_candidates,
 };
 use braincode_llm_local::LocalModelClient;
-use braincode_protocol::ModelDefinition;
+use braincode_protocol::{ModelApi, ModelDefinition};
 
 /// Supplies clients instead of the real endpoints (benchmarks, in-process tests).
 pub trait ClientOverride: Send + Sync {
@@ -57,26 +58,52 @@ impl ModelFactory {
 
     /// The usable candidates of a chain, in order, with a reason for every skipped id.
     pub fn candidates(&self, chain: &[String], needs_vision: bool) -> CandidateSelection {
-        let home = &self.home;
-        resolve_candidates(
-            chain,
-            &self.catalog,
-            &Requirements {
-                vision: needs_vision,
-            },
-            &|d| {
-                // A model whose client is supplied (replay, benchmarks) needs no credentials.
-                if self
-                    .override_clients
-                    .as_ref()
-                    .is_some_and(|o| o.supplies(d))
-                {
-                    return Some("supplied".to_string());
-                }
-                resolve_api_key(home, &d.provider, d.api_key_env.as_deref())
-                    .map(|k| k.expose().to_string())
-            },
+        let requirements = Requirements {
+            vision: needs_vision,
+            output: ModelOutput::Text,
+        };
+        self.resolve(chain, &self.catalog, &requirements)
+    }
+
+    /// The image-generation candidates of a role (imageMaker): its `imageModel`, then the
+    /// `openai-images` models of its chain, each with its credential.
+    pub fn image_candidates(&self, policy: &ModelPolicy) -> CandidateSelection {
+        let (chain, catalog) = image_chain(policy, &self.catalog);
+        let requirements = Requirements {
+            vision: false,
+            output: ModelOutput::Image,
+        };
+        self.resolve(&chain, &catalog, &requirements)
+    }
+
+    /// The image client of one image candidate.
+    pub fn image_client(&self, candidate: &Candidate) -> Result<ImageClient, ModelError> {
+        ImageClient::new(
+            &candidate.definition,
+            candidate.api_key.clone(),
+            &self.options,
         )
+    }
+
+    fn resolve(
+        &self,
+        chain: &[String],
+        catalog: &[ModelDefinition],
+        requirements: &Requirements,
+    ) -> CandidateSelection {
+        let home = &self.home;
+        resolve_candidates(chain, catalog, requirements, &|d| {
+            // A model whose client is supplied (replay, benchmarks) needs no credentials.
+            if self
+                .override_clients
+                .as_ref()
+                .is_some_and(|o| o.supplies(d))
+            {
+                return Some("supplied".to_string());
+            }
+            resolve_api_key(home, &d.provider, d.api_key_env.as_deref())
+                .map(|k| k.expose().to_string())
+        })
     }
 
     /// The client of one candidate (built once per run and reused).
@@ -125,4 +152,53 @@ impl ModelFactory {
             Err(poisoned) => poisoned.into_inner().get(id).cloned(),
         }
     }
+}
+
+/// The catalogue entry a brain's `imageModel` stands for (id `provider/modelId`; the API is
+/// always `openai-images`, the only image API there is).
+fn image_model_definition(image_model: &ImageModelRef) -> ModelDefinition {
+    ModelDefinition {
+        id: format!("{}/{}", image_model.provider, image_model.model_id),
+        provider: image_model.provider.clone(),
+        model_id: image_model.model_id.clone(),
+        name: (image_model.name.clone()).unwrap_or_else(|| image_model.model_id.clone()),
+        api: ModelApi::OpenaiImages,
+        base_url: image_model.base_url.clone(),
+        supports_tools: false,
+        context_window: 32_000,
+        ..ModelDefinition::default()
+    }
+}
+
+/// The image-generation candidates of `policy` (imageMaker's): its `imageModel` first, then
+/// the `openai-images` models of its chain; `key_for` reads each one's credential.
+pub fn image_candidates_in(
+    policy: &ModelPolicy,
+    catalog: &[ModelDefinition],
+    key_for: &dyn Fn(&ModelDefinition) -> Option<String>,
+) -> CandidateSelection {
+    let (chain, catalog) = image_chain(policy, catalog);
+    let requirements = Requirements {
+        vision: false,
+        output: ModelOutput::Image,
+    };
+    resolve_candidates(&chain, &catalog, &requirements, key_for)
+}
+
+/// The chain of ids an image generation tries, and the catalogue that knows each of them.
+fn image_chain(
+    policy: &ModelPolicy,
+    catalog: &[ModelDefinition],
+) -> (Vec<String>, Vec<ModelDefinition>) {
+    let mut catalog = catalog.to_vec();
+    let mut chain = Vec::new();
+    if let Some(image_model) = &policy.image_model {
+        let definition = image_model_definition(image_model);
+        chain.push(definition.id.clone());
+        if !catalog.iter().any(|d| d.id == definition.id) {
+            catalog.push(definition);
+        }
+    }
+    chain.extend(policy.chain());
+    (chain, catalog)
 }

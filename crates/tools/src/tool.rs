@@ -97,6 +97,10 @@ pub struct ToolOutput {
     /// Images the tool returned; the agent loop shows them to a model that reads images.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<ToolImage>,
+    /// Project files the call created at paths its arguments did not name (nothing was there
+    /// before): the patch ledger journals them like the paths it snapshotted.
+    #[serde(default, skip)]
+    pub created_files: Vec<String>,
 }
 
 impl ToolOutput {
@@ -107,6 +111,7 @@ impl ToolOutput {
             is_error: false,
             details: None,
             images: Vec::new(),
+            created_files: Vec::new(),
         }
     }
 
@@ -117,7 +122,14 @@ impl ToolOutput {
             is_error: true,
             details: None,
             images: Vec::new(),
+            created_files: Vec::new(),
         }
+    }
+
+    /// Notes a project file (relative path) the call created where nothing was before.
+    pub fn with_created_file(mut self, relative: impl Into<String>) -> Self {
+        self.created_files.push(relative.into());
+        self
     }
 
     /// Attaches structured details.

@@ -11,6 +11,8 @@
 
 pub mod app;
 pub mod approval;
+pub mod clipboard;
+pub mod image;
 pub mod input;
 mod intent;
 pub mod pet;

@@ -51,6 +51,12 @@ pub const COMMANDS: &[CommandInfo] = &[
         help: "the latest request's plan as a graph: routing, todos and what waits on what (Ctrl+O)",
     },
     CommandInfo {
+        name: "image",
+        aliases: &[],
+        args: "<path>",
+        help: "attach an image (png, jpeg, gif, webp) to the next request and preview it",
+    },
+    CommandInfo {
         name: "team-test",
         aliases: &["team"],
         args: "<task>",
@@ -215,6 +221,11 @@ pub enum SlashCommand {
         /// The task (never empty).
         task: String,
     },
+    /// `/image <path>`: attach an image to the next request.
+    Image {
+        /// The path as typed (quotes and `~` resolved by the session; never empty).
+        path: String,
+    },
     /// `/mode [auto|radical]`: `None` shows the current mode.
     Mode(Option<Mode>),
     /// `/brain [id]`: `None` lists the brains.
@@ -278,6 +289,7 @@ impl SlashCommand {
             SlashCommand::Help => "help",
             SlashCommand::Plan { .. } => "plan",
             SlashCommand::TeamTest { .. } => "team-test",
+            SlashCommand::Image { .. } => "image",
             SlashCommand::Intent => "intent",
             SlashCommand::Mode(_) => "mode",
             SlashCommand::Brain(_) => "brain",
@@ -354,6 +366,10 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
             task: args.to_string(),
         }),
         "intent" => no_args(SlashCommand::Intent),
+        "image" if args.is_empty() => Err(usage()),
+        "image" => Ok(SlashCommand::Image {
+            path: args.to_string(),
+        }),
         "team-test" if args.is_empty() => Err(format!("/team-test needs a task ({})", usage())),
         "team-test" => Ok(SlashCommand::TeamTest {
             task: args.to_string(),

@@ -5,6 +5,7 @@ fn every_table_entry_parses() {
     for info in COMMANDS {
         let line = match info.name {
             "plan" | "team-test" => format!("/{} add a test", info.name),
+            "image" => "/image shot.png".to_string(),
             name => format!("/{name}"),
         };
         let command = parse(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
@@ -199,4 +200,16 @@ fn completions_prefer_prefixes() {
     assert_eq!(names("sesn"), vec!["sessions"]);
     assert_eq!(names("").len(), COMMANDS.len());
     assert!(help_lines()[0].starts_with("/help "));
+}
+
+#[test]
+fn image_needs_a_path_and_keeps_it_whole() {
+    assert_eq!(
+        parse("/image  \"shots/my shot.png\" ").unwrap(),
+        SlashCommand::Image {
+            path: "\"shots/my shot.png\"".into()
+        }
+    );
+    let error = parse("/image").unwrap_err();
+    assert!(error.starts_with("usage: /image <path>"), "{error}");
 }

@@ -23,6 +23,7 @@ mod fleet_hostile;
 mod fleet_scale;
 mod handoff_cli;
 mod home_locks;
+mod image_generation;
 mod mcp_commands;
 mod mcp_run;
 mod mcp_tavily;

@@ -132,8 +132,14 @@ async fn typescript_files_load_migrate_run_and_are_rewritten_on_request() {
     assert!(text.contains("added the pet role"), "{text}");
     let unused = serde_json::to_string(&checks(&report, "models")).unwrap();
     assert!(
-        unused.contains("openai/gpt-image-2") && unused.contains("pi/agent"),
+        !unused.contains("openai/gpt-image-2") && unused.contains("pi/agent"),
         "{unused}"
+    );
+    // The image model is kept; the migrated imageMaker (derived from rush) has none bound.
+    let image_maker = serde_json::to_string(&checks(&report, "imageMaker")).unwrap();
+    assert!(
+        image_maker.contains("imageMaker cannot generate images"),
+        "{image_maker}"
     );
 
     // The catalogue lists what it cannot use instead of failing.
@@ -146,7 +152,14 @@ async fn typescript_files_load_migrate_run_and_are_rewritten_on_request() {
         .iter()
         .map(|m| m["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["openai/gpt-image-2", "pi/agent"]);
+    assert_eq!(ids, ["pi/agent"]);
+    let image = list["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "openai/gpt-image-2")
+        .unwrap();
+    assert_eq!(image["api"], "openai-images");
     let claude = list["models"]
         .as_array()
         .unwrap()

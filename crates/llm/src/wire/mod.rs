@@ -72,7 +72,7 @@ pub fn decoder_for(api: ModelApi) -> Option<Box<dyn StreamDecoder>> {
         }
         ModelApi::AnthropicMessages => Some(Box::new(anthropic::AnthropicDecoder::new())),
         ModelApi::GoogleGenerativeAi => Some(Box::new(gemini::GeminiDecoder::new())),
-        ModelApi::Local => None,
+        ModelApi::Local | ModelApi::OpenaiImages => None,
     }
 }
 

@@ -8,6 +8,7 @@ mod common;
 mod connection;
 mod gemini;
 mod glitches;
+mod images;
 mod limits;
 mod resilience;
 mod responses;

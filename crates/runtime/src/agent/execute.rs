@@ -22,7 +22,7 @@ use crate::tape::{ORCHESTRATION_TOOLS, TapedTool, journaled_output};
 use braincode_config::journal::clip_text;
 
 /// Runs every call of one assistant turn and returns one output per call, in call order.
-pub(super) async fn execute_calls(
+pub(crate) async fn execute_calls(
     setup: &AgentSetup,
     services: &AgentServices,
     tools: &BTreeMap<&str, &SharedTool>,
@@ -430,16 +430,20 @@ async fn run_one(
             duration_ms: Some(duration_ms),
             output: Some(clip_text(&output.content, JOURNALED_OUTPUT_BYTES).into_owned()),
         }));
+    let origin = CallOrigin {
+        tool_call_id: &call.id,
+        tool_name: &definition.name,
+        agent_session_id: setup.origin.agent_session_id.as_deref(),
+    };
     if let (Some(ledger), Some(snapshot)) = (&services.ledger, snapshot) {
         // A failed call may still have written part of its change: compare either way.
-        ledger.after(
-            snapshot,
-            CallOrigin {
-                tool_call_id: &call.id,
-                tool_name: &definition.name,
-                agent_session_id: setup.origin.agent_session_id.as_deref(),
-            },
-        );
+        ledger.after(snapshot, origin);
+    }
+    // Files a write created at paths its arguments did not name (a generated image's name).
+    if let Some(ledger) = &services.ledger
+        && let Some(created) = ledger.created(&output.created_files)
+    {
+        ledger.after(created, origin);
     }
     services.sink.emit(RunEvent::ToolFinished {
         agent: setup.agent.clone(),

@@ -26,7 +26,7 @@ pub use stats::ToolStats;
 
 use crate::sink::RunSink;
 use crate::tape::Tape;
-use execute::execute_calls;
+pub(crate) use execute::execute_calls;
 use model_call::{guard_request_size, next_completion};
 
 /// Largest request (system prompt + messages, in bytes of JSON) sent to a provider: 88% of a

@@ -23,6 +23,7 @@ pub use setup::{NoSandbox, fetch_sandbox, project_sandbox};
 mod dispatch;
 pub(crate) mod fallback;
 mod finish;
+mod image;
 mod opening;
 mod pipeline;
 mod plan;

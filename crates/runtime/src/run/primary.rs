@@ -6,7 +6,7 @@ use std::sync::Arc;
 use braincode_brain::{RuntimePlan, RuntimeWorkerPlan};
 use braincode_llm::{Candidate, ChatMessage, ContentPart, ErrorKind, ModelError};
 use braincode_protocol::{
-    Handoff, HandoffTrigger, Phase, Record, RunError, WorkerEnd, WorkerPhase, WorkerStart,
+    Handoff, HandoffTrigger, Phase, Record, Role, RunError, WorkerEnd, WorkerPhase, WorkerStart,
 };
 use braincode_tools::fs::list_files::ListFiles;
 use braincode_tools::{SharedTool, Tool, ToolContext, ToolMode, builtin_tools};
@@ -15,6 +15,7 @@ use crate::agent::{AgentError, AgentSetup, run_agent};
 use crate::approval::PermissionMode;
 use crate::run::dispatch::DispatchTool;
 use crate::run::fallback::{Fallback, StopRule, each_candidate};
+use crate::run::image;
 use crate::run::prompts::{ForwardedResult, primary_prompt};
 use crate::run::state::{AgentIdentity, RunShared};
 
@@ -117,6 +118,10 @@ pub(crate) async fn run_primary(
     dispatch: Option<Arc<DispatchTool>>,
 ) -> Result<PrimaryAnswer, PrimaryFailure> {
     let role = worker.role;
+    if role == Role::ImageMaker {
+        // No text agent: the image engine is the primary.
+        return image::run_image_primary(shared, plan, worker).await;
+    }
     let selection = shared
         .factory
         .candidates(&worker.model_chain, !shared.images.is_empty());
@@ -235,6 +240,9 @@ async fn attempt_primary(
         );
         if let Some(dispatch) = dispatch {
             tools.push(dispatch.clone());
+        }
+        if shared.permission != PermissionMode::ReadOnly && image::can_generate(shared) {
+            tools.push(Arc::new(image::GenerateImageTool::new(shared.clone())));
         }
         let (mcp_tools, mcp_resolver) = shared
             .mcp

@@ -72,6 +72,7 @@ fn render(read: &SessionRead, header: Option<&str>) -> ToolOutput {
         is_error: failed,
         details: None,
         images: Vec::new(),
+        created_files: Vec::new(),
     };
     output.with_details(json!({
         "sessionId": read.id,

@@ -79,6 +79,7 @@ impl Tool for Shell {
             is_error: outcome.timed_out || outcome.cancelled,
             details: None,
             images: Vec::new(),
+            created_files: Vec::new(),
         };
         output.with_details(json!({
             "exitCode": outcome.exit.and_then(|e| e.code),

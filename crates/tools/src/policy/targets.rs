@@ -9,8 +9,8 @@ use crate::args::Args;
 use crate::patch::{patch_paths, symlink_paths};
 use crate::script::resolve_script;
 use crate::tool_args::{
-    ApplyPatchArgs, ArgsError, EditFileArgs, ExecCommandArgs, GitDiffArgs, ReadFileArgs,
-    RunScriptArgs, ShellArgs, ToolArgs, WriteStdinArgs,
+    ApplyPatchArgs, ArgsError, EditFileArgs, ExecCommandArgs, GenerateImageArgs, GitDiffArgs,
+    ReadFileArgs, RunScriptArgs, ShellArgs, ToolArgs, WriteStdinArgs,
 };
 
 /// Where a path target came from.
@@ -144,7 +144,9 @@ pub fn extract(
     project_root: &Path,
     session_history: Option<&str>,
 ) -> Targets {
-    if crate::registry::builtin_spec(tool_name).is_some() {
+    // `generate_image` is offered by the runtime (it needs the run's image models), but its
+    // arguments are a built-in struct like any other.
+    if crate::registry::builtin_spec(tool_name).is_some() || tool_name == GenerateImageArgs::TOOL {
         return extract_builtin(tool_name, arguments, project_root, session_history);
     }
     extract_generic(tool_name, arguments, project_root)
@@ -196,6 +198,16 @@ fn extract_builtin(
             "run_script" => {
                 let args = RunScriptArgs::parse(arguments)?;
                 script_targets(&args.script, &args.args, project_root, &mut targets);
+            }
+            "generate_image" => {
+                let args = GenerateImageArgs::parse(arguments)?;
+                if let Some(path) = args.path.filter(|p| !p.trim().is_empty()) {
+                    targets.paths.push(PathTarget {
+                        raw: path,
+                        base: None,
+                        origin: PathOrigin::Argument,
+                    });
+                }
             }
             "read_file" => {
                 let args = ReadFileArgs::parse(arguments)?;

@@ -85,6 +85,7 @@ impl Tool for RunScript {
                 || outcome.exit.is_none_or(|e| e.code != Some(0)),
             details: None,
             images: Vec::new(),
+            created_files: Vec::new(),
         };
         output.with_details(json!({
             "command": resolved.display,

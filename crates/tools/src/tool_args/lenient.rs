@@ -182,3 +182,38 @@ impl<'de> Visitor<'de> for CommandVisitor {
 pub fn command<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
     deserializer.deserialize_any(CommandVisitor)
 }
+
+/// A string that is not empty once trimmed (kept trimmed).
+pub fn non_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let text = <String as serde::Deserialize>::deserialize(deserializer)?;
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(serde::de::Error::custom("must not be empty"));
+    }
+    Ok(trimmed.to_string())
+}
+
+/// An image size `WIDTHxHEIGHT` (each 16..=8192 pixels) or `auto`; blank counts as unset.
+pub fn image_size<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    let Some(text) = <Option<String> as serde::Deserialize>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    let text = text.trim().to_ascii_lowercase();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    if text == "auto" {
+        return Ok(Some(text));
+    }
+    let pixels = |side: &str| {
+        side.parse::<u32>()
+            .ok()
+            .filter(|n| (16..=8192).contains(n) && !side.starts_with('0'))
+    };
+    match text.split_once('x') {
+        Some((w, h)) if pixels(w).is_some() && pixels(h).is_some() => Ok(Some(text)),
+        _ => Err(serde::de::Error::custom(format!(
+            "{text:?} is not a size; use WIDTHxHEIGHT such as 1024x1024, 1536x1024 or 1024x1536"
+        ))),
+    }
+}

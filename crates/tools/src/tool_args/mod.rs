@@ -299,6 +299,26 @@ impl ToolArgs for EditFileArgs {
     const TOOL: &'static str = "edit_file";
 }
 
+/// `generate_image`: a new raster image from a description, saved in the project.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateImageArgs {
+    /// What the image shows: subject, style, colours, composition; no visible text unless wanted.
+    #[serde(alias = "description", deserialize_with = "lenient::non_empty")]
+    pub prompt: String,
+    /// Pixel size WIDTHxHEIGHT, e.g. 1024x1024, 1536x1024 or 1024x1536.
+    #[serde(default, deserialize_with = "lenient::image_size")]
+    #[schemars(extend("examples" = ["1024x1024"]))]
+    pub size: Option<String>,
+    /// Where to save it, relative to the project root (default generated-images/image-<ms>.<ext>).
+    #[serde(alias = "file", alias = "filePath", alias = "file_path", default)]
+    pub path: Option<String>,
+}
+
+impl ToolArgs for GenerateImageArgs {
+    const TOOL: &'static str = "generate_image";
+}
+
 /// `apply_patch`: a unified diff.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -438,6 +458,7 @@ pub fn check_builtin(tool: &str, arguments: &Value) -> Result<Option<()>, ArgsEr
         "read_file" => check::<ReadFileArgs>(arguments),
         "list_files" => check::<ListFilesArgs>(arguments),
         "search_files" => check::<SearchFilesArgs>(arguments),
+        "generate_image" => check::<GenerateImageArgs>(arguments),
         _ => Ok(None),
     }
 }

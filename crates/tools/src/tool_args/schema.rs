@@ -10,7 +10,15 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
 
 /// The keywords kept on a property, in this order.
-const PROPERTY_KEYWORDS: [&str; 6] = ["type", "enum", "items", "minimum", "maximum", "description"];
+const PROPERTY_KEYWORDS: [&str; 7] = [
+    "type",
+    "enum",
+    "items",
+    "minimum",
+    "maximum",
+    "examples",
+    "description",
+];
 
 /// The `parameters` JSON schema of a tool whose arguments are `T`: `type: object`,
 /// `properties` and (when a field is required) `required`.

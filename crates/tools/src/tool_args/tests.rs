@@ -30,6 +30,9 @@ fn sample(property: &Value) -> Value {
     if let Some(first) = property["enum"].get(0) {
         return first.clone();
     }
+    if let Some(first) = property["examples"].get(0) {
+        return first.clone();
+    }
     match property["type"].as_str() {
         Some("integer") => json!(1),
         Some("boolean") => json!(true),
@@ -135,6 +138,7 @@ fn checked_schema(tool: &str) -> Option<Value> {
         "read_file" => check::<ReadFileArgs>(),
         "list_files" => check::<ListFilesArgs>(),
         "search_files" => check::<SearchFilesArgs>(),
+        "generate_image" => check::<GenerateImageArgs>(),
         _ => None,
     }
 }
@@ -241,4 +245,23 @@ fn lenient_values() {
     assert!(ListBackgroundArgs::parse(&Value::Null).is_ok());
     assert!(ListBackgroundArgs::parse(&json!({"x": 1})).is_err());
     assert_eq!(check_builtin("mcp__x__y", &json!({"a": 1})), Ok(None));
+}
+
+#[test]
+fn generate_image_needs_a_prompt_and_a_real_size() {
+    let ok =
+        GenerateImageArgs::parse(&json!({"prompt": "  a fox  ", "size": "1536X1024"})).unwrap();
+    assert_eq!(ok.prompt, "a fox");
+    assert_eq!(ok.size.as_deref(), Some("1536x1024"));
+    let blank = GenerateImageArgs::parse(&json!({"prompt": "   "})).unwrap_err();
+    assert_eq!(blank.field.as_deref(), Some("prompt"));
+    assert!(blank.message.contains("must not be empty"), "{blank}");
+    for bad in ["big", "1024", "1024x", "0x10", "100000x2", "1024*1024"] {
+        let error = GenerateImageArgs::parse(&json!({"prompt": "p", "size": bad})).unwrap_err();
+        assert_eq!(error.field.as_deref(), Some("size"), "{bad}");
+        assert!(error.message.contains("WIDTHxHEIGHT"), "{bad}: {error}");
+    }
+    let missing = GenerateImageArgs::parse(&json!({"size": "1024x1024"})).unwrap_err();
+    assert!(missing.message.contains("missing field"), "{missing}");
+    assert!(checked_schema("generate_image").is_some());
 }

@@ -14,6 +14,7 @@ impl Session {
     pub(super) fn command(&mut self, command: SlashCommand) {
         match command {
             SlashCommand::Help => self.info = Some(slash::help_lines()),
+            SlashCommand::Image { path } => self.attach_image(&path),
             SlashCommand::Quit => {
                 if self.running.is_some() {
                     self.note("a request is still running: Esc interrupts it, Ctrl-C twice quits");

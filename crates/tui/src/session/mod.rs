@@ -26,6 +26,7 @@ use crate::slash;
 use crate::terminal::TerminalGuard;
 use crate::view;
 
+mod attach;
 mod commands;
 mod handoff;
 mod listings;
@@ -103,6 +104,12 @@ struct Session {
     mcp_hubs: Arc<braincode_runtime::McpHubCache>,
     /// The background the screen is drawn for (`/theme`).
     palette: view::theme::Palette,
+    /// Images (`/image`, a pasted path) that go with the next request.
+    pending_images: Vec<braincode_config::ImageAttachment>,
+    /// The preview of the latest attached image, while its panel is open.
+    preview: Option<attach::Preview>,
+    /// Where the info panel was last drawn (the preview goes inside it).
+    info_area: std::cell::Cell<Option<ratatui::layout::Rect>>,
 }
 
 /// Runs the interactive session until the user quits.
@@ -139,6 +146,9 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<TuiExit> {
         quit: false,
         mcp_hubs: braincode_runtime::McpHubCache::new(),
         palette: view::theme::Palette::from_env(),
+        pending_images: Vec::new(),
+        preview: None,
+        info_area: std::cell::Cell::new(None),
         options,
     };
     if session.options.session_id.is_some() {
@@ -172,6 +182,10 @@ pub async fn run_tui(options: TuiOptions) -> std::io::Result<TuiExit> {
             session.note(warning);
         }
         guard.terminal().draw(|frame| session.draw(frame))?;
+        let info_area = session.info_area.get();
+        if session.paint_preview(info_area, guard.terminal().backend_mut())? {
+            guard.terminal().clear()?;
+        }
         let moving = session.app.is_running()
             || session.started.elapsed() < LOAD_WINDOW
             || session.panel.is_active();
@@ -270,6 +284,8 @@ impl Session {
         } else if let Some(lines) = &self.info {
             draw_info(frame, areas.panel, lines);
         }
+        self.info_area
+            .set((!self.panel.is_active() && self.info.is_some()).then_some(areas.panel));
         input::draw(frame, areas.input, &self.input);
         if self.palette == view::theme::Palette::Light {
             view::theme::adapt(frame.buffer_mut(), area);
@@ -294,7 +310,18 @@ impl Session {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
             Event::Paste(text) if self.panel.is_active() => self.panel.handle_paste(&text),
-            Event::Paste(text) => self.input.handle_paste(text),
+            Event::Paste(text) => {
+                // A file dragged into the terminal pastes its path: an image is attached.
+                let home_dir = std::env::var_os("HOME").map(PathBuf::from);
+                match crate::image::pasted_image_path(
+                    &text,
+                    &self.options.project_root,
+                    home_dir.as_deref(),
+                ) {
+                    Some(path) => self.attach_image(&path.to_string_lossy()),
+                    None => self.input.handle_paste(text),
+                }
+            }
             _ => {}
         }
     }
@@ -304,6 +331,12 @@ impl Session {
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl_c {
             self.on_ctrl_c();
+            return;
+        }
+        let ctrl_v =
+            key.code == KeyCode::Char('v') && key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl_v && !self.panel.is_active() {
+            self.paste_clipboard_image();
             return;
         }
         if self.panel.is_active() {
@@ -454,6 +487,7 @@ impl Session {
         let reason = services.cancel_reason.clone();
         let request = RunRequest {
             routing,
+            images: std::mem::take(&mut self.pending_images),
             ..self.request(prompt)
         };
         let handle = tokio::spawn(run(request, services));

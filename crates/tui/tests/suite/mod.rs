@@ -2,6 +2,7 @@
 
 mod approval_approver;
 mod approval_snapshots;
+mod image_attach;
 mod input_completion;
 mod input_editing;
 mod input_history;

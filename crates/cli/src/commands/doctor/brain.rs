@@ -188,13 +188,21 @@ pub(super) fn check_brain(
         }
         false
     };
-    let mut alive = usize::from(judge("planner", brain.router_policy().chain()));
+    // An image-generation model answers no text turn: a text role cannot count on it.
+    let text_only = |chain: Vec<String>| -> Vec<String> {
+        chain
+            .into_iter()
+            .filter(|id| !models.iter().any(|m| &m.id == id && m.is_image_model()))
+            .collect()
+    };
+    let mut alive = usize::from(judge("planner", text_only(brain.router_policy().chain())));
     for role in Role::ALL {
         if matches!(role, Role::ImageMaker | Role::Pet) {
             continue;
         }
-        alive += usize::from(judge(role.as_str(), brain.policy(role).chain()));
+        alive += usize::from(judge(role.as_str(), text_only(brain.policy(role).chain())));
     }
+    check_image_maker(home, &brain, models, checks);
     if dead.is_empty() {
         checks.ok("roles", "every role has at least one usable model");
         return;
@@ -217,4 +225,64 @@ pub(super) fn check_brain(
         ),
         fix,
     );
+}
+
+/// Whether imageMaker can generate images, and which text roles name an image model.
+fn check_image_maker(
+    home: &Home,
+    brain: &braincode_brain::BrainModel,
+    models: &[ModelDefinition],
+    checks: &mut Checks,
+) {
+    let mut misbound: Vec<String> = Vec::new();
+    let text_roles = std::iter::once(("planner".to_string(), brain.router_policy().chain())).chain(
+        Role::ALL
+            .into_iter()
+            .filter(|role| *role != Role::ImageMaker)
+            .map(|role| (role.as_str().to_string(), brain.policy(role).chain())),
+    );
+    for (role, chain) in text_roles {
+        for id in chain {
+            if models.iter().any(|m| m.id == id && m.is_image_model()) {
+                misbound.push(format!("{role} → {id}"));
+            }
+        }
+    }
+    if !misbound.is_empty() {
+        checks.warn(
+            "roles:image-models",
+            format!(
+                "text roles name image-generation models, which cannot answer a text turn and are skipped: {}",
+                misbound.join(", ")
+            ),
+            "bind image models (api openai-images) to imageMaker only; give these roles text models",
+        );
+    }
+    let policy = brain.policy(Role::ImageMaker);
+    let selection = braincode_runtime::image_candidates_in(policy, models, &|d| {
+        resolve_api_key_with_source(home, &d.provider, d.api_key_env.as_deref())
+            .ok()
+            .flatten()
+            .map(|found| found.key.expose().to_string())
+    });
+    match selection.first() {
+        Some(candidate) => checks.ok(
+            "imageMaker",
+            format!(
+                "imageMaker can generate images with {} (provider {})",
+                candidate.definition.id, candidate.definition.provider
+            ),
+        ),
+        None => checks.warn(
+            "imageMaker",
+            format!(
+                "imageMaker cannot generate images: {}",
+                selection.error_message("imageMaker")
+            ),
+            format!(
+                "add a model with \"api\": \"openai-images\" (e.g. openai/gpt-image-2) to {}, bind it to imageMaker, and add its provider's key",
+                home.models_path().display()
+            ),
+        ),
+    }
 }
