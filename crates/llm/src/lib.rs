@@ -22,6 +22,7 @@ mod classify;
 mod client;
 mod connection;
 mod endpoint;
+pub mod oauth;
 mod error;
 mod options;
 mod pump;

@@ -8,6 +8,7 @@ mod event;
 mod ids;
 mod message;
 mod model;
+mod oauth;
 mod packets;
 mod policy;
 mod record;
@@ -30,6 +31,9 @@ pub use model::{
 pub use packets::{
     AgentLayer, AgentTaskContext, BrainLayer, BrainTaskContext, ContextLayer, HandoffPacket,
     WorkerResult,
+};
+pub use oauth::{
+    EXTRA_ACCOUNT_ID, EXTRA_API_BASE_URL, EXTRA_ENTERPRISE_DOMAIN, OauthCredentials, OauthProvider,
 };
 pub use policy::{CommandReport, PolicyDecision, PolicyEvaluation, RuleMatch, TargetKind};
 pub use record::*;

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use braincode_config::{Home, KeySource, Settings, resolve_api_key_with_source};
+use braincode_config::{Home, KeySource, Settings};
+use braincode_runtime::{ProviderCredential, SubscriptionError};
 use braincode_protocol::{ModelDefinition, Role};
 
 use super::checks::Checks;
@@ -114,12 +115,23 @@ pub(super) fn check_brain(
             usable.insert(model_id.clone(), found.is_ok());
             continue;
         }
-        match resolve_api_key_with_source(
+        match braincode_runtime::find_credential(
             home,
             &definition.provider,
             definition.api_key_env.as_deref(),
         ) {
-            Ok(Some(found)) => {
+            // A subscription login counts as a credential (it is renewed when a run uses it).
+            Ok(Some(ProviderCredential::Subscription(login, _))) => {
+                checks.ok(
+                    id,
+                    format!(
+                        "{model_id}: {login} subscription login for {} from auth.json",
+                        definition.provider
+                    ),
+                );
+                usable.insert(model_id.clone(), true);
+            }
+            Ok(Some(ProviderCredential::ApiKey(found))) => {
                 let source = match &found.source {
                     KeySource::AuthFile => "auth.json".to_string(),
                     KeySource::Env(name) => format!("${name}"),
@@ -159,8 +171,17 @@ pub(super) fn check_brain(
                 usable.insert(model_id.clone(), false);
                 why.insert(model_id.clone(), "no API key");
             }
-            Err(err) => {
+            Err(SubscriptionError::Config(err)) => {
                 checks.config_error(&id, &err);
+                usable.insert(model_id.clone(), false);
+                why.insert(model_id.clone(), "its credentials cannot be read");
+            }
+            Err(err) => {
+                checks.warn(
+                    id,
+                    err.to_string(),
+                    format!("braincode auth login {}", definition.provider),
+                );
                 usable.insert(model_id.clone(), false);
                 why.insert(model_id.clone(), "its credentials cannot be read");
             }
