@@ -14,10 +14,11 @@ pub(crate) enum Section {
     Mcp,
     Sessions,
     Usage,
+    Auth,
 }
 
 impl Section {
-    const ALL: [Section; 7] = [
+    const ALL: [Section; 8] = [
         Section::Models,
         Section::Brains,
         Section::Routing,
@@ -25,6 +26,7 @@ impl Section {
         Section::Mcp,
         Section::Sessions,
         Section::Usage,
+        Section::Auth,
     ];
 
     fn href(self) -> &'static str {
@@ -36,6 +38,7 @@ impl Section {
             Section::Mcp => "/mcp",
             Section::Sessions => "/sessions",
             Section::Usage => "/usage",
+            Section::Auth => "/auth",
         }
     }
 
@@ -48,6 +51,7 @@ impl Section {
             Section::Mcp => "MCP & hooks",
             Section::Sessions => "Sessions",
             Section::Usage => "Usage",
+            Section::Auth => "Subscriptions",
         }
     }
 }
