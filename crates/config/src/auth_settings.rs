@@ -103,8 +103,16 @@ impl AuthSettings {
         let codex = &self.oauth.openai_codex;
         let urls = [
             ("github-copilot", "deviceCodeUrl", &copilot.device_code_url),
-            ("github-copilot", "accessTokenUrl", &copilot.access_token_url),
-            ("github-copilot", "copilotTokenUrl", &copilot.copilot_token_url),
+            (
+                "github-copilot",
+                "accessTokenUrl",
+                &copilot.access_token_url,
+            ),
+            (
+                "github-copilot",
+                "copilotTokenUrl",
+                &copilot.copilot_token_url,
+            ),
             ("openai-codex", "authorizeUrl", &codex.authorize_url),
             ("openai-codex", "tokenUrl", &codex.token_url),
             ("openai-codex", "redirectUri", &codex.redirect_uri),

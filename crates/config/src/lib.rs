@@ -29,8 +29,8 @@ pub mod trust;
 pub mod usage;
 
 pub use auth::{
-    ApiKey, AuthStatus, AuthStore, CredentialKind, KeySource, OauthEntry, ProviderAuth, ResolvedKey,
-    env_api_key, provider_env_var, resolve_api_key, resolve_api_key_with_source,
+    ApiKey, AuthStatus, AuthStore, CredentialKind, KeySource, OauthEntry, ProviderAuth,
+    ResolvedKey, env_api_key, provider_env_var, resolve_api_key, resolve_api_key_with_source,
 };
 pub use auth_settings::{AuthSettings, CodexOauthSettings, CopilotOauthSettings, OauthSettings};
 pub use brains::{load_brains, merge_brains, read_brains_file, read_brains_text, save_brains};

@@ -11,9 +11,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::endpoint::{base_url_for, is_official_openai};
+use crate::oauth::SubscriptionAccess;
 use crate::transport::{Transport, header_map, shared_http};
 use crate::wire::{StreamDecoder, anthropic, chat, gemini, responses};
-use crate::oauth::SubscriptionAccess;
 use crate::{ChatRequest, ClientOptions, ErrorKind, ModelClient, ModelError, ModelStream};
 
 /// A model reached over HTTP. Retries, timeouts, the reply cap, cancellation and error

@@ -28,12 +28,12 @@ pub use model::{
     ModelApi, ModelCallSettings, ModelDefinition, ModelPricing, ModelTimeouts, PromptCache,
     ThinkingLevel,
 };
+pub use oauth::{
+    EXTRA_ACCOUNT_ID, EXTRA_API_BASE_URL, EXTRA_ENTERPRISE_DOMAIN, OauthCredentials, OauthProvider,
+};
 pub use packets::{
     AgentLayer, AgentTaskContext, BrainLayer, BrainTaskContext, ContextLayer, HandoffPacket,
     WorkerResult,
-};
-pub use oauth::{
-    EXTRA_ACCOUNT_ID, EXTRA_API_BASE_URL, EXTRA_ENTERPRISE_DOMAIN, OauthCredentials, OauthProvider,
 };
 pub use policy::{CommandReport, PolicyDecision, PolicyEvaluation, RuleMatch, TargetKind};
 pub use record::*;

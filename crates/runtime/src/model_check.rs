@@ -15,11 +15,8 @@ pub fn credential_status(home: &Home, model: &ModelDefinition) -> String {
     if model.is_local() {
         return "embedded".to_string();
     }
-    match crate::subscription::find_credential(
-        home,
-        &model.provider,
-        model.api_key_env.as_deref(),
-    ) {
+    match crate::subscription::find_credential(home, &model.provider, model.api_key_env.as_deref())
+    {
         Ok(Some(crate::ProviderCredential::ApiKey(resolved))) => match resolved.source {
             KeySource::AuthFile => "auth.json".to_string(),
             KeySource::Env(name) => format!("env {name}"),

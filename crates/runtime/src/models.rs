@@ -100,9 +100,7 @@ impl ModelFactory {
                     return Some("supplied".to_string());
                 }
                 match find_credential(home, &d.provider, d.api_key_env.as_deref()) {
-                    Ok(Some(ProviderCredential::ApiKey(key))) => {
-                        Some(key.key.expose().to_string())
-                    }
+                    Ok(Some(ProviderCredential::ApiKey(key))) => Some(key.key.expose().to_string()),
                     // Renewed when its client is built (see `client`).
                     Ok(Some(ProviderCredential::Subscription(login, entry))) => {
                         locked(&self.subscriptions).insert(d.provider.clone(), login);
@@ -183,8 +181,7 @@ impl ModelFactory {
             .with_model(&definition.id));
         };
         let access = subscription_access(found, &credentials);
-        let client =
-            WireClient::for_subscription(definition, &access, self.options.clone())?;
+        let client = WireClient::for_subscription(definition, &access, self.options.clone())?;
         Ok((Arc::new(client), Some(credentials.expires)))
     }
 

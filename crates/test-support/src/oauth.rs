@@ -206,7 +206,12 @@ fn now_secs() -> i64 {
 }
 
 fn json_reply(status: StatusCode, value: Value) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
 }
 
 fn lock(state: &Shared) -> std::sync::MutexGuard<'_, Inner> {
@@ -220,7 +225,10 @@ async fn device_code(
 ) -> Response {
     let form: BTreeMap<String, String> = form(&body);
     let mut inner = lock(&state);
-    inner.log.requests.push(format!("POST /{domain}/login/device/code"));
+    inner
+        .log
+        .requests
+        .push(format!("POST /{domain}/login/device/code"));
     if form.get("scope").map(String::as_str) != Some("read:user") || !form.contains_key("client_id")
     {
         return json_reply(StatusCode::BAD_REQUEST, json!({"error": "invalid_request"}));
@@ -264,7 +272,12 @@ async fn access_token(
         .or_else(|| polls.last())
         .copied()
         .unwrap_or(DevicePoll::Granted);
-    let error = |code: &str| json_reply(StatusCode::OK, json!({"error": code, "error_description": format!("fake {code}")}));
+    let error = |code: &str| {
+        json_reply(
+            StatusCode::OK,
+            json!({"error": code, "error_description": format!("fake {code}")}),
+        )
+    };
     match reply {
         DevicePoll::Pending => error("authorization_pending"),
         DevicePoll::SlowDown => {
@@ -308,7 +321,10 @@ async fn copilot_token(
         .unwrap_or_default()
         .to_string();
     if inner.config.copilot_refuses || !inner.github_tokens.contains(&given) {
-        return json_reply(StatusCode::UNAUTHORIZED, json!({"message": "Bad credentials"}));
+        return json_reply(
+            StatusCode::UNAUTHORIZED,
+            json!({"message": "Bad credentials"}),
+        );
     }
     inner.serial += 1;
     let token = format!("tid=copilot-{};exp=x", inner.serial);
@@ -343,7 +359,9 @@ async fn authorize(
         return json_reply(StatusCode::BAD_REQUEST, json!({"error": "invalid_request"}));
     }
     let location = if inner.config.authorize_denies {
-        format!("{redirect}?error=access_denied&error_description=denied+by+user&state={state_param}")
+        format!(
+            "{redirect}?error=access_denied&error_description=denied+by+user&state={state_param}"
+        )
     } else {
         inner.serial += 1;
         let code = format!("code-{}", inner.serial);

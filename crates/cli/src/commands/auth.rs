@@ -88,7 +88,9 @@ fn status(store: &AuthStore, json: bool) -> anyhow::Result<ExitCode> {
         "Keys are looked up in auth.json first, then in the model's apiKeyEnv variable, then in <PROVIDER>_API_KEY (e.g. {}).",
         provider_env_var("openrouter")
     );
-    println!("Add one with `braincode auth set <provider>` (the key is read from standard input), or log in with a subscription: `braincode auth login github-copilot|openai-codex`.");
+    println!(
+        "Add one with `braincode auth set <provider>` (the key is read from standard input), or log in with a subscription: `braincode auth login github-copilot|openai-codex`."
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -48,7 +48,11 @@ async fn login(home: &TempHome, args: &[&str]) -> Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn device_flow_waits_through_pending_then_stores_a_private_oauth_entry() {
     let auth = FakeAuthServer::start(FakeAuthConfig {
-        polls: vec![DevicePoll::Pending, DevicePoll::Pending, DevicePoll::Granted],
+        polls: vec![
+            DevicePoll::Pending,
+            DevicePoll::Pending,
+            DevicePoll::Granted,
+        ],
         copilot_api: "https://copilot.example.test".into(),
         ..FakeAuthConfig::default()
     })
@@ -59,24 +63,41 @@ async fn device_flow_waits_through_pending_then_stores_a_private_oauth_entry() {
     let out = login(&home, &["github-copilot"]).await;
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("ABCD-1234"), "{}", out.stderr);
-    assert!(out.stderr.contains("https://github.com/login/device"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("https://github.com/login/device"),
+        "{}",
+        out.stderr
+    );
     let log = auth.log();
     assert_eq!(log.polls.len(), 3);
     assert_eq!(log.copilot_tokens.len(), 1);
-    assert!(log.requests.contains(&"GET /api.github.com/copilot_internal/v2/token".to_string()));
+    assert!(
+        log.requests
+            .contains(&"GET /api.github.com/copilot_internal/v2/token".to_string())
+    );
 
     assert_eq!(auth_mode(&home), 0o600);
     let stored = auth_json(&home).unwrap();
     let entry = &stored["providers"]["github-copilot"]["oauth"];
     assert_eq!(entry["providerId"], "github-copilot");
     assert_eq!(entry["credentials"]["refresh"], "gho_fake_1");
-    assert_eq!(entry["credentials"]["access"], log.copilot_tokens[0].as_str());
-    assert_eq!(entry["credentials"]["apiBaseUrl"], "https://copilot.example.test");
+    assert_eq!(
+        entry["credentials"]["access"],
+        log.copilot_tokens[0].as_str()
+    );
+    assert_eq!(
+        entry["credentials"]["apiBaseUrl"],
+        "https://copilot.example.test"
+    );
     assert!(entry["credentials"]["expires"].as_i64().unwrap() > now_ms());
 
     let status = braincode(&home, home.path(), &["auth", "status"]).await;
     assert_eq!(status.code, 0);
-    assert!(status.stdout.contains("github-copilot  oauth"), "{}", status.stdout);
+    assert!(
+        status.stdout.contains("github-copilot  oauth"),
+        "{}",
+        status.stdout
+    );
     assert!(status.stdout.contains("expires at 20"), "{}", status.stdout);
     assert!(!status.stdout.contains("gho_fake"), "a secret was printed");
     let json_status = braincode(&home, home.path(), &["auth", "status", "--json"]).await;
@@ -131,7 +152,11 @@ async fn enterprise_domain_uses_its_own_endpoints() {
     let auth = FakeAuthServer::start(FakeAuthConfig::default()).await;
     let home = TempHome::new();
     settings_for(&home, &auth, "http://localhost:1/auth/callback");
-    let out = login(&home, &["github-copilot", "--enterprise-domain", "ghe.example.com"]).await;
+    let out = login(
+        &home,
+        &["github-copilot", "--enterprise-domain", "ghe.example.com"],
+    )
+    .await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     let requests = auth.log().requests;
     for expected in [
@@ -139,9 +164,15 @@ async fn enterprise_domain_uses_its_own_endpoints() {
         "POST /ghe.example.com/login/oauth/access_token",
         "GET /api.ghe.example.com/copilot_internal/v2/token",
     ] {
-        assert!(requests.iter().any(|r| r == expected), "{expected}: {requests:?}");
+        assert!(
+            requests.iter().any(|r| r == expected),
+            "{expected}: {requests:?}"
+        );
     }
-    assert!(!requests.iter().any(|r| r.contains("github.com")), "{requests:?}");
+    assert!(
+        !requests.iter().any(|r| r.contains("github.com")),
+        "{requests:?}"
+    );
     let stored = auth_json(&home).unwrap();
     assert_eq!(
         stored["providers"]["github-copilot"]["oauth"]["credentials"]["enterpriseUrl"],
@@ -154,14 +185,26 @@ async fn anthropic_and_unknown_providers_are_refused_with_the_way_forward() {
     let home = TempHome::new();
     let out = login(&home, &["anthropic"]).await;
     assert_ne!(out.code, 0);
-    assert!(out.stderr.contains("braincode auth set anthropic"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("braincode auth set anthropic"),
+        "{}",
+        out.stderr
+    );
     let out = login(&home, &["acme"]).await;
-    assert!(out.stderr.contains("github-copilot, openai-codex"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("github-copilot, openai-codex"),
+        "{}",
+        out.stderr
+    );
     let bad = TempHome::new();
     bad.write_settings(&json!({"auth": {"oauth": {"openai-codex": {"tokenUrl": "not a url"}}}}));
     let out = login(&bad, &["openai-codex"]).await;
     assert_ne!(out.code, 0);
-    assert!(out.stderr.contains("auth.oauth.openai-codex.tokenUrl"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("auth.oauth.openai-codex.tokenUrl"),
+        "{}",
+        out.stderr
+    );
 }
 
 fn free_port() -> u16 {
@@ -172,9 +215,12 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Everything a child wrote on stderr so far.
+type Stderr = std::sync::Arc<std::sync::Mutex<String>>;
+
 /// Starts `braincode auth login openai-codex`, and returns it with the authorization URL it
-/// printed.
-async fn start_codex_login(home: &TempHome) -> (tokio::process::Child, String) {
+/// printed and its standard error.
+async fn start_codex_login(home: &TempHome) -> (tokio::process::Child, String, Stderr) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_braincode"))
         .args(["auth", "login", "openai-codex", "--no-browser"])
         .env("BRAINCODE_HOME", home.path())
@@ -187,8 +233,10 @@ async fn start_codex_login(home: &TempHome) -> (tokio::process::Child, String) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let stderr = Stderr::default();
     let url = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(line) = lines.next_line().await.unwrap() {
+            stderr.lock().unwrap().push_str(&format!("{line}\n"));
             if let Some(url) = line.trim().strip_prefix("http") {
                 return format!("http{url}");
             }
@@ -198,8 +246,43 @@ async fn start_codex_login(home: &TempHome) -> (tokio::process::Child, String) {
     .await
     .unwrap();
     // Keep reading stderr so the child never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, url)
+    let collected = stderr.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            collected.lock().unwrap().push_str(&format!("{line}\n"));
+        }
+    });
+    (child, url, stderr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_a_waiting_login_and_writes_nothing() {
+    let auth = FakeAuthServer::start(FakeAuthConfig::default()).await;
+    let (home, _) = codex_home(&auth);
+    let (child, _url, stderr) = start_codex_login(&home).await;
+    let pid = child.id().unwrap().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().await.unwrap();
+    // Cancelled by the program (exit 1 with its message), not killed by the signal.
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    // The reader may still be taking the last lines after the exit.
+    for _ in 0..100 {
+        if stderr.lock().unwrap().contains("cancelled") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        stderr.lock().unwrap().contains("login was cancelled"),
+        "{stderr:?}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Logged in"));
+    assert!(auth_json(&home).is_none());
+    assert!(auth.log().codex_tokens.is_empty());
 }
 
 /// Follows the authorize URL like a browser: the fake server redirects to the loopback
@@ -226,51 +309,99 @@ fn codex_home(auth: &FakeAuthServer) -> (TempHome, String) {
 async fn pkce_login_through_the_loopback_callback_stores_tokens() {
     let auth = FakeAuthServer::start(FakeAuthConfig::default()).await;
     let (home, redirect) = codex_home(&auth);
-    let (child, url) = start_codex_login(&home).await;
+    let (child, url, _) = start_codex_login(&home).await;
     assert!(url.contains("code_challenge_method=S256"), "{url}");
     assert!(url.contains("codex_cli_simplified_flow=true"), "{url}");
-    assert!(url.contains(&format!("redirect_uri={}", redirect.replace(':', "%3A").replace('/', "%2F"))), "{url}");
+    assert!(
+        url.contains(&format!(
+            "redirect_uri={}",
+            redirect.replace(':', "%3A").replace('/', "%2F")
+        )),
+        "{url}"
+    );
     assert_eq!(browser(&url, |l| l).await, reqwest::StatusCode::OK);
     let out = child.wait_with_output().await.unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let log = auth.log();
     assert_eq!(log.verifier_mismatches, 0);
-    assert_eq!(log.codex_tokens.len(), 1, "the code was exchanged once, with the right verifier");
+    assert_eq!(
+        log.codex_tokens.len(),
+        1,
+        "the code was exchanged once, with the right verifier"
+    );
     assert_eq!(auth_mode(&home), 0o600);
     let stored = auth_json(&home).unwrap();
     let creds = &stored["providers"]["openai-codex"]["oauth"]["credentials"];
     assert_eq!(creds["access"], log.codex_tokens[0].as_str());
     assert_eq!(creds["accountId"], "acct-fake-1");
-    assert!(creds["refresh"].as_str().unwrap().starts_with("codex-refresh-"));
+    assert!(
+        creds["refresh"]
+            .as_str()
+            .unwrap()
+            .starts_with("codex-refresh-")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pkce_wrong_state_and_denial_write_nothing() {
     let auth = FakeAuthServer::start(FakeAuthConfig::default()).await;
     let (home, _) = codex_home(&auth);
-    let (child, url) = start_codex_login(&home).await;
+    let (child, url, stderr) = start_codex_login(&home).await;
     let status = browser(&url, |l| l.replace("state=", "state=forged")).await;
     assert_eq!(status, reqwest::StatusCode::BAD_REQUEST);
     let out = child.wait_with_output().await.unwrap();
     assert!(!out.status.success());
+    assert!(
+        stderr.lock().unwrap().contains("state does not match"),
+        "{stderr:?}"
+    );
     assert!(auth_json(&home).is_none());
-    assert!(auth.log().codex_tokens.is_empty(), "a forged redirect reached the token endpoint");
+    assert!(
+        auth.log().codex_tokens.is_empty(),
+        "a forged redirect reached the token endpoint"
+    );
 
     auth.configure(|c| c.authorize_denies = true);
     let (home, _) = codex_home(&auth);
-    let (mut child, url) = start_codex_login(&home).await;
+    let (mut child, url, stderr) = start_codex_login(&home).await;
     assert_eq!(browser(&url, |l| l).await, reqwest::StatusCode::BAD_REQUEST);
     let status = child.wait().await.unwrap();
     assert!(!status.success());
+    assert!(
+        stderr
+            .lock()
+            .unwrap()
+            .contains("authorization was denied (denied by user)"),
+        "{stderr:?}"
+    );
     assert!(auth_json(&home).is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pasted_redirect_url_completes_the_login() {
     let auth = FakeAuthServer::start(FakeAuthConfig::default()).await;
-    let (home, _) = codex_home(&auth);
-    let (mut child, url) = start_codex_login(&home).await;
-    // The browser is on another machine: the redirect never reaches the loopback server.
+    let (home, redirect) = codex_home(&auth);
+    // Another program holds the redirect port: the login says so and takes a pasted URL.
+    let port = redirect
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    let _busy = std::net::TcpListener::bind(format!("127.0.0.1:{port}")).unwrap();
+    let (mut child, url, stderr) = start_codex_login(&home).await;
+    assert!(
+        stderr
+            .lock()
+            .unwrap()
+            .contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{stderr:?}"
+    );
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -335,14 +466,24 @@ async fn an_expired_login_is_renewed_before_the_run_calls_the_model() {
     let report = run_json(&home, repo.path(), &[], "say hello", &[]).await;
     assert!(report.to_string().contains("hello!"), "{report}");
     let log = auth.log();
-    assert_eq!(log.copilot_tokens.len(), 1, "renewed once for the whole run");
+    assert_eq!(
+        log.copilot_tokens.len(),
+        1,
+        "renewed once for the whole run"
+    );
     let fresh = &log.copilot_tokens[0];
     let requests = server.chat_requests();
     assert!(!requests.is_empty());
     for request in &requests {
-        assert_eq!(request.header("authorization"), Some(format!("Bearer {fresh}").as_str()));
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {fresh}").as_str())
+        );
         assert!(request.header("editor-version").is_some());
-        assert_eq!(request.header("copilot-integration-id"), Some("vscode-chat"));
+        assert_eq!(
+            request.header("copilot-integration-id"),
+            Some("vscode-chat")
+        );
         assert_eq!(request.path, "/v1/chat/completions");
     }
     assert_eq!(auth_mode(&home), 0o600);
@@ -353,8 +494,18 @@ async fn an_expired_login_is_renewed_before_the_run_calls_the_model() {
     assert!(creds["expires"].as_i64().unwrap() > now_ms());
 
     let doctor = braincode(&home, repo.path(), &["doctor"]).await;
-    assert!(doctor.stdout.contains("github-copilot subscription login"), "{}", doctor.stdout);
-    assert!(!doctor.stdout.contains("no API key for provider github-copilot"), "{}", doctor.stdout);
+    assert!(
+        doctor.stdout.contains("github-copilot subscription login"),
+        "{}",
+        doctor.stdout
+    );
+    assert!(
+        !doctor
+            .stdout
+            .contains("no API key for provider github-copilot"),
+        "{}",
+        doctor.stdout
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -385,7 +536,13 @@ async fn a_refused_renewal_says_to_log_in_again() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(all.contains("run `braincode auth login github-copilot` again"), "{all}");
+    assert!(
+        all.contains("run `braincode auth login github-copilot` again"),
+        "{all}"
+    );
     assert!(server.chat_requests().is_empty(), "a stale token was sent");
-    assert_eq!(std::fs::read_to_string(home.path().join("auth.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("auth.json")).unwrap(),
+        before
+    );
 }

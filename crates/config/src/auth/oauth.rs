@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{AuthStore, validate_provider};
-use crate::json_io::{self, FieldPath, UpdateLock};
 use crate::ConfigError;
+use crate::json_io::{self, FieldPath, UpdateLock};
 
 /// One provider's OAuth entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,7 +42,10 @@ impl AuthStore {
                 json_io::invalid_field(
                     &self.path,
                     None,
-                    &FieldPath::root().key("providers").key(provider).key("oauth"),
+                    &FieldPath::root()
+                        .key("providers")
+                        .key(provider)
+                        .key("oauth"),
                     format!("not an OAuth entry: {err}"),
                     format!("run `braincode auth login {provider}` again"),
                 )
@@ -64,8 +67,7 @@ impl AuthStore {
     ) -> Result<(), ConfigError> {
         let provider = validate_provider(provider)?;
         let creds = &entry.credentials;
-        if creds.refresh.trim().is_empty() || creds.access.trim().is_empty() || creds.expires <= 0
-        {
+        if creds.refresh.trim().is_empty() || creds.access.trim().is_empty() || creds.expires <= 0 {
             return Err(ConfigError::Rejected {
                 message: format!(
                     "the login of {provider:?} gave no refresh token, access token or expiry; nothing was saved"

@@ -180,7 +180,10 @@ pub async fn login(
             }
         }
     };
-    emit(events, LoginEvent::Progress("authorized; exchanging the code for tokens".into()));
+    emit(
+        events,
+        LoginEvent::Progress("authorized; exchanging the code for tokens".into()),
+    );
     let form = [
         ("grant_type", "authorization_code"),
         ("client_id", endpoints.client_id.as_str()),
@@ -212,7 +215,9 @@ fn check_callback(callback: &Callback, state: &str) -> Result<String, OauthError
             OauthError::Denied { detail }
         } else {
             OauthError::Denied {
-                detail: format!("{error}: {detail}").trim_end_matches([' ', ':']).to_string(),
+                detail: format!("{error}: {detail}")
+                    .trim_end_matches([' ', ':'])
+                    .to_string(),
             }
         });
     }
@@ -235,9 +240,12 @@ fn check_pasted(input: &str, state: &str) -> Result<String, OauthError> {
         if callback.error.is_some() || callback.state.is_some() {
             return check_callback(&callback, state);
         }
-        return callback.code.filter(|c| !c.is_empty()).ok_or_else(|| OauthError::NoCode {
-            input: braincode_protocol::clip_chars(input, 80),
-        });
+        return callback
+            .code
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| OauthError::NoCode {
+                input: braincode_protocol::clip_chars(input, 80),
+            });
     }
     if let Some((code, pasted_state)) = input.split_once('#') {
         if pasted_state != state {
@@ -269,7 +277,9 @@ async fn token_request(
     form: &[(&str, &str)],
 ) -> Result<TokenReply, OauthError> {
     let (status, reply) = send_json::<TokenReply>(
-        http.post(url).header("accept", "application/json").form(form),
+        http.post(url)
+            .header("accept", "application/json")
+            .form(form),
         url,
     )
     .await?;
@@ -339,7 +349,11 @@ fn credentials(
         .as_deref()
         .and_then(account_id)
         .or_else(|| account_id(&access))
-        .or_else(|| previous.and_then(|p| p.extra_str(EXTRA_ACCOUNT_ID)).map(str::to_string))
+        .or_else(|| {
+            previous
+                .and_then(|p| p.extra_str(EXTRA_ACCOUNT_ID))
+                .map(str::to_string)
+        })
         .ok_or_else(|| bad("the id token names no ChatGPT account (chatgpt_account_id)"))?;
     let mut extra = previous.map(|p| p.extra.clone()).unwrap_or_default();
     extra.insert(EXTRA_ACCOUNT_ID.to_string(), Value::String(account));
@@ -373,18 +387,31 @@ mod tests {
     fn pasted_inputs() {
         let state = "st";
         assert_eq!(
-            check_pasted("http://localhost:1455/auth/callback?code=abc&state=st", state).unwrap(),
+            check_pasted(
+                "http://localhost:1455/auth/callback?code=abc&state=st",
+                state
+            )
+            .unwrap(),
             "abc"
         );
         assert_eq!(
-            check_pasted("http://localhost:1455/auth/callback?code=abc&state=zz", state),
+            check_pasted(
+                "http://localhost:1455/auth/callback?code=abc&state=zz",
+                state
+            ),
             Err(OauthError::StateMismatch)
         );
         assert_eq!(check_pasted("abc#st", state).unwrap(), "abc");
         assert_eq!(check_pasted(" abc \n", state).unwrap(), "abc");
-        assert!(matches!(check_pasted("a b", state), Err(OauthError::NoCode { .. })));
         assert!(matches!(
-            check_pasted("http://localhost:1455/auth/callback?error=access_denied&state=st", state),
+            check_pasted("a b", state),
+            Err(OauthError::NoCode { .. })
+        ));
+        assert!(matches!(
+            check_pasted(
+                "http://localhost:1455/auth/callback?error=access_denied&state=st",
+                state
+            ),
             Err(OauthError::Denied { .. })
         ));
     }

@@ -95,7 +95,10 @@ impl CopilotEndpoints {
             GithubHost::Enterprise(domain) => (domain.clone(), Some(domain.clone())),
         };
         let fill = |value: &Option<String>, default: &str| {
-            value.as_deref().unwrap_or(default).replace("{domain}", &domain)
+            value
+                .as_deref()
+                .unwrap_or(default)
+                .replace("{domain}", &domain)
         };
         Self {
             client_id: overrides
@@ -173,9 +176,10 @@ pub async fn login(
 ) -> Result<OauthCredentials, OauthError> {
     let url = &endpoints.device_code_url;
     let (status, device) = send_json::<DeviceCodeReply>(
-        http.post(url)
-            .header("accept", "application/json")
-            .form(&[("client_id", endpoints.client_id.as_str()), ("scope", "read:user")]),
+        http.post(url).header("accept", "application/json").form(&[
+            ("client_id", endpoints.client_id.as_str()),
+            ("scope", "read:user"),
+        ]),
         url,
     )
     .await?;
@@ -235,14 +239,19 @@ async fn poll_for_token(
         let detail = reply.error_description.unwrap_or_default();
         match reply.error.as_deref() {
             Some("authorization_pending") => {
-                emit(events, LoginEvent::Progress("waiting for the code to be entered".into()));
+                emit(
+                    events,
+                    LoginEvent::Progress("waiting for the code to be entered".into()),
+                );
             }
             Some("slow_down") => {
                 // RFC 8628 §3.5: the reply may name the new interval; otherwise add 5 s.
                 interval = reply.interval.unwrap_or(interval + 5).max(interval + 1);
                 emit(
                     events,
-                    LoginEvent::Progress(format!("the server asked to poll slower: every {interval} s")),
+                    LoginEvent::Progress(format!(
+                        "the server asked to poll slower: every {interval} s"
+                    )),
                 );
             }
             Some("expired_token") => return Err(OauthError::Expired),
@@ -283,7 +292,9 @@ pub async fn exchange(
         return Err(OauthError::Http {
             url: url.clone(),
             status: status.as_u16(),
-            detail: "the GitHub token was refused (revoked, or the account has no Copilot subscription)".into(),
+            detail:
+                "the GitHub token was refused (revoked, or the account has no Copilot subscription)"
+                    .into(),
         });
     }
     let reply: CopilotTokenReply = parse_json(status, &bytes, url).map_err(|err| match err {
@@ -308,7 +319,10 @@ pub async fn exchange(
     }
     let mut extra = BTreeMap::new();
     if let Some(api) = reply.endpoints.get("api").and_then(Value::as_str) {
-        extra.insert(EXTRA_API_BASE_URL.to_string(), Value::String(api.to_string()));
+        extra.insert(
+            EXTRA_API_BASE_URL.to_string(),
+            Value::String(api.to_string()),
+        );
     }
     if let Some(domain) = &endpoints.enterprise_domain {
         extra.insert(

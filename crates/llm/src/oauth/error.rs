@@ -10,23 +10,31 @@ pub enum OauthError {
         detail: String,
     },
     /// The code expired before the user entered it.
-    #[error("the login code expired before it was entered: nothing was saved; start the login again")]
+    #[error(
+        "the login code expired before it was entered: nothing was saved; start the login again"
+    )]
     Expired,
     /// The user (or the panel) cancelled.
     #[error("the login was cancelled: nothing was saved")]
     Cancelled,
     /// The user took too long.
-    #[error("the login timed out after {seconds} s without an answer: nothing was saved; start it again")]
+    #[error(
+        "the login timed out after {seconds} s without an answer: nothing was saved; start it again"
+    )]
     Timeout {
         /// How long it waited.
         seconds: u64,
     },
     /// The callback's `state` is not the one this login sent (another login, or a forged
     /// redirect).
-    #[error("the redirect's state does not match this login (a stale tab or a forged redirect): nothing was saved; start the login again")]
+    #[error(
+        "the redirect's state does not match this login (a stale tab or a forged redirect): nothing was saved; start the login again"
+    )]
     StateMismatch,
     /// A pasted redirect URL or code that holds no code.
-    #[error("no authorization code in {input:?}: paste the whole redirect URL (http://localhost…/auth/callback?code=…) or the code")]
+    #[error(
+        "no authorization code in {input:?}: paste the whole redirect URL (http://localhost…/auth/callback?code=…) or the code"
+    )]
     NoCode {
         /// What was pasted (clipped).
         input: String,

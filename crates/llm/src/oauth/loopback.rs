@@ -51,7 +51,10 @@ pub(crate) async fn read_callback(stream: &mut TcpStream, path: &str) -> Option<
         _ => return None,
     };
     let mut parts = head.lines().next().unwrap_or_default().split(' ');
-    let (method, target) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+    let (method, target) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
     let parsed = url::Url::parse("http://127.0.0.1")
         .and_then(|base| base.join(target))
         .ok()
@@ -59,7 +62,13 @@ pub(crate) async fn read_callback(stream: &mut TcpStream, path: &str) -> Option<
     match parsed {
         Some(url) => Some(Callback::from_query(&url)),
         None => {
-            respond(stream, 404, "Not found", "This is the Braincode login callback.").await;
+            respond(
+                stream,
+                404,
+                "Not found",
+                "This is the Braincode login callback.",
+            )
+            .await;
             None
         }
     }

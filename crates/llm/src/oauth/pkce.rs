@@ -50,7 +50,7 @@ mod tests {
         // Appendix B of RFC 7636.
         assert_eq!(
             challenge_of("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
-            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URLbQgQ-cgWJWJ8M"
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         );
         let pkce = Pkce::generate();
         assert!((43..=128).contains(&pkce.verifier.len()));

@@ -176,8 +176,6 @@ async fn refresh(
             };
             copilot::exchange(&http, &copilot_endpoints(oauth, &host), &current.refresh).await
         }
-        OauthProvider::OpenaiCodex => {
-            codex::refresh(&http, &codex_endpoints(oauth), current).await
-        }
+        OauthProvider::OpenaiCodex => codex::refresh(&http, &codex_endpoints(oauth), current).await,
     }
 }

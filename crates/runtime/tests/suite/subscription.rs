@@ -7,7 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 
 use braincode_config::{AuthStore, Home, OauthEntry, OauthSettings, journal::now_ms};
 use braincode_llm::oauth::subscription_access;
-use braincode_llm::{ChatMessage, ChatRequest, ClientOptions, ModelClient, WireClient, collect_stream};
+use braincode_llm::{
+    ChatMessage, ChatRequest, ClientOptions, ModelClient, WireClient, collect_stream,
+};
 use braincode_protocol::{ModelDefinition, OauthCredentials, OauthProvider};
 use braincode_runtime::fresh_subscription;
 use braincode_test_support::{
@@ -62,15 +64,30 @@ async fn racing_resolutions_renew_once_and_keep_auth_json_whole() {
         accesses.push(creds.access);
     }
     let log = auth.log();
-    assert_eq!(log.refreshes, 1, "the refresh token was spent more than once");
-    assert!(accesses.iter().all(|a| a == &log.codex_tokens[0]), "{accesses:?}");
+    assert_eq!(
+        log.refreshes, 1,
+        "the refresh token was spent more than once"
+    );
+    assert!(
+        accesses.iter().all(|a| a == &log.codex_tokens[0]),
+        "{accesses:?}"
+    );
     let path = temp.path().join("auth.json");
-    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-    let stored = AuthStore::new(&home).oauth("openai-codex").unwrap().unwrap();
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let stored = AuthStore::new(&home)
+        .oauth("openai-codex")
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.credentials.access, log.codex_tokens[0]);
     assert!(stored.credentials.refresh.starts_with("codex-refresh-"));
     assert_ne!(stored.credentials.refresh, "codex-refresh-old");
-    assert_eq!(stored.credentials.extra_str("accountId"), Some("acct-fake-1"));
+    assert_eq!(
+        stored.credentials.extra_str("accountId"),
+        Some("acct-fake-1")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,9 +104,15 @@ async fn a_refused_refresh_says_to_log_in_again_and_changes_nothing() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(err.contains("run `braincode auth login openai-codex` again"), "{err}");
+    assert!(
+        err.contains("run `braincode auth login openai-codex` again"),
+        "{err}"
+    );
     assert!(err.contains("invalid_grant"), "{err}");
-    assert_eq!(std::fs::read_to_string(temp.path().join("auth.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(temp.path().join("auth.json")).unwrap(),
+        before
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,16 +131,23 @@ async fn a_codex_login_calls_the_responses_api_with_its_account() {
     }))
     .unwrap();
     let access = subscription_access(login, &creds);
-    let client = WireClient::for_subscription(&definition, &access, ClientOptions::default()).unwrap();
+    let client =
+        WireClient::for_subscription(&definition, &access, ClientOptions::default()).unwrap();
     let request = ChatRequest {
         messages: vec![ChatMessage::user_text("hello")],
         ..ChatRequest::default()
     };
-    let stream = client.stream(request, CancellationToken::new()).await.unwrap();
+    let stream = client
+        .stream(request, CancellationToken::new())
+        .await
+        .unwrap();
     let completion = collect_stream(stream, |_| {}).await.unwrap();
     assert!(completion.text.contains("hi"), "{completion:?}");
     let sent = &server.chat_requests()[0];
     assert_eq!(sent.path, "/backend-api/codex/responses");
-    assert_eq!(sent.header("authorization"), Some(format!("Bearer {}", creds.access).as_str()));
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {}", creds.access).as_str())
+    );
     assert_eq!(sent.header("chatgpt-account-id"), Some("acct-fake-1"));
 }

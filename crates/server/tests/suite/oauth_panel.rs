@@ -42,10 +42,16 @@ async fn a_device_login_started_from_the_panel_completes_and_is_saved() {
 
     let providers = fixture.get_json("/api/oauth/providers").await;
     assert_eq!(providers["data"]["providers"][0]["id"], "github-copilot");
-    assert_eq!(providers["data"]["providers"][1]["usesCallbackServer"], true);
+    assert_eq!(
+        providers["data"]["providers"][1]["usesCallbackServer"],
+        true
+    );
 
     let (status, answer) = fixture
-        .post("/api/oauth/login", json!({"oauthProviderId": "github-copilot"}))
+        .post(
+            "/api/oauth/login",
+            json!({"oauthProviderId": "github-copilot"}),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     let session = &answer["data"];
@@ -54,12 +60,18 @@ async fn a_device_login_started_from_the_panel_completes_and_is_saved() {
     let done = poll_until_finished(&fixture, session["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert!(done["expires"].as_i64().is_some());
-    assert!(!done.to_string().contains("gho_fake"), "a secret in the session state");
+    assert!(
+        !done.to_string().contains("gho_fake"),
+        "a secret in the session state"
+    );
 
     let stored: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture.home.join("auth.json")).unwrap())
             .unwrap();
-    assert_eq!(stored["providers"]["github-copilot"]["oauth"]["providerId"], "github-copilot");
+    assert_eq!(
+        stored["providers"]["github-copilot"]["oauth"]["providerId"],
+        "github-copilot"
+    );
     let (_, page) = fixture.page("/auth").await;
     assert!(page.contains("Subscription login"));
     assert!(page.contains("expires"), "the auth status shows the entry");
@@ -77,7 +89,10 @@ async fn a_cancelled_login_writes_nothing() {
     let fixture = fixture().await;
     point_at(&fixture, &auth, "http://localhost:1/auth/callback");
     let (_, answer) = fixture
-        .post("/api/oauth/login", json!({"oauthProviderId": "github-copilot"}))
+        .post(
+            "/api/oauth/login",
+            json!({"oauthProviderId": "github-copilot"}),
+        )
         .await;
     let id = answer["data"]["id"].as_str().unwrap().to_string();
     assert_eq!(answer["data"]["status"], "pending");
@@ -88,9 +103,16 @@ async fn a_cancelled_login_writes_nothing() {
     assert_eq!(answer["data"]["status"], "cancelled", "{answer}");
     assert!(!fixture.home.join("auth.json").exists());
     let (status, _) = fixture
-        .post(&format!("/api/oauth/login/{id}/manual-code"), json!({"code": "x"}))
+        .post(
+            &format!("/api/oauth/login/{id}/manual-code"),
+            json!({"code": "x"}),
+        )
         .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "a finished login took a code");
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "a finished login took a code"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,9 +124,16 @@ async fn a_pasted_redirect_completes_a_codex_login() {
         .local_addr()
         .unwrap()
         .port();
-    point_at(&fixture, &auth, &format!("http://localhost:{port}/auth/callback"));
+    point_at(
+        &fixture,
+        &auth,
+        &format!("http://localhost:{port}/auth/callback"),
+    );
     let (_, answer) = fixture
-        .post("/api/oauth/login", json!({"oauthProviderId": "openai-codex"}))
+        .post(
+            "/api/oauth/login",
+            json!({"oauthProviderId": "openai-codex"}),
+        )
         .await;
     let session = &answer["data"];
     let url = session["authUrl"].as_str().unwrap();
@@ -112,7 +141,10 @@ async fn a_pasted_redirect_completes_a_codex_login() {
     let location = reply.headers()["location"].to_str().unwrap().to_string();
     let id = session["id"].as_str().unwrap();
     let (status, _) = fixture
-        .post(&format!("/api/oauth/login/{id}/manual-code"), json!({"code": location}))
+        .post(
+            &format!("/api/oauth/login/{id}/manual-code"),
+            json!({"code": location}),
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
     let done = poll_until_finished(&fixture, id).await;
@@ -142,7 +174,10 @@ async fn the_login_api_is_behind_the_guard() {
         .await
         .unwrap();
     assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
-    assert!(auth.log().requests.is_empty(), "a refused request started a login");
+    assert!(
+        auth.log().requests.is_empty(),
+        "a refused request started a login"
+    );
     let (status, answer) = fixture
         .post("/api/oauth/login", json!({"oauthProviderId": "anthropic"}))
         .await;

@@ -73,10 +73,12 @@ pub fn login(home: &Home, args: &LoginArgs) -> anyhow::Result<ExitCode> {
                 }
             });
         }
+        // Registered before the login starts, so an early Ctrl-C cancels it too.
+        let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let interrupt = tokio::spawn({
             let cancel = cancel.clone();
             async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
+                if sigint.recv().await.is_some() {
                     cancel.cancel();
                 }
             }
@@ -98,9 +100,9 @@ pub fn login(home: &Home, args: &LoginArgs) -> anyhow::Result<ExitCode> {
         .await;
         interrupt.abort();
         let _ = printer.await;
-        result
+        anyhow::Ok(result)
     });
-    let credentials = result?;
+    let credentials = result??;
     println!(
         "Logged in to {}; saved in {} (mode 0600). The access token expires {} and is renewed automatically.",
         provider.display_name(),

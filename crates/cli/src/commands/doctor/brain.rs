@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use braincode_config::{Home, KeySource, Settings};
-use braincode_runtime::{ProviderCredential, SubscriptionError};
 use braincode_protocol::{ModelDefinition, Role};
+use braincode_runtime::{ProviderCredential, SubscriptionError};
 
 use super::checks::Checks;
 

@@ -27,22 +27,34 @@ const JS: &str = include_str!("../../../assets/auth.js");
 /// Every user-visible string of the page and its script, by key (English).
 pub(crate) const TEXT: &[(&str, &str)] = &[
     ("title", "Subscription login"),
-    ("intro", "Use a subscription instead of an API key. The tokens are saved in auth.json (mode 0600) and renewed automatically; an API key for the same provider wins."),
+    (
+        "intro",
+        "Use a subscription instead of an API key. The tokens are saved in auth.json (mode 0600) and renewed automatically; an API key for the same provider wins.",
+    ),
     ("provider", "Provider"),
     ("enterpriseDomain", "GitHub Enterprise domain (optional)"),
     ("enterprisePlaceholder", "company.ghe.com"),
     ("start", "Start login"),
     ("cancel", "Cancel"),
     ("manualCode", "Redirect URL or code"),
-    ("manualHint", "If the browser cannot reach this machine, paste the address it ended on (or the code) here."),
+    (
+        "manualHint",
+        "If the browser cannot reach this machine, paste the address it ended on (or the code) here.",
+    ),
     ("submitCode", "Submit code"),
-    ("anthropicNote", "Claude Pro/Max is not offered: Anthropic's terms do not allow its subscription in other clients. Use an API key (braincode auth set anthropic)."),
+    (
+        "anthropicNote",
+        "Claude Pro/Max is not offered: Anthropic's terms do not allow its subscription in other clients. Use an API key (braincode auth set anthropic).",
+    ),
     ("statusHeading", "Auth status (no secrets)"),
     ("status.starting", "Starting…"),
     ("status.pending", "Waiting for you to authorize"),
     ("status.completed", "Logged in: the tokens are saved."),
     ("status.failed", "The login failed"),
-    ("status.cancelled", "The login was cancelled; nothing was saved."),
+    (
+        "status.cancelled",
+        "The login was cancelled; nothing was saved.",
+    ),
     ("openUrl", "Open this address and authorize:"),
     ("enterCode", "Open the address and enter the code"),
     ("noAnswer", "The panel did not answer"),
@@ -119,16 +131,21 @@ async fn start_login(
             "a GitHub Enterprise domain is for github-copilot only",
         ));
     }
-    let settings = load_settings(&app.home).map_err(|e| ApiError::from_config(e, str::to_string))?;
+    let settings =
+        load_settings(&app.home).map_err(|e| ApiError::from_config(e, str::to_string))?;
     let state = sessions::start(&app, provider, domain, settings.auth.oauth).await;
     Ok(api::ok(state))
 }
 
 fn refusal(err: SessionRefusal) -> ApiError {
     match err {
-        SessionRefusal::Unknown => ApiError::NotFound("no such login session (finished more than 30 minutes ago?)".into()),
+        SessionRefusal::Unknown => {
+            ApiError::NotFound("no such login session (finished more than 30 minutes ago?)".into())
+        }
         SessionRefusal::Finished => ApiError::invalid("this login has already finished"),
-        SessionRefusal::NoManualCode => ApiError::invalid("this login uses a device code: enter the code on the provider's page instead"),
+        SessionRefusal::NoManualCode => ApiError::invalid(
+            "this login uses a device code: enter the code on the provider's page instead",
+        ),
     }
 }
 
@@ -168,8 +185,10 @@ async fn cancel_login(
     if !app.oauth_logins.cancel(&id) {
         return Err(refusal(SessionRefusal::Unknown));
     }
-    let state =
-        sessions::wait_while(&app, &id, |s| matches!(s, Status::Starting | Status::Pending)).await;
+    let state = sessions::wait_while(&app, &id, |s| {
+        matches!(s, Status::Starting | Status::Pending)
+    })
+    .await;
     Ok(api::ok(state))
 }
 
@@ -182,8 +201,12 @@ async fn auth_page(State(app): State<AppState>) -> Response {
         .iter()
         .map(|(k, v)| ((*k).to_string(), json!(v)))
         .collect();
-    page(Section::Auth, text("title"), body(&status, &serde_json::Value::Object(texts).to_string()))
-        .into_response()
+    page(
+        Section::Auth,
+        text("title"),
+        body(&status, &serde_json::Value::Object(texts).to_string()),
+    )
+    .into_response()
 }
 
 fn body(status: &str, texts: &str) -> Markup {

@@ -243,8 +243,9 @@ pub(crate) async fn start(
                 }
                 Err(err) => {
                     state.status = Status::Failed;
-                    state.error =
-                        Some(braincode_protocol::secrets::redact_secrets(&err.to_string()).into_owned());
+                    state.error = Some(
+                        braincode_protocol::secrets::redact_secrets(&err.to_string()).into_owned(),
+                    );
                 }
             }
             session.finished_at = Some(Instant::now());
