@@ -41,8 +41,11 @@ pub struct ModelFactory {
     /// Providers whose candidates use a subscription login (no API key).
     subscriptions: Mutex<HashMap<String, OauthProvider>>,
     /// Built clients, with the expiry of their subscription token (none for API keys).
-    clients: Mutex<HashMap<String, (Arc<dyn ModelClient>, Option<i64>)>>,
+    clients: Mutex<HashMap<String, BuiltClient>>,
 }
+
+/// A built client and the expiry of its subscription token (none for API keys).
+type BuiltClient = (Arc<dyn ModelClient>, Option<i64>);
 
 fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match mutex.lock() {
@@ -133,7 +136,7 @@ impl ModelFactory {
         let login = locked(&self.subscriptions)
             .get(&definition.provider)
             .copied();
-        let client: (Arc<dyn ModelClient>, Option<i64>) = if definition.is_local() {
+        let client: BuiltClient = if definition.is_local() {
             let definition = definition.clone();
             let models_dir = self.home.models_dir();
             // Loading maps the GGUF and builds the vocabulary: keep it off the async threads.
@@ -163,7 +166,7 @@ impl ModelFactory {
         &self,
         candidate: &Candidate,
         login: OauthProvider,
-    ) -> Result<(Arc<dyn ModelClient>, Option<i64>), ModelError> {
+    ) -> Result<BuiltClient, ModelError> {
         let definition = &candidate.definition;
         let fresh = fresh_subscription(&self.home, &self.oauth, &definition.provider)
             .await

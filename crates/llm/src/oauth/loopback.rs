@@ -46,9 +46,8 @@ pub(crate) async fn bind(port: u16) -> std::io::Result<TcpListener> {
 /// Reads one request from `stream`; a GET of `path` gives its [`Callback`] (the caller then
 /// answers with [`respond`]); anything else is answered 404 here and gives `None`.
 pub(crate) async fn read_callback(stream: &mut TcpStream, path: &str) -> Option<Callback> {
-    let head = match tokio::time::timeout(READ_TIMEOUT, read_head(stream)).await {
-        Ok(Some(head)) => head,
-        _ => return None,
+    let Ok(Some(head)) = tokio::time::timeout(READ_TIMEOUT, read_head(stream)).await else {
+        return None;
     };
     let mut parts = head.lines().next().unwrap_or_default().split(' ');
     let (method, target) = (
