@@ -350,3 +350,38 @@ fn header_map() -> reqwest::header::HeaderMap {
     }
     map
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enterprise_domains_fill_the_templates() {
+        assert_eq!(GithubHost::parse(" ").unwrap(), GithubHost::Public);
+        assert_eq!(GithubHost::parse("github.com").unwrap(), GithubHost::Public);
+        let host = GithubHost::parse("https://Company.GHE.com/").unwrap();
+        assert_eq!(host, GithubHost::Enterprise("company.ghe.com".into()));
+        assert!(GithubHost::parse("company.ghe.com/login").is_err());
+        assert!(GithubHost::parse("a b").is_err());
+        let endpoints = CopilotEndpoints::new(&CopilotOverrides::default(), &host);
+        assert_eq!(
+            endpoints.device_code_url,
+            "https://company.ghe.com/login/device/code"
+        );
+        assert_eq!(
+            endpoints.copilot_token_url,
+            "https://api.company.ghe.com/copilot_internal/v2/token"
+        );
+        let public = CopilotEndpoints::new(&CopilotOverrides::default(), &GithubHost::Public);
+        assert_eq!(
+            public.access_token_url,
+            "https://github.com/login/oauth/access_token"
+        );
+        assert_eq!(public.client_id, CLIENT_ID);
+        assert_eq!(
+            default_api_base(Some("company.ghe.com")),
+            "https://copilot-api.company.ghe.com"
+        );
+        assert_eq!(default_api_base(None), COPILOT_API_BASE);
+    }
+}
