@@ -151,3 +151,42 @@ async fn a_codex_login_calls_the_responses_api_with_its_account() {
     );
     assert_eq!(sent.header("chatgpt-account-id"), Some("acct-fake-1"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_nobody_answers_times_out_and_writes_nothing() {
+    use braincode_runtime::{LoginChannels, LoginRequest, subscription_login};
+    let auth = FakeAuthServer::start(FakeAuthConfig::default()).await;
+    let temp = TempHome::new();
+    let home = Home::at(temp.path());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let oauth: OauthSettings = serde_json::from_value(
+        auth.oauth_settings(&format!("http://localhost:{port}/auth/callback")),
+    )
+    .unwrap();
+    let (events, _shown) = tokio::sync::mpsc::unbounded_channel();
+    let (_paste, pasted) = tokio::sync::mpsc::unbounded_channel();
+    let err = subscription_login(
+        &home,
+        &oauth,
+        LoginRequest {
+            provider: OauthProvider::OpenaiCodex,
+            enterprise_domain: String::new(),
+            timeout: std::time::Duration::from_millis(300),
+        },
+        LoginChannels {
+            events,
+            pasted,
+            cancel: CancellationToken::new(),
+        },
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("timed out"), "{err}");
+    assert!(err.contains("nothing was saved"), "{err}");
+    assert!(!temp.path().join("auth.json").exists());
+}
