@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod oauth;
+
+pub use oauth::OauthEntry;
+
 use crate::{ConfigError, Home, json_io};
 
 /// An API key. Printing it (`{}` or `{:?}`) shows `***`; use [`ApiKey::expose`] to send it.
@@ -79,11 +83,18 @@ impl CredentialKind {
 
 /// One provider in [`AuthStatus`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ProviderAuth {
     /// Provider name.
     pub provider: String,
     /// Credential kind.
     pub kind: CredentialKind,
+    /// The login that made an OAuth entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth_provider_id: Option<String>,
+    /// When an OAuth entry's access token expires (ms since the Unix epoch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<i64>,
 }
 
 /// Which providers have credentials. Never holds a secret.
@@ -223,9 +234,20 @@ impl AuthStore {
             providers: file
                 .providers
                 .iter()
-                .map(|(provider, value)| ProviderAuth {
-                    provider: provider.clone(),
-                    kind: CredentialKind::of(value),
+                .map(|(provider, value)| {
+                    let oauth = value.get("oauth");
+                    ProviderAuth {
+                        provider: provider.clone(),
+                        kind: CredentialKind::of(value),
+                        oauth_provider_id: oauth
+                            .and_then(|o| o.get("providerId"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                        expires: oauth
+                            .and_then(|o| o.get("credentials"))
+                            .and_then(|c| c.get("expires"))
+                            .and_then(Value::as_i64),
+                    }
                 })
                 .collect(),
         })

@@ -6,6 +6,7 @@
 //! line, the column and the field when there is one, and says what to do.
 
 mod auth;
+mod auth_settings;
 mod brains;
 pub mod budgets;
 pub mod contained;
@@ -30,9 +31,10 @@ pub mod trust;
 pub mod usage;
 
 pub use auth::{
-    ApiKey, AuthStatus, AuthStore, CredentialKind, KeySource, ProviderAuth, ResolvedKey,
-    env_api_key, provider_env_var, resolve_api_key, resolve_api_key_with_source,
+    ApiKey, AuthStatus, AuthStore, CredentialKind, KeySource, OauthEntry, ProviderAuth,
+    ResolvedKey, env_api_key, provider_env_var, resolve_api_key, resolve_api_key_with_source,
 };
+pub use auth_settings::{AuthSettings, CodexOauthSettings, CopilotOauthSettings, OauthSettings};
 pub use brains::{load_brains, merge_brains, read_brains_file, read_brains_text, save_brains};
 pub use contained::{ContainedBytes, ContainedError, ContainedText, FileKind, ReadScope};
 pub use error::{ConfigError, JournalError, JsonLocation, LookupError};
@@ -48,7 +50,7 @@ pub use journal::{
     list_sessions, read_journal, resolve_session, scan_journal, session_has_runs, session_snapshot,
 };
 pub use json_io::{
-    FieldPath, FieldSegment, lock_for_update, parse_json_text, read_json_file,
+    FieldPath, FieldSegment, UpdateLock, lock_for_update, parse_json_text, read_json_file,
     read_json_file_with_text, write_bytes_atomic, write_json_atomic,
 };
 pub use json_locate::locate_field;

@@ -89,6 +89,9 @@ pub struct Settings {
     pub mcp: McpSettings,
     /// When agents' conversations are compacted.
     pub context: ContextSettings,
+    /// Subscription logins: endpoint overrides.
+    #[serde(skip_serializing_if = "crate::AuthSettings::is_empty")]
+    pub auth: crate::AuthSettings,
     /// Whether the file names `defaultBrainId` itself (not the default): without it, a run
     /// picks the brain of a provider whose key is present.
     #[serde(skip)]
@@ -195,6 +198,7 @@ impl Default for Settings {
             models: braincode_protocol::ModelCallSettings::default(),
             mcp: McpSettings::default(),
             context: ContextSettings::default(),
+            auth: crate::AuthSettings::default(),
             default_brain_explicit: false,
         }
     }
@@ -282,6 +286,7 @@ impl Settings {
                 "use a positive number, or remove the field for the default",
             ));
         }
+        self.auth.validate(path, text)?;
         for (i, entry) in self.references.allowed_paths.iter().enumerate() {
             if entry.trim().is_empty() {
                 return Err(json_io::invalid_field(

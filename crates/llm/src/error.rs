@@ -96,7 +96,9 @@ impl ErrorKind {
             ErrorKind::MissingApiKey => {
                 "add a key with `braincode auth set <provider>` or set the provider's API key environment variable"
             }
-            ErrorKind::Auth => "check that the API key is valid and has access to this model",
+            ErrorKind::Auth => {
+                "check that the API key (or the subscription login) is valid and has access to this model"
+            }
             ErrorKind::RateLimit => "wait a moment, or add a fallback model to this role's chain",
             ErrorKind::ContextTooLong => {
                 "shorten the request or its @references, or start a new session with a handoff (@@<session>)"

@@ -24,6 +24,7 @@ mod connection;
 mod endpoint;
 mod error;
 mod images;
+pub mod oauth;
 mod options;
 mod pump;
 mod resolve;

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::endpoint::{base_url_for, is_official_openai};
+use crate::oauth::SubscriptionAccess;
 use crate::transport::{Transport, header_map, shared_http};
 use crate::wire::{StreamDecoder, anthropic, chat, gemini, responses};
 use crate::{ChatRequest, ClientOptions, ErrorKind, ModelClient, ModelError, ModelStream};
@@ -49,6 +50,41 @@ impl WireClient {
         api_key: Option<String>,
         options: ClientOptions,
     ) -> Result<Self, ModelError> {
+        Self::build(definition, api_key, options, BaseUrl::FromDefinition)
+    }
+
+    /// A client that reaches `definition` through a subscription login: `access` gives the
+    /// bearer token, the wire, the base URL (used as it is: the entry's `baseUrl` wins) and
+    /// the headers the provider needs; the entry's own `headers` still come last.
+    pub fn for_subscription(
+        definition: &ModelDefinition,
+        access: &SubscriptionAccess,
+        options: ClientOptions,
+    ) -> Result<Self, ModelError> {
+        let mut definition = definition.clone();
+        definition.api = access.api;
+        let base = match definition.base_url.as_deref().map(str::trim) {
+            Some(url) if !url.is_empty() => url.trim_end_matches('/').to_string(),
+            _ => access.base_url.trim_end_matches('/').to_string(),
+        };
+        let mut headers: std::collections::BTreeMap<String, String> =
+            access.headers.iter().cloned().collect();
+        headers.extend(std::mem::take(&mut definition.headers));
+        definition.headers = headers;
+        Self::build(
+            &definition,
+            Some(access.token.clone()),
+            options,
+            BaseUrl::Exact(base),
+        )
+    }
+
+    fn build(
+        definition: &ModelDefinition,
+        api_key: Option<String>,
+        options: ClientOptions,
+        base: BaseUrl,
+    ) -> Result<Self, ModelError> {
         let with_model = |e: ModelError| e.with_model(&definition.id);
         let model_settings = definition.call_settings();
         if let Some(field) = model_settings.invalid_field() {
@@ -62,7 +98,10 @@ impl WireClient {
             .with_model(&definition.id));
         }
         let options = options.for_model(definition);
-        let base = base_url_for(definition)?;
+        let base = match base {
+            BaseUrl::FromDefinition => base_url_for(definition)?,
+            BaseUrl::Exact(url) => url,
+        };
         let api_key = api_key
             .map(|k| k.trim().to_string())
             .filter(|k| !k.is_empty());
@@ -186,6 +225,14 @@ impl WireClient {
             }
         }
     }
+}
+
+/// Where a client's base URL comes from.
+enum BaseUrl {
+    /// The entry's `baseUrl` (or its provider's default), normalized for its wire.
+    FromDefinition,
+    /// This URL, as it is.
+    Exact(String),
 }
 
 /// The error for `api: local` entries, which this crate does not run.

@@ -8,6 +8,7 @@ mod event;
 mod ids;
 mod message;
 mod model;
+mod oauth;
 mod packets;
 mod policy;
 mod record;
@@ -26,6 +27,9 @@ pub use message::{
 pub use model::{
     ModelApi, ModelCallSettings, ModelDefinition, ModelPricing, ModelTimeouts, PromptCache,
     ThinkingLevel,
+};
+pub use oauth::{
+    EXTRA_ACCOUNT_ID, EXTRA_API_BASE_URL, EXTRA_ENTERPRISE_DOMAIN, OauthCredentials, OauthProvider,
 };
 pub use packets::{
     AgentLayer, AgentTaskContext, BrainLayer, BrainTaskContext, ContextLayer, HandoffPacket,

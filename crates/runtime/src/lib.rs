@@ -20,6 +20,7 @@ mod replay;
 mod repo_facts;
 mod run;
 mod sink;
+mod subscription;
 mod tape;
 mod writers;
 
@@ -86,6 +87,10 @@ pub use ledger::{BlobStore, sha256_hex, undo};
 pub use pet::{NoPetModel, PET_POLL, PetModel, PetReply, PetSnapshot, SNAPSHOT_ITEMS};
 pub use replay::{Divergence, JournaledRun, ReplayOutcome, replay};
 pub use repo_facts::mentioned_paths;
+pub use subscription::{
+    LoginChannels, LoginRequest, ProviderCredential, REFRESH_MARGIN_MS, SubscriptionError,
+    codex_endpoints, copilot_endpoints, find_credential, fresh_subscription, subscription_login,
+};
 pub use tape::TapeMode;
 
 // Parallel writers' worktrees (`braincode bench writers` times them).

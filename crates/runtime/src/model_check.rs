@@ -15,19 +15,42 @@ pub fn credential_status(home: &Home, model: &ModelDefinition) -> String {
     if model.is_local() {
         return "embedded".to_string();
     }
-    let found = braincode_config::resolve_api_key_with_source(
-        home,
-        &model.provider,
-        model.api_key_env.as_deref(),
-    );
-    match found {
-        Ok(Some(resolved)) => match resolved.source {
+    match crate::subscription::find_credential(home, &model.provider, model.api_key_env.as_deref())
+    {
+        Ok(Some(crate::ProviderCredential::ApiKey(resolved))) => match resolved.source {
             KeySource::AuthFile => "auth.json".to_string(),
             KeySource::Env(name) => format!("env {name}"),
         },
+        Ok(Some(crate::ProviderCredential::Subscription(login, _))) => {
+            format!("auth.json (oauth {login})")
+        }
         Ok(None) if is_keyless(model) => "not needed (local endpoint)".to_string(),
         Ok(None) => "missing".to_string(),
         Err(err) => format!("unreadable auth.json: {err}"),
+    }
+}
+
+/// A connection test through the provider's subscription login (renewed first if needed).
+async fn test_subscription(home: &Home, model: &ModelDefinition) -> ConnectionTestResult {
+    let oauth = braincode_config::load_settings(home)
+        .map(|s| s.auth.oauth)
+        .unwrap_or_default();
+    match crate::subscription::fresh_subscription(home, &oauth, &model.provider).await {
+        Err(err) => ConnectionTestResult::failed(ErrorKind::Auth, err.to_string()),
+        Ok(None) => ConnectionTestResult::failed(
+            ErrorKind::MissingApiKey,
+            format!("no credential for provider '{}'", model.provider),
+        ),
+        Ok(Some((login, credentials))) => {
+            let access = braincode_llm::oauth::subscription_access(login, &credentials);
+            match WireClient::for_subscription(model, &access, ClientOptions::for_connection_test())
+            {
+                Err(err) => ConnectionTestResult::failed(err.kind, err.message),
+                Ok(client) => {
+                    test_connection(&client, braincode_llm::CONNECTION_TEST_TIMEOUT).await
+                }
+            }
+        }
     }
 }
 
@@ -52,6 +75,11 @@ pub async fn test_model(home: &Home, model: &ModelDefinition) -> ModelTest {
             "{} is the embedded model: it runs in-process, not over the network. Check it with `braincode bench local`; fetch its weights with `braincode models pull`.",
             model.id
         ));
+    }
+    if let Ok(Some(crate::ProviderCredential::Subscription(..))) =
+        crate::subscription::find_credential(home, &model.provider, model.api_key_env.as_deref())
+    {
+        return ModelTest::Tested(test_subscription(home, model).await);
     }
     let key =
         braincode_config::resolve_api_key(home, &model.provider, model.api_key_env.as_deref())

@@ -5,10 +5,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use braincode_brain::{ImageModelRef, ModelPolicy};
-use braincode_config::{Home, resolve_api_key};
+use braincode_config::{Home, OauthSettings, env_api_key};
+use braincode_llm::oauth::subscription_access;
 use braincode_llm::{
     Candidate, CandidateSelection, ClientOptions, ErrorKind, ImageClient, ModelClient, ModelError,
-    ModelOutput, Requirements, client_for, resolve_candidates,
+    ModelOutput, Requirements, WireClient, client_for, resolve_candidates,
+};
+use braincode_protocol::OauthProvider;
+
+use crate::subscription::{
+    ProviderCredential, REFRESH_MARGIN_MS, find_credential, fresh_subscription,
 };
 use braincode_llm_local::LocalModelClient;
 use braincode_protocol::{ModelApi, ModelDefinition};
@@ -31,7 +37,22 @@ pub struct ModelFactory {
     catalog: Vec<ModelDefinition>,
     options: ClientOptions,
     override_clients: Option<Arc<dyn ClientOverride>>,
-    clients: Mutex<HashMap<String, Arc<dyn ModelClient>>>,
+    /// Where subscription logins are renewed (`settings.json → auth.oauth`).
+    oauth: OauthSettings,
+    /// Providers whose candidates use a subscription login (no API key).
+    subscriptions: Mutex<HashMap<String, OauthProvider>>,
+    /// Built clients, with the expiry of their subscription token (none for API keys).
+    clients: Mutex<HashMap<String, BuiltClient>>,
+}
+
+/// A built client and the expiry of its subscription token (none for API keys).
+type BuiltClient = (Arc<dyn ModelClient>, Option<i64>);
+
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
 }
 
 impl ModelFactory {
@@ -47,8 +68,16 @@ impl ModelFactory {
             catalog,
             options,
             override_clients,
+            oauth: OauthSettings::default(),
+            subscriptions: Mutex::new(HashMap::new()),
             clients: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Renews subscription logins at the endpoints of `settings.json → auth.oauth`.
+    pub fn with_oauth(mut self, oauth: OauthSettings) -> Self {
+        self.oauth = oauth;
+        self
     }
 
     /// The catalogue.
@@ -101,8 +130,20 @@ impl ModelFactory {
             {
                 return Some("supplied".to_string());
             }
-            resolve_api_key(home, &d.provider, d.api_key_env.as_deref())
-                .map(|k| k.expose().to_string())
+            match find_credential(home, &d.provider, d.api_key_env.as_deref()) {
+                Ok(Some(ProviderCredential::ApiKey(key))) => Some(key.key.expose().to_string()),
+                // Renewed when its client is built (see `client`).
+                Ok(Some(ProviderCredential::Subscription(login, entry))) => {
+                    locked(&self.subscriptions).insert(d.provider.clone(), login);
+                    Some(entry.credentials.access)
+                }
+                Ok(None) => None,
+                Err(err) => {
+                    tracing::warn!("{err}");
+                    env_api_key(&d.provider, d.api_key_env.as_deref())
+                        .map(|k| k.key.expose().to_string())
+                }
+            }
         })
     }
 
@@ -119,7 +160,10 @@ impl ModelFactory {
         if let Some(client) = self.cached(&definition.id) {
             return Ok(client);
         }
-        let client: Arc<dyn ModelClient> = if definition.is_local() {
+        let login = locked(&self.subscriptions)
+            .get(&definition.provider)
+            .copied();
+        let client: BuiltClient = if definition.is_local() {
             let definition = definition.clone();
             let models_dir = self.home.models_dir();
             // Loading maps the GGUF and builds the vocabulary: keep it off the async threads.
@@ -133,24 +177,51 @@ impl ModelFactory {
                     format!("the local model loader stopped: {err}"),
                 )
             })??;
-            Arc::new(built)
+            (Arc::new(built) as Arc<dyn ModelClient>, None)
+        } else if let Some(login) = login {
+            self.subscription_client(candidate, login).await?
         } else {
-            client_for(candidate, &self.options)?
+            (client_for(candidate, &self.options)?, None)
         };
-        match self.clients.lock() {
-            Ok(mut clients) => clients.insert(definition.id.clone(), Arc::clone(&client)),
-            Err(poisoned) => poisoned
-                .into_inner()
-                .insert(definition.id.clone(), Arc::clone(&client)),
-        };
-        Ok(client)
+        locked(&self.clients).insert(definition.id.clone(), (Arc::clone(&client.0), client.1));
+        Ok(client.0)
     }
 
+    /// A client with the provider's subscription token, renewed first when it is about to
+    /// expire; a failed renewal is an `auth` error that says to log in again.
+    async fn subscription_client(
+        &self,
+        candidate: &Candidate,
+        login: OauthProvider,
+    ) -> Result<BuiltClient, ModelError> {
+        let definition = &candidate.definition;
+        let fresh = fresh_subscription(&self.home, &self.oauth, &definition.provider)
+            .await
+            .map_err(|err| {
+                ModelError::new(ErrorKind::Auth, err.to_string()).with_model(&definition.id)
+            })?;
+        let Some((found, credentials)) = fresh.filter(|(found, _)| *found == login) else {
+            return Err(ModelError::new(
+                ErrorKind::MissingApiKey,
+                format!(
+                    "the {} login is no longer in auth.json; run `braincode auth login {}`",
+                    definition.provider, login
+                ),
+            )
+            .with_model(&definition.id));
+        };
+        let access = subscription_access(found, &credentials);
+        let client = WireClient::for_subscription(definition, &access, self.options.clone())?;
+        Ok((Arc::new(client), Some(credentials.expires)))
+    }
+
+    /// A built client, unless its subscription token is about to expire.
     fn cached(&self, id: &str) -> Option<Arc<dyn ModelClient>> {
-        match self.clients.lock() {
-            Ok(clients) => clients.get(id).cloned(),
-            Err(poisoned) => poisoned.into_inner().get(id).cloned(),
-        }
+        let now = braincode_config::journal::now_ms();
+        locked(&self.clients)
+            .get(id)
+            .filter(|(_, expires)| expires.is_none_or(|at| at - now > REFRESH_MARGIN_MS))
+            .map(|(client, _)| Arc::clone(client))
     }
 }
 

@@ -196,7 +196,8 @@ impl PetModel {
         let models = load_models(home).map_err(|e| fail(&e))?;
         let selected = select_brain(home, &presets, &settings, brain).map_err(|e| fail(&e))?;
         let options = ClientOptions::default().with_settings(&settings.models);
-        let factory = ModelFactory::new(home.clone(), models, options, client_override);
+        let factory = ModelFactory::new(home.clone(), models, options, client_override)
+            .with_oauth(settings.auth.oauth.clone());
         Self::for_brain(home, selected.id, &selected.brain, factory)
     }
 

@@ -169,6 +169,7 @@ pub(crate) fn catalogue() -> Vec<(&'static str, &'static str)> {
         .chain(entries::<crate::pages::permissions::S>())
         .chain(entries::<crate::pages::mcp::S>())
         .chain(entries::<crate::pages::sessions::S>())
+        .chain((crate::pages::auth::TEXT.iter()).map(|(_, en, zh)| (*en, *zh)))
         .collect()
 }
 

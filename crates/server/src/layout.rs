@@ -17,6 +17,7 @@ texts! {
         NavMcp => "MCP & hooks", "MCP 与钩子";
         NavSessions => "Sessions", "会话";
         NavUsage => "Usage", "用量";
+        NavAuth => "Subscriptions", "订阅登录";
         Language => "Language", "语言";
         NotFound => "Not found", "未找到";
         NothingLivesAt => "Nothing lives at", "此地址没有页面：";
@@ -84,10 +85,11 @@ pub(crate) enum Section {
     Mcp,
     Sessions,
     Usage,
+    Auth,
 }
 
 impl Section {
-    const ALL: [Section; 9] = [
+    const ALL: [Section; 10] = [
         Section::Settings,
         Section::Models,
         Section::Brains,
@@ -97,6 +99,7 @@ impl Section {
         Section::Mcp,
         Section::Sessions,
         Section::Usage,
+        Section::Auth,
     ];
 
     fn href(self) -> &'static str {
@@ -110,6 +113,7 @@ impl Section {
             Section::Mcp => "/mcp",
             Section::Sessions => "/sessions",
             Section::Usage => "/usage",
+            Section::Auth => "/auth",
         }
     }
 
@@ -124,6 +128,7 @@ impl Section {
             Section::Mcp => L::NavMcp,
             Section::Sessions => L::NavSessions,
             Section::Usage => L::NavUsage,
+            Section::Auth => L::NavAuth,
         })
     }
 }

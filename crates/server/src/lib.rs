@@ -93,6 +93,8 @@ pub(crate) struct State {
     pub write_lock: tokio::sync::Mutex<()>,
     /// Cancelled on shutdown, so live streams end.
     pub shutdown: CancellationToken,
+    /// Subscription logins started from the panel.
+    pub oauth_logins: pages::LoginSessions,
 }
 
 pub(crate) type AppState = Arc<State>;
@@ -124,6 +126,7 @@ pub async fn start(options: ServeOptions) -> std::io::Result<Panel> {
         ],
         write_lock: tokio::sync::Mutex::new(()),
         shutdown: shutdown.clone(),
+        oauth_logins: pages::LoginSessions::default(),
     });
     let app = router(state);
     let stop = shutdown.clone();

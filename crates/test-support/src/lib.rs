@@ -27,6 +27,7 @@ mod fixtures;
 mod hit;
 pub mod mcp;
 mod nats;
+mod oauth;
 mod server;
 
 pub use braincode_scripted::{
@@ -37,4 +38,5 @@ pub use braincode_scripted::{
 pub use fixtures::{HOME_ENV, TempHome, TempRepo, scripted_model_entry};
 pub use hit::HitServer;
 pub use nats::{NatsCluster, NatsServer, nats_server_available};
+pub use oauth::{DevicePoll, FakeAuthConfig, FakeAuthLog, FakeAuthServer, wait_for_log};
 pub use server::ScriptedServer;

@@ -4,7 +4,11 @@
 use std::io::{IsTerminal, Read, Write};
 use std::process::{Command, ExitCode, Stdio};
 
-use braincode_config::{AuthStore, Home, provider_env_var};
+use braincode_config::{AuthStore, CredentialKind, Home, provider_env_var};
+
+mod login;
+
+pub use login::LoginArgs;
 
 /// `braincode auth` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -15,6 +19,8 @@ pub enum AuthCommand {
     Set(ProviderArgs),
     /// Delete the stored credential of a provider.
     Remove(ProviderArgs),
+    /// Log in with a subscription (github-copilot, openai-codex) instead of an API key.
+    Login(LoginArgs),
 }
 
 /// Arguments of `braincode auth status`.
@@ -40,6 +46,7 @@ pub fn execute(command: AuthCommand) -> anyhow::Result<ExitCode> {
         AuthCommand::Status(args) => status(&store, args.json),
         AuthCommand::Set(args) => set(&store, &args.provider),
         AuthCommand::Remove(args) => remove(&store, &args.provider),
+        AuthCommand::Login(args) => login::login(&home, &args),
     }
 }
 
@@ -60,8 +67,18 @@ fn status(store: &AuthStore, json: bool) -> anyhow::Result<ExitCode> {
             .max()
             .unwrap_or(0);
         for provider in &status.providers {
+            let detail = match (provider.kind, provider.expires) {
+                (CredentialKind::Oauth, Some(expires)) => format!(
+                    " ({} login; access token expires {}, renewed on use)",
+                    provider.oauth_provider_id.as_deref().unwrap_or("unknown"),
+                    expiry_text(expires)
+                ),
+                (CredentialKind::ApiKey | CredentialKind::Oauth | CredentialKind::Unknown, _) => {
+                    String::new()
+                }
+            };
             println!(
-                "  {:<width$}  {}",
+                "  {:<width$}  {}{detail}",
                 provider.provider,
                 provider.kind.as_str()
             );
@@ -71,8 +88,22 @@ fn status(store: &AuthStore, json: bool) -> anyhow::Result<ExitCode> {
         "Keys are looked up in auth.json first, then in the model's apiKeyEnv variable, then in <PROVIDER>_API_KEY (e.g. {}).",
         provider_env_var("openrouter")
     );
-    println!("Add one with `braincode auth set <provider>` (the key is read from standard input).");
+    println!(
+        "Add one with `braincode auth set <provider>` (the key is read from standard input), or log in with a subscription: `braincode auth login github-copilot|openai-codex`."
+    );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `at 2026-01-02 03:04 UTC` or `ago: expired at …`, for an expiry in ms since the epoch.
+fn expiry_text(expires_ms: i64) -> String {
+    let at = chrono::DateTime::from_timestamp_millis(expires_ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_else(|| format!("{expires_ms} ms"));
+    if expires_ms <= braincode_config::journal::now_ms() {
+        format!("(expired) at {at}")
+    } else {
+        format!("at {at}")
+    }
 }
 
 /// Turns terminal echo off while a key is typed, and back on when dropped.

@@ -30,6 +30,7 @@ mod mcp_tavily;
 mod model_glitches;
 mod models_cli;
 mod models_pull_cli;
+mod oauth_login;
 mod permissions_cli;
 mod replay_runs_nothing;
 mod run_e2e;

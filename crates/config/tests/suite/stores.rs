@@ -481,3 +481,87 @@ fn prices_are_validated_and_built_in_prices_survive_a_restated_entry() {
     assert_eq!(sonnet.max_retries, Some(5));
     assert_eq!(sonnet.pricing.map(|p| p.output), Some(15.0));
 }
+
+#[test]
+fn oauth_entries_need_their_tokens_and_a_broken_one_names_its_field() {
+    use braincode_config::OauthEntry;
+    use braincode_protocol::OauthCredentials;
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path().join("home"));
+    let store = AuthStore::new(&home);
+    let entry = |refresh: &str, expires: i64| OauthEntry {
+        provider_id: "github-copilot".into(),
+        credentials: OauthCredentials {
+            refresh: refresh.into(),
+            access: "tid=SECRET".into(),
+            expires,
+            extra: Default::default(),
+        },
+    };
+    let refused = store
+        .set_oauth("github-copilot", &entry("", 5))
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("nothing was saved"),
+        "{refused}"
+    );
+    assert!(!home.auth_path().exists());
+    store
+        .set_oauth("github-copilot", &entry("gho_SECRET", 5))
+        .unwrap();
+    assert_eq!(mode(&home.auth_path()), 0o600);
+    let status = store.status().unwrap();
+    assert_eq!(status.providers[0].kind, CredentialKind::Oauth);
+    assert_eq!(status.providers[0].expires, Some(5));
+    assert!(!serde_json::to_string(&status).unwrap().contains("SECRET"));
+    // An OAuth entry gives no API key.
+    assert!(store.api_key("github-copilot").unwrap().is_none());
+
+    fs::write(
+        home.auth_path(),
+        r#"{"providers": {"github-copilot": {"oauth": {"providerId": "github-copilot", "credentials": {"access": "a"}}}}}"#,
+    )
+    .unwrap();
+    let broken = store.oauth("github-copilot").unwrap_err().to_string();
+    assert!(
+        broken.contains("providers.github-copilot.oauth"),
+        "{broken}"
+    );
+    assert!(
+        broken.contains("braincode auth login github-copilot"),
+        "{broken}"
+    );
+}
+
+#[test]
+fn oauth_endpoint_settings_are_validated_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::at(dir.path());
+    fs::write(
+        home.settings_path(),
+        r#"{"auth": {"oauth": {"github-copilot": {"deviceCodeUrl": "github.com/login"}}}}"#,
+    )
+    .unwrap();
+    let err = load_settings(&home).unwrap_err().to_string();
+    assert!(
+        err.contains("auth.oauth.github-copilot.deviceCodeUrl"),
+        "{err}"
+    );
+    fs::write(
+        home.settings_path(),
+        r#"{"auth": {"oauth": {"gitlab": {}}}}"#,
+    )
+    .unwrap();
+    let err = load_settings(&home).unwrap_err().to_string();
+    assert!(err.contains("gitlab"), "{err}");
+    fs::write(
+        home.settings_path(),
+        r#"{"auth": {"oauth": {"openai-codex": {"tokenUrl": "http://127.0.0.1:9/oauth/token"}}}}"#,
+    )
+    .unwrap();
+    let settings = load_settings(&home).unwrap();
+    assert_eq!(
+        settings.auth.oauth.openai_codex.token_url.as_deref(),
+        Some("http://127.0.0.1:9/oauth/token")
+    );
+}

@@ -191,7 +191,8 @@ pub(crate) fn build_base(
                     }
                 }),
             services.client_override.clone(),
-        ),
+        )
+        .with_oauth(loaded.settings.auth.oauth.clone()),
         gate,
         stats,
         exec_sessions: Arc::new(ExecSessions::new(ExecLimits::default())),

@@ -8,4 +8,5 @@ mod mcp_third_party;
 mod orchestrator;
 mod pet_model;
 mod router_request;
+mod subscription;
 mod writers;

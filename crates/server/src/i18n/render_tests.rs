@@ -126,6 +126,7 @@ async fn every_page_in_chinese_shows_no_english_catalogue_text() {
     let mut problems = Vec::new();
     for path in [
         "/settings",
+        "/auth",
         "/models",
         "/brains",
         "/brains/brain",

@@ -1,5 +1,6 @@
 //! One module per section of the panel: its page (GET, server-rendered) and its JSON actions.
 
+pub(crate) mod auth;
 pub(crate) mod brains;
 pub(crate) mod hooks;
 pub(crate) mod mcp;
@@ -17,6 +18,8 @@ use axum::response::Redirect;
 use axum::routing::get;
 
 use crate::AppState;
+
+pub(crate) use auth::LoginSessions;
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
@@ -38,6 +41,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .merge(mcp::routes())
         .merge(sessions::routes())
         .merge(usage::routes())
+        .merge(auth::routes())
 }
 
 /// Takes a document's own prefix (`models[3].`, `brains[0].`) off a field path, leaving the

@@ -1,5 +1,6 @@
 //! The test modules, one per former test binary.
 
+mod oauth_panel;
 mod panel_edits;
 mod panel_http;
 mod panel_pages;

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use braincode_config::{Home, KeySource, Settings, resolve_api_key_with_source};
+use braincode_config::{Home, KeySource, Settings};
 use braincode_protocol::{ModelDefinition, Role};
+use braincode_runtime::{ProviderCredential, SubscriptionError};
 
 use super::checks::Checks;
 
@@ -114,12 +115,23 @@ pub(super) fn check_brain(
             usable.insert(model_id.clone(), found.is_ok());
             continue;
         }
-        match resolve_api_key_with_source(
+        match braincode_runtime::find_credential(
             home,
             &definition.provider,
             definition.api_key_env.as_deref(),
         ) {
-            Ok(Some(found)) => {
+            // A subscription login counts as a credential (it is renewed when a run uses it).
+            Ok(Some(ProviderCredential::Subscription(login, _))) => {
+                checks.ok(
+                    id,
+                    format!(
+                        "{model_id}: {login} subscription login for {} from auth.json",
+                        definition.provider
+                    ),
+                );
+                usable.insert(model_id.clone(), true);
+            }
+            Ok(Some(ProviderCredential::ApiKey(found))) => {
                 let source = match &found.source {
                     KeySource::AuthFile => "auth.json".to_string(),
                     KeySource::Env(name) => format!("${name}"),
@@ -159,8 +171,17 @@ pub(super) fn check_brain(
                 usable.insert(model_id.clone(), false);
                 why.insert(model_id.clone(), "no API key");
             }
-            Err(err) => {
+            Err(SubscriptionError::Config(err)) => {
                 checks.config_error(&id, &err);
+                usable.insert(model_id.clone(), false);
+                why.insert(model_id.clone(), "its credentials cannot be read");
+            }
+            Err(err) => {
+                checks.warn(
+                    id,
+                    err.to_string(),
+                    format!("braincode auth login {}", definition.provider),
+                );
                 usable.insert(model_id.clone(), false);
                 why.insert(model_id.clone(), "its credentials cannot be read");
             }
@@ -260,10 +281,11 @@ fn check_image_maker(
     }
     let policy = brain.policy(Role::ImageMaker);
     let selection = braincode_runtime::image_candidates_in(policy, models, &|d| {
-        resolve_api_key_with_source(home, &d.provider, d.api_key_env.as_deref())
-            .ok()
-            .flatten()
-            .map(|found| found.key.expose().to_string())
+        match braincode_runtime::find_credential(home, &d.provider, d.api_key_env.as_deref()) {
+            Ok(Some(ProviderCredential::ApiKey(found))) => Some(found.key.expose().to_string()),
+            Ok(Some(ProviderCredential::Subscription(_, entry))) => Some(entry.credentials.access),
+            Ok(None) | Err(_) => None,
+        }
     });
     match selection.first() {
         Some(candidate) => checks.ok(
