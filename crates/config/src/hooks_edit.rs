@@ -32,6 +32,17 @@ pub struct HookRow {
     pub trusted: bool,
 }
 
+impl HookRow {
+    /// Its matcher as a person reads it (`*`: every call).
+    pub fn matcher_shown(&self) -> &str {
+        if self.matcher.is_empty() {
+            "*"
+        } else {
+            &self.matcher
+        }
+    }
+}
+
 /// The handlers of a hooks.json text in file order (unknown events left out: they never run;
 /// a text that is not JSON has none).
 pub fn hook_rows(text: &str) -> Vec<HookRow> {

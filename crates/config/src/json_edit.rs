@@ -90,14 +90,33 @@ fn key_of(text: &str, member: &Member) -> Option<String> {
     serde_json::from_str(&text[member.key_start..member.key_end]).ok()
 }
 
-fn line_indent(text: &str, at: usize) -> &str {
+/// The whitespace that starts the line holding byte `at`.
+pub fn line_indent(text: &str, at: usize) -> &str {
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[start..];
     &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
 
-fn render(value: &Value, indent: &str, unit: &str, one_line: bool) -> Option<String> {
-    if one_line {
+/// How a value is written into a file: on one line, or over several lines like its neighbours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// On one line (its neighbours are).
+    OneLine,
+    /// Over several lines, nested levels indented by a unit.
+    Lines,
+}
+
+impl Layout {
+    /// One line when `one_line` holds, else several.
+    pub fn one_line_if(one_line: bool) -> Self {
+        if one_line { Self::OneLine } else { Self::Lines }
+    }
+}
+
+/// `value` laid out like its neighbours: over several lines indented by `indent` (nested
+/// levels by `unit`), or on one line.
+pub fn render(value: &Value, indent: &str, unit: &str, layout: Layout) -> Option<String> {
+    if layout == Layout::OneLine {
         return serde_json::to_string(value).ok();
     }
     let mut out = Vec::new();
@@ -148,7 +167,7 @@ pub fn set(text: &str, path: &[Step], value: &Value) -> Option<String> {
         let indent = line_indent(text, at);
         let unit = guess_unit(text);
         let one_line = !text[at..end].contains('\n') && !text.contains('\n');
-        let rendered = render(value, indent, &unit, one_line)?;
+        let rendered = render(value, indent, &unit, Layout::one_line_if(one_line))?;
         return Some(format!("{}{}{}", &text[..at], rendered, &text[end..]));
     }
     // The rest of the path becomes nested objects around the value, added to the object at
@@ -193,7 +212,7 @@ fn insert_member(text: &str, open: usize, key: &str, value: &Value) -> Option<St
                 .strip_prefix(base)
                 .filter(|unit| !unit.is_empty())
                 .map_or_else(|| guess_unit(text), str::to_string);
-            let rendered = render(value, indent, &unit, one_line)?;
+            let rendered = render(value, indent, &unit, Layout::one_line_if(one_line))?;
             Some(format!(
                 "{},{separator}{key_json}{colon}{rendered}{}",
                 &text[..last.value_end],
@@ -203,7 +222,7 @@ fn insert_member(text: &str, open: usize, key: &str, value: &Value) -> Option<St
         _ => {
             let unit = guess_unit(text);
             let indent = format!("{base}{unit}");
-            let rendered = render(value, &indent, &unit, false)?;
+            let rendered = render(value, &indent, &unit, Layout::Lines)?;
             Some(format!(
                 "{}\n{indent}{key_json}: {rendered}\n{base}{}",
                 &text[..=open],
@@ -230,7 +249,7 @@ pub fn push(text: &str, path: &[Step], value: &Value) -> Option<String> {
                 .strip_prefix(base)
                 .filter(|unit| !unit.is_empty())
                 .map_or_else(|| guess_unit(text), str::to_string);
-            let rendered = render(value, indent, &unit, one_line)?;
+            let rendered = render(value, indent, &unit, Layout::one_line_if(one_line))?;
             Some(format!(
                 "{},{separator}{rendered}{}",
                 &text[..last_end],
@@ -241,7 +260,7 @@ pub fn push(text: &str, path: &[Step], value: &Value) -> Option<String> {
             let close = skip_ws(text.as_bytes(), open + 1);
             let unit = guess_unit(text);
             let indent = format!("{base}{unit}");
-            let rendered = render(value, &indent, &unit, false)?;
+            let rendered = render(value, &indent, &unit, Layout::Lines)?;
             Some(format!(
                 "{}\n{indent}{rendered}\n{base}{}",
                 &text[..=open],

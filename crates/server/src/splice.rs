@@ -6,6 +6,7 @@
 //! The scanner only finds where values begin and end; whether the result is a valid file is
 //! for the caller's loader to say.
 
+use braincode_config::json_edit::{Layout, line_indent, render};
 use braincode_config::json_scan::{skip_string, skip_value, skip_ws};
 use serde_json::Value;
 
@@ -71,27 +72,6 @@ fn find_array(text: &str, key: &str) -> Option<ArraySpan> {
     }
 }
 
-/// The whitespace that starts the line holding byte `at`.
-fn line_indent(text: &str, at: usize) -> &str {
-    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line = &text[start..];
-    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
-}
-
-/// `value` laid out like its neighbours: over several lines indented by `indent` (nested
-/// levels by `unit`), or on one line when the array is written on one line.
-fn render(value: &Value, indent: &str, unit: &str, one_line: bool) -> Option<String> {
-    if one_line {
-        return serde_json::to_string(value).ok();
-    }
-    let mut out = Vec::new();
-    let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
-    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
-    serde::Serialize::serialize(value, &mut serializer).ok()?;
-    let pretty = String::from_utf8(out).ok()?;
-    Some(pretty.replace('\n', &format!("\n{indent}")))
-}
-
 /// `text` with `element` appended to its top-level array `key`, or `None` when the text has
 /// no such array that the scanner can follow (the caller then writes the whole document).
 pub(crate) fn append_element(text: &str, key: &str, element: &Value) -> Option<String> {
@@ -106,7 +86,7 @@ pub(crate) fn append_element(text: &str, key: &str, element: &Value) -> Option<S
                 .strip_prefix(base)
                 .filter(|unit| !unit.is_empty())
                 .unwrap_or("  ");
-            let rendered = render(element, indent, unit, one_line)?;
+            let rendered = render(element, indent, unit, Layout::one_line_if(one_line))?;
             let mut out = String::with_capacity(text.len() + rendered.len() + 8);
             out.push_str(&text[..last_end]);
             out.push(',');
@@ -118,7 +98,7 @@ pub(crate) fn append_element(text: &str, key: &str, element: &Value) -> Option<S
         _ => {
             let unit = if base.is_empty() { "  " } else { base };
             let indent = format!("{base}{unit}");
-            let rendered = render(element, &indent, unit, false)?;
+            let rendered = render(element, &indent, unit, Layout::Lines)?;
             let mut out = String::with_capacity(text.len() + rendered.len() + 8);
             out.push_str(&text[..=span.open]);
             out.push('\n');

@@ -130,11 +130,7 @@ impl Session {
                         Ok(row) => format!(
                             "hook {number} ({} {} {}) is {}; the next request uses it so",
                             row.event,
-                            if row.matcher.is_empty() {
-                                "*"
-                            } else {
-                                &row.matcher
-                            },
+                            row.matcher_shown(),
                             row.command,
                             if row.enabled { "on" } else { "off" }
                         ),

@@ -99,11 +99,7 @@ pub(super) fn hooks(home: &Home, options: &TuiOptions) -> Vec<String> {
             "  {:>2}  {:<16} {:<10} {}{}",
             n + 1,
             row.event,
-            if row.matcher.is_empty() {
-                "*"
-            } else {
-                &row.matcher
-            },
+            row.matcher_shown(),
             row.command,
             if row.enabled { "" } else { "  (off)" }
         ));
