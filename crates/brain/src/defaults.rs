@@ -7,7 +7,8 @@
 use braincode_protocol::{ModelApi, ModelDefinition, ModelPricing, Role, ThinkingLevel};
 
 use crate::schema::{
-    BrainPreset, ModelPolicy, PartialContextPolicy, PartialModelPolicy, PartialRouting,
+    BrainPreset, ImageModelRef, ModelPolicy, PartialContextPolicy, PartialModelPolicy,
+    PartialRouting,
 };
 
 /// The brain used when settings name none.
@@ -152,6 +153,18 @@ fn remote(model_id: &str) -> impl Fn(Role) -> ModelPolicy {
     }
 }
 
+/// OpenAI's image model, what the `openai` preset's imageMaker generates images with (the
+/// same key as its text models).
+fn openai_image_model() -> ImageModelRef {
+    ImageModelRef {
+        provider: "openai".into(),
+        model_id: "gpt-image-2".into(),
+        name: Some("GPT Image 2".into()),
+        base_url: Some("https://api.openai.com/v1".into()),
+        api: Some("openai-images".into()),
+    }
+}
+
 /// The built-in presets: `brain` (the default, fully local) plus `anthropic` and `openai`.
 ///
 /// All three are complete (none extends another), so editing one never changes the others.
@@ -173,8 +186,14 @@ pub fn default_brains() -> Vec<BrainPreset> {
         preset(
             "openai",
             "OpenAI",
-            "Every role on GPT-5.5, falling back to the embedded local model.",
-            remote(OPENAI_MODEL_ID),
+            "Every role on GPT-5.5, falling back to the embedded local model; images by GPT Image 2.",
+            |role| {
+                let mut policy = remote(OPENAI_MODEL_ID)(role);
+                if role == Role::ImageMaker {
+                    policy.image_model = Some(openai_image_model());
+                }
+                policy
+            },
         ),
     ]
 }
@@ -229,6 +248,17 @@ mod tests {
         );
         assert_eq!(anthropic.context_window, 200_000);
         assert!(anthropic.supports_tools && anthropic.supports_vision);
+    }
+
+    #[test]
+    fn the_openai_preset_makes_images_with_gpt_image() {
+        let openai = select_brain(&default_brains(), "openai").unwrap();
+        assert_eq!(
+            openai.policy(Role::ImageMaker).image_model,
+            Some(openai_image_model())
+        );
+        let anthropic = select_brain(&default_brains(), "anthropic").unwrap();
+        assert_eq!(anthropic.policy(Role::ImageMaker).image_model, None);
     }
 
     #[test]
