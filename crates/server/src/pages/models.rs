@@ -86,12 +86,15 @@ pub(super) fn routes() -> Router<AppState> {
         .route("/api/models/discover", post(discover))
 }
 
-const APIS: [ModelApi; 5] = [
+/// The wires a model can be added with; `openai-images` is an image-generation model (what
+/// a brain's imageMaker generates images with).
+const APIS: [ModelApi; 6] = [
     ModelApi::OpenaiCompletions,
     ModelApi::OpenaiResponses,
     ModelApi::AnthropicMessages,
     ModelApi::GoogleGenerativeAi,
     ModelApi::AzureOpenaiResponses,
+    ModelApi::OpenaiImages,
 ];
 
 async fn page(State(state): State<AppState>) -> Html<String> {

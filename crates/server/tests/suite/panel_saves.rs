@@ -226,3 +226,26 @@ async fn adding_or_removing_a_model_leaves_the_other_entries_byte_for_byte() {
         .unwrap();
     assert_eq!(doc.models.len(), 1);
 }
+
+/// An image-generation model (what imageMaker generates images with) can be added from the
+/// panel: its `openai-images` API is offered by the form and kept in models.json, and a text
+/// role never takes it.
+#[tokio::test]
+async fn an_image_model_is_added_with_its_api() {
+    let f = fixture().await;
+    let (_, page) = f.page("/models").await;
+    assert!(page.contains(r#"<option value="openai-images">"#), "{page}");
+    let version = f.get_json("/api/models").await["data"]["version"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut body = model("lab/painter", &version);
+    body["api"] = json!("openai-images");
+    let (status, answer) = f.post("/api/models", body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let doc = braincode_config::read_models_file(&Home::at(&f.home))
+        .unwrap()
+        .unwrap();
+    let painter = doc.models.iter().find(|m| m.id == "lab/painter").unwrap();
+    assert_eq!(painter.api, braincode_protocol::ModelApi::OpenaiImages);
+}
