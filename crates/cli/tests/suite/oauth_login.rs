@@ -215,8 +215,35 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Everything a child wrote on stderr so far.
-type Stderr = std::sync::Arc<std::sync::Mutex<String>>;
+/// What a child writes on stderr, read on a task of its own until the pipe closes.
+#[derive(Debug, Clone, Default)]
+struct Stderr {
+    text: std::sync::Arc<std::sync::Mutex<String>>,
+    closed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Stderr {
+    fn push(&self, line: &str) {
+        self.text.lock().unwrap().push_str(&format!("{line}\n"));
+    }
+
+    /// What it wrote so far.
+    fn now(&self) -> String {
+        self.text.lock().unwrap().clone()
+    }
+
+    /// All it wrote, once the pipe closed (the child exited): the reader may still be taking
+    /// the last lines when the exit is seen.
+    async fn all(&self) -> String {
+        for _ in 0..500 {
+            if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.now()
+    }
+}
 
 /// Starts `braincode auth login openai-codex`, and returns it with the authorization URL it
 /// printed and its standard error.
@@ -236,7 +263,7 @@ async fn start_codex_login(home: &TempHome) -> (tokio::process::Child, String, S
     let stderr = Stderr::default();
     let url = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(line) = lines.next_line().await.unwrap() {
-            stderr.lock().unwrap().push_str(&format!("{line}\n"));
+            stderr.push(&line);
             if let Some(url) = line.trim().strip_prefix("http") {
                 return format!("http{url}");
             }
@@ -249,8 +276,11 @@ async fn start_codex_login(home: &TempHome) -> (tokio::process::Child, String, S
     let collected = stderr.clone();
     tokio::spawn(async move {
         while let Ok(Some(line)) = lines.next_line().await {
-            collected.lock().unwrap().push_str(&format!("{line}\n"));
+            collected.push(&line);
         }
+        collected
+            .closed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     });
     (child, url, stderr)
 }
@@ -269,17 +299,8 @@ async fn ctrl_c_cancels_a_waiting_login_and_writes_nothing() {
     let out = child.wait_with_output().await.unwrap();
     // Cancelled by the program (exit 1 with its message), not killed by the signal.
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    // The reader may still be taking the last lines after the exit.
-    for _ in 0..100 {
-        if stderr.lock().unwrap().contains("cancelled") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(
-        stderr.lock().unwrap().contains("login was cancelled"),
-        "{stderr:?}"
-    );
+    let said = stderr.all().await;
+    assert!(said.contains("login was cancelled"), "{said}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("Logged in"));
     assert!(auth_json(&home).is_none());
     assert!(auth.log().codex_tokens.is_empty());
@@ -355,10 +376,8 @@ async fn pkce_wrong_state_and_denial_write_nothing() {
     assert_eq!(status, reqwest::StatusCode::BAD_REQUEST);
     let out = child.wait_with_output().await.unwrap();
     assert!(!out.status.success());
-    assert!(
-        stderr.lock().unwrap().contains("state does not match"),
-        "{stderr:?}"
-    );
+    let said = stderr.all().await;
+    assert!(said.contains("state does not match"), "{said}");
     assert!(auth_json(&home).is_none());
     assert!(
         auth.log().codex_tokens.is_empty(),
@@ -371,12 +390,10 @@ async fn pkce_wrong_state_and_denial_write_nothing() {
     assert_eq!(browser(&url, |l| l).await, reqwest::StatusCode::BAD_REQUEST);
     let status = child.wait().await.unwrap();
     assert!(!status.success());
+    let said = stderr.all().await;
     assert!(
-        stderr
-            .lock()
-            .unwrap()
-            .contains("authorization was denied (denied by user)"),
-        "{stderr:?}"
+        said.contains("authorization was denied (denied by user)"),
+        "{said}"
     );
     assert!(auth_json(&home).is_none());
 }
@@ -395,12 +412,10 @@ async fn pasted_redirect_url_completes_the_login() {
         .unwrap();
     let _busy = std::net::TcpListener::bind(format!("127.0.0.1:{port}")).unwrap();
     let (mut child, url, stderr) = start_codex_login(&home).await;
+    let said = stderr.now();
     assert!(
-        stderr
-            .lock()
-            .unwrap()
-            .contains(&format!("cannot listen on 127.0.0.1:{port}")),
-        "{stderr:?}"
+        said.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{said}"
     );
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
