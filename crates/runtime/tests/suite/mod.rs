@@ -10,3 +10,4 @@ mod pet_model;
 mod router_request;
 mod subscription;
 mod writers;
+mod writers_start;
