@@ -13,7 +13,7 @@ use braincode_test_support::{
 use serde_json::{Value, json};
 
 use crate::run_harness::{
-    braincode, configure_one_model, doctor_check, hello_server, journal, repo,
+    Output, braincode, configure_one_model, doctor_check, hello_server, journal, repo,
 };
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR scripted icon pixels";
@@ -163,15 +163,11 @@ fn tool_result_text(server: &ScriptedServer) -> String {
         .unwrap_or_else(|| panic!("the primary was not asked again after its tool call"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_text_primary_generates_an_image_with_the_tool_and_gets_its_path() {
-    let server = tool_calling_server(
-        json!({"prompt": "a tiny red square logo", "size": "1024x1024", "path": "assets/logo"}),
-        image_reply(),
-    )
-    .await;
+/// A text primary asked for `assets/logo.png` with edits allowed, against `server` as both
+/// the text and the image model: the home, the project and what the run printed.
+async fn ask_for_the_logo(server: &ScriptedServer) -> (TempHome, TempRepo, Output) {
     let home = TempHome::new();
-    configure_painter(&home, &server);
+    configure_painter(&home, server);
     let project = repo();
     let out = braincode(
         &home,
@@ -190,6 +186,17 @@ async fn a_text_primary_generates_an_image_with_the_tool_and_gets_its_path() {
         out.stderr,
         out.stdout
     );
+    (home, project, out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_text_primary_generates_an_image_with_the_tool_and_gets_its_path() {
+    let server = tool_calling_server(
+        json!({"prompt": "a tiny red square logo", "size": "1024x1024", "path": "assets/logo"}),
+        image_reply(),
+    )
+    .await;
+    let (home, project, out) = ask_for_the_logo(&server).await;
     // The requested path got the image's extension.
     assert_eq!(
         std::fs::read(project.path().join("assets/logo.png")).unwrap(),
@@ -220,26 +227,7 @@ async fn a_failing_images_api_is_a_tool_result_and_the_run_still_answers() {
         Reply::from(RawReply::error(429, limited)),
     )
     .await;
-    let home = TempHome::new();
-    configure_painter(&home, &server);
-    let project = repo();
-    let out = braincode(
-        &home,
-        project.path(),
-        &[
-            "run",
-            "--heuristic",
-            "--allow-edits",
-            "Add assets/logo.png to the project",
-        ],
-    )
-    .await;
-    assert!(
-        matches!(out.code, 0 | 3 | 6),
-        "{}\n{}",
-        out.stderr,
-        out.stdout
-    );
+    let (_home, project, out) = ask_for_the_logo(&server).await;
     let result = tool_result_text(&server);
     assert!(
         result.contains("generate_image failed")

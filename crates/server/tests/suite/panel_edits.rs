@@ -431,44 +431,31 @@ async fn every_new_route_wants_the_token_and_our_origin() {
             json!({"brain": "brain", "role": "backend", "prompt": "x"}),
         ),
     ] {
-        let response = plain_client()
+        let without_token = plain_client()
             .post(f.url(route))
-            .header("Host", format!("127.0.0.1:{port}"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            response.status(),
-            StatusCode::UNAUTHORIZED,
-            "{route} without the token"
-        );
-        let response = f
+            .header("Host", format!("127.0.0.1:{port}"));
+        let from_another_site = f
             .client()
             .post(f.url(route))
-            .header("Origin", "http://evil.example")
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            response.status(),
-            StatusCode::FORBIDDEN,
-            "{route} from another site"
-        );
-        let response = f
-            .client()
-            .post(f.url(route))
-            .header("Sec-Fetch-Site", "cross-site")
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            response.status(),
-            StatusCode::FORBIDDEN,
-            "{route} from a cross-site form"
-        );
+            .header("Origin", "http://evil.example");
+        let from_a_cross_site_form =
+            (f.client().post(f.url(route))).header("Sec-Fetch-Site", "cross-site");
+        for (request, expected, what) in [
+            (without_token, StatusCode::UNAUTHORIZED, "without the token"),
+            (
+                from_another_site,
+                StatusCode::FORBIDDEN,
+                "from another site",
+            ),
+            (
+                from_a_cross_site_form,
+                StatusCode::FORBIDDEN,
+                "from a cross-site form",
+            ),
+        ] {
+            let response = request.json(&body).send().await.unwrap();
+            assert_eq!(response.status(), expected, "{route} {what}");
+        }
     }
     assert_eq!(snapshot(), before, "no refused request changed a file");
 }
