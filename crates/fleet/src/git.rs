@@ -46,7 +46,7 @@ pub(crate) struct Checkout {
 }
 
 impl Checkout {
-    /// Task `id`'s checkout under `work_dir` (nothing is made yet).
+    /// The checkout named `id` (a task's delivery) under `work_dir` (nothing is made yet).
     pub(crate) fn new(work_dir: &Path, id: &str) -> Checkout {
         Checkout {
             work_tree: work_dir.join(id),

@@ -118,12 +118,20 @@ pub async fn run_task(
     delivery: Delivery<'_>,
     control: &tokio::sync::watch::Receiver<Control>,
 ) -> Outcome {
-    let Delivery { id, session, .. } = delivery;
+    let Delivery {
+        id,
+        session,
+        attempt,
+        ..
+    } = delivery;
     let mut outcome = Outcome {
         session: session.to_string(),
         ..Outcome::default()
     };
-    let checkout = Checkout::new(&place.work_dir, id);
+    // One checkout per delivery: an earlier delivery of the same task may still be ending on
+    // this worker (its ack lost while a server was down), and its cleanup must not remove the
+    // clone this delivery works in, nor this one's remove that one's.
+    let checkout = Checkout::new(&place.work_dir, &format!("{id}.{attempt}"));
     checkout.remove();
     if let Err(err) = std::fs::create_dir_all(&place.work_dir) {
         outcome.error = Some(format!("cannot make {}: {err}", place.work_dir.display()));

@@ -199,20 +199,35 @@ async fn a_hostile_repository_and_its_run_cannot_make_the_workers_git_run_their_
 
     // While the primary takes its time over the answer, plant in the clone's `.git` what a
     // run that got past its sandbox could leave there: the worker's own git runs next.
-    let clone = worker.work_dir().join(&id);
+    // The delivery's clone: `<task id>.<attempt>` in the worker's directory.
+    let delivery_clone = || {
+        std::fs::read_dir(worker.work_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .find(|path| {
+                path.file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(|name| name.starts_with(&format!("{id}.")))
+            })
+    };
     let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let edited = std::fs::read_to_string(clone.join("src/token.rs")).unwrap_or_default();
-        if edited.contains("token.len() > 8") {
-            break;
+    let clone = loop {
+        if let Some(clone) = delivery_clone()
+            && std::fs::read_to_string(clone.join("src/token.rs"))
+                .unwrap_or_default()
+                .contains("token.len() > 8")
+        {
+            break clone;
         }
         assert!(
             Instant::now() < deadline,
-            "the run never made its edit in {}",
-            clone.display()
+            "the run never made its edit in {:?}",
+            delivery_clone()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    };
     // The run's own attempts on `.git` were refused (its tools and its sandbox).
     let git_dir = clone.join(".git");
     let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
