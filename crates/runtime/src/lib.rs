@@ -94,4 +94,7 @@ pub use subscription::{
 pub use tape::TapeMode;
 
 // Parallel writers' worktrees (`braincode bench writers` times them).
-pub use writers::{LeftoverWriters, Worktrees as WriterWorktrees, leftover_writers};
+pub use writers::{
+    LeftoverWriters, SparseWorktree as WriterWorktree, Worktrees as WriterWorktrees,
+    leftover_writers,
+};

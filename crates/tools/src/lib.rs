@@ -42,6 +42,6 @@ pub use registry::{
 };
 pub use script::{ResolvedScript, ScriptError, resolve_script};
 pub use tool::{
-    EditorFiles, SharedTool, Tool, ToolContext, ToolDefinition, ToolImage, ToolOutput,
+    EditorFiles, LazyFiles, SharedTool, Tool, ToolContext, ToolDefinition, ToolImage, ToolOutput,
     ToolPermission, ToolRisk,
 };

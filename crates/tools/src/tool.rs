@@ -59,6 +59,26 @@ pub trait EditorFiles: Send + Sync + std::fmt::Debug {
     async fn write(&self, path: &std::path::Path, text: &str) -> Result<(), String>;
 }
 
+/// A project root whose files reach the disk on first use: a parallel writer's worktree is
+/// checked out sparsely (making one is then a few milliseconds and a few files, not a copy of
+/// the project). A file not yet on disk is *pending*: its content is in git. The file tools
+/// write a pending file out before reading or changing it, list and search pending files as
+/// if they were on disk, and a command materializes the whole tree before it runs.
+#[async_trait]
+pub trait LazyFiles: Send + Sync + std::fmt::Debug {
+    /// The pending files (relative, `/`-separated), sorted.
+    async fn pending(&self) -> Result<Arc<std::collections::BTreeSet<String>>, String>;
+    /// The contents of those of `paths` that are pending (a missing key: not pending).
+    async fn read_pending(
+        &self,
+        paths: &[String],
+    ) -> Result<std::collections::HashMap<String, Vec<u8>>, String>;
+    /// Writes the pending ones of `paths` to disk (the others are left as they are).
+    async fn materialize(&self, paths: &[String]) -> Result<(), String>;
+    /// Writes every pending file to disk (before a command runs there).
+    async fn materialize_all(&self) -> Result<(), String>;
+}
+
 /// What a tool call has access to.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -72,6 +92,8 @@ pub struct ToolContext {
     /// The editor's files, when the person's editor serves them (reads and edits of the
     /// project's text files then go through it).
     pub editor: Option<Arc<dyn EditorFiles>>,
+    /// The root's files reach the disk on first use (a writer's sparse worktree).
+    pub lazy: Option<Arc<dyn LazyFiles>>,
 }
 
 /// An image a tool returned (MCP tools may), for models that read images.

@@ -540,6 +540,7 @@ async fn execute_isolated(
         cancel: call_cancel.clone(),
         sandbox: services.tool_context.sandbox.clone(),
         editor: services.tool_context.editor.clone(),
+        lazy: services.tool_context.lazy.clone(),
     };
     let tool = Arc::clone(tool);
     let arguments = call.arguments.clone();

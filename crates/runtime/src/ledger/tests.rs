@@ -88,6 +88,7 @@ impl Scene {
                 braincode_sandbox::Sandbox::new(policy).unwrap(),
             )),
             editor: None,
+            lazy: None,
         };
         let output = tool.call(arguments, &context).await;
         assert!(!output.is_error, "{}", output.content);

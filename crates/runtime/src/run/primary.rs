@@ -34,6 +34,7 @@ async fn project_overview(shared: &RunShared) -> String {
         cancel: shared.cancel.clone(),
         sandbox: None,
         editor: None,
+        lazy: None,
     };
     let listing = ListFiles::default()
         .call(serde_json::json!({"maxFiles": OVERVIEW_FILES}), &context)

@@ -268,6 +268,7 @@ impl RunBase {
                 cancel: self.cancel.clone(),
                 sandbox: self.sandbox.as_ref().ok().cloned(),
                 editor: self.editor.clone(),
+                lazy: None,
             },
             stats: self.stats.clone(),
             protected: self.protected.clone(),
@@ -292,6 +293,7 @@ impl RunBase {
                 cancel: self.cancel.clone(),
                 sandbox: place.sandbox.clone(),
                 editor: None,
+                lazy: Some(place.lazy.clone() as Arc<dyn braincode_tools::LazyFiles>),
             },
             tape: (!place.from_start).then(|| self.tape.clone()).flatten(),
             ..self.services(client)

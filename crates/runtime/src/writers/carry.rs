@@ -7,6 +7,9 @@
 use std::path::Path;
 
 use super::MAX_MERGE_FILE_BYTES;
+use braincode_tools::LazyFiles;
+
+use super::sparse::SparseWorktree;
 use super::worktree::{IDENTITY, Worktrees};
 
 impl Worktrees {
@@ -14,13 +17,23 @@ impl Worktrees {
     /// `into` and commits it there on top of the snapshot. Returns the paths carried (none:
     /// nothing to carry, or `into` already starts past the snapshot, as a resumed writer's
     /// worktree does). No link is followed on either side.
-    pub async fn carry(&self, into: &Path, upstream: &[&Path]) -> Result<Vec<String>, String> {
+    pub async fn carry(
+        &self,
+        into: &SparseWorktree,
+        upstream: &[&Path],
+    ) -> Result<Vec<String>, String> {
+        let lazy = into;
+        let into = lazy.path();
         if self.head_of(into).await? != self.snapshot() {
             return Ok(Vec::new());
         }
         let mut carried = Vec::new();
         for from in upstream {
-            for path in self.changed_files(from).await? {
+            let changed = self.changed_files(from).await?;
+            // On disk first (a sparse worktree's file is not), so that git sees the carried
+            // change, a deletion included.
+            lazy.materialize(&changed).await?;
+            for path in changed {
                 let relative = Path::new(&path);
                 let stat = braincode_sandbox::beneath::stat(from, relative)
                     .map_err(|err| format!("{path}: {err}"))?;

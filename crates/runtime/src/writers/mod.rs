@@ -4,7 +4,8 @@
 //! A brain with `routing.parallelWriters` marks the support workers of editing roles as
 //! writers. When the plan has two or more, the project is a git repository and the run may
 //! change files, each writer gets a detached worktree of the project as the run found it
-//! ([`worktree`]), edit tools rooted there, a sandbox whose one writable root is that
+//! ([`worktree`]), checked out sparsely: a file reaches its disk when the writer first uses it
+//! ([`sparse`]). It gets edit tools rooted there, a sandbox whose one writable root is that
 //! worktree, and a gate for it. A writer downstream of others starts from their change
 //! ([`carry`]). When they are done, their changes come back one writer at a
 //! time ([`merge`]): upstream writers first, then plan order; a clean merge is written through
@@ -22,6 +23,7 @@
 
 mod carry;
 mod merge;
+pub(crate) mod sparse;
 mod worktree;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -38,6 +40,7 @@ use crate::run::state::RunShared;
 use crate::run::workers::{WorkerRun, upstream_of};
 use crate::tape::Tape;
 use merge::{FileAction, FileSides, MergePlan, plan_merge};
+pub use sparse::SparseWorktree;
 pub use worktree::{LeftoverWriters, Worktrees, leftover_writers};
 
 /// The largest file a merge reads on any side.
@@ -50,6 +53,9 @@ const CONFLICT_SIDE_CHARS: usize = 3_000;
 pub(crate) struct WriterPlace {
     /// Its worktree (the root of its tools).
     pub root: PathBuf,
+    /// The same worktree as its tools see it: checked out sparsely, a file written on first
+    /// use.
+    pub lazy: Arc<sparse::SparseWorktree>,
     /// Its commands' sandbox: the worktree writable, nothing else of the project.
     pub sandbox: Option<Arc<Sandbox>>,
     /// Its gate, for paths under its worktree.
@@ -95,7 +101,7 @@ impl Writers {
             return;
         }
         let role = plan.workers[index].role;
-        match self.worktrees.carry(&place.root, &from).await {
+        match self.worktrees.carry(&place.lazy, &from).await {
             Ok(carried) if carried.is_empty() => {}
             Ok(carried) => shared.sink.status(format!(
                 "{role} writer starts from its upstream writers' change ({} file{})",
@@ -200,7 +206,7 @@ pub(crate) async fn prepare(
     let mut made = Vec::new();
     for (index, reused, _) in &setups {
         made.push(match reused {
-            Some(root) => Ok(root.clone()),
+            Some(root) => worktrees.sparse(root.clone()),
             None => {
                 worktrees
                     .add(plan.workers[*index].context_id.as_str())
@@ -211,13 +217,14 @@ pub(crate) async fn prepare(
     let mut places = BTreeMap::new();
     for ((index, _, from_start), made) in setups.into_iter().zip(made) {
         let worker = &plan.workers[index];
-        let root = match made {
-            Ok(root) => root,
+        let lazy = match made {
+            Ok(lazy) => Arc::new(lazy),
             Err(why) => {
                 worktrees.remove_all().await;
                 return not_parallel(&format!("a worktree could not be made ({why})"));
             }
         };
+        let root = lazy.path().to_path_buf();
         if from_start {
             shared.sink.warning(format!(
                 "{} writer: the worktree it had before the interruption is gone; it works again from its start (its model calls are made again)",
@@ -242,6 +249,7 @@ pub(crate) async fn prepare(
             index,
             WriterPlace {
                 root,
+                lazy,
                 sandbox: sandbox.ok(),
                 gate,
                 from_start,

@@ -18,6 +18,8 @@ use std::time::Duration;
 
 use braincode_sandbox::{Sandbox, SandboxPolicy};
 
+use super::sparse::{self, SparseWorktree};
+
 /// How long one git call of the writers' setup may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The directory under `.git` that holds every run's writer worktrees.
@@ -40,6 +42,8 @@ pub struct Worktrees {
     /// Whether the snapshot is the one an interrupted run of the same id took (its
     /// worktrees can be taken up again).
     reopened: bool,
+    /// The snapshot's symbolic links (checked out in every worktree at once).
+    links: Vec<String>,
     /// Held (locked) while the run lives: the next run removes a writers directory whose
     /// lock it can take (its run was killed before its cleanup).
     _alive: std::fs::File,
@@ -118,6 +122,7 @@ impl Worktrees {
             made: Mutex::new(Vec::new()),
             adding: tokio::sync::Mutex::new(()),
             reopened: previous.is_some(),
+            links: Vec::new(),
             _alive: alive,
         };
         if !stale.is_empty() || wiped {
@@ -128,9 +133,19 @@ impl Worktrees {
             let _ = made.git(&["worktree", "prune"], &[]).await;
         }
         made.snapshot = match previous {
-            Some(snapshot) => snapshot,
+            Some(snapshot) => {
+                let listed = made
+                    .git(
+                        &["ls-tree", "-r", "-z", "--full-tree", snapshot.as_str()],
+                        &[],
+                    )
+                    .await?;
+                made.links = links_in(&listed);
+                snapshot
+            }
             None => {
-                let snapshot = made.take_snapshot().await?;
+                let (snapshot, links) = made.take_snapshot().await?;
+                made.links = links;
                 // Kept beside the worktrees, so that a resume of this run merges against the
                 // same base.
                 braincode_sandbox::beneath::write_file(
@@ -156,7 +171,8 @@ impl Worktrees {
         &self.root
     }
 
-    async fn take_snapshot(&self) -> Result<String, String> {
+    /// The snapshot commit, and its symbolic links.
+    async fn take_snapshot(&self) -> Result<(String, Vec<String>), String> {
         let index = self.base.join("snapshot.index");
         let index = index.to_string_lossy().into_owned();
         let head = self
@@ -205,7 +221,7 @@ impl Worktrees {
         }
         let commit = self.git(&args, &IDENTITY).await?;
         let _ = std::fs::remove_file(&index);
-        Ok(commit.trim().to_string())
+        Ok((commit.trim().to_string(), links_in(&staged)))
     }
 
     /// The worktree `name` an interrupted run of this id made, as it left it, when the run
@@ -224,8 +240,10 @@ impl Worktrees {
     }
 
     /// A detached worktree of the snapshot named `name` (what an interrupted run left at its
-    /// place is removed first).
-    pub async fn add(&self, name: &str) -> Result<PathBuf, String> {
+    /// place is removed first), checked out sparsely: no project file is written until the
+    /// writer's tools use it ([`SparseWorktree`]), so making one costs the same on a project of
+    /// any size. Symbolic links, which the tools never write, are checked out at once.
+    pub async fn add(&self, name: &str) -> Result<SparseWorktree, String> {
         let name = safe_name(name);
         let path = self.base.join(&name);
         // What an interrupted run left of it: its directory, and git's record of it (named
@@ -243,21 +261,75 @@ impl Worktrees {
             "worktree",
             "add",
             "--detach",
+            "--no-checkout",
             "--quiet",
             text.as_str(),
             self.snapshot.as_str(),
         ];
         {
             // One at a time: a `worktree add` reads every worktree git has, and fails on one
-            // half registered beside it; and checkouts side by side were measured slower than
-            // one after another (the file system serializes them).
+            // half registered beside it.
             let _one = self.adding.lock().await;
             self.git(&args, &[]).await?;
         }
         if let Ok(mut made) = self.made.lock() {
             made.push(path.clone());
         }
-        std::fs::canonicalize(&path).map_err(|err| format!("the new worktree: {err}"))
+        let path =
+            std::fs::canonicalize(&path).map_err(|err| format!("the new worktree: {err}"))?;
+        // git names the worktree's directory after ours (nothing is left at that name).
+        let git_dir = self.git_dir_of(&path)?;
+        braincode_sandbox::beneath::write_file(
+            &git_dir,
+            Path::new("info/sparse-checkout"),
+            sparse::NOTHING,
+            0o644,
+        )
+        .map_err(|err| format!("the worktree's sparse-checkout file: {err}"))?;
+        self.git_at(
+            &path,
+            &["read-tree", "-m", "-u", "HEAD"],
+            &[sparse::SPARSE],
+            None,
+        )
+        .await?;
+        if !self.links.is_empty() {
+            let input: Vec<u8> = (self.links.iter())
+                .flat_map(|link| link.bytes().chain([0]))
+                .collect();
+            for args in [
+                &["update-index", "--no-skip-worktree", "-z", "--stdin"][..],
+                &["checkout-index", "-z", "--stdin"][..],
+            ] {
+                self.git_at(&path, args, &[sparse::SPARSE], Some(&input))
+                    .await?;
+            }
+        }
+        Ok(SparseWorktree::new(path, git_dir, self.sandbox.clone()))
+    }
+
+    /// The worktree an interrupted run left at `path`, as its writer's tools see it.
+    pub fn sparse(&self, path: PathBuf) -> Result<SparseWorktree, String> {
+        let git_dir = self.git_dir_of(&path)?;
+        Ok(SparseWorktree::new(path, git_dir, self.sandbox.clone()))
+    }
+
+    /// The git directory a worktree's `.git` file names, which must be git's record of it
+    /// under the project's `.git/worktrees`.
+    fn git_dir_of(&self, worktree: &Path) -> Result<PathBuf, String> {
+        let recorded = braincode_sandbox::beneath::read_file(worktree, Path::new(".git"), 4096)
+            .map_err(|err| format!("the worktree's .git: {err}"))?;
+        let recorded = String::from_utf8_lossy(&recorded);
+        let named = recorded.trim().strip_prefix("gitdir: ").map(PathBuf::from);
+        let records = self.root.join(".git").join("worktrees");
+        match named {
+            Some(dir) if dir.parent() == Some(records.as_path()) => Ok(dir),
+            _ => Err(format!(
+                "the worktree's .git names {:?}, not a record under {}",
+                recorded.trim(),
+                records.display()
+            )),
+        }
     }
 
     /// Removes every worktree made and the run's writers directory: the worktrees' files all
@@ -294,7 +366,8 @@ impl Worktrees {
                     "--untracked-files=all",
                     "--no-renames",
                 ],
-                &[],
+                // A pending file on disk is a normal one (a command may have written it).
+                &[sparse::SPARSE],
                 None,
             )
             .await?;
@@ -364,47 +437,59 @@ impl Worktrees {
         env: &[(&str, &str)],
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, String> {
-        use tokio::io::AsyncWriteExt;
-        let mut command = braincode_tools::git_safe::git_command_in(&self.sandbox, cwd, args);
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        command
-            .stdin(match input {
-                Some(_) => std::process::Stdio::piped(),
-                None => std::process::Stdio::null(),
-            })
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut command = tokio::process::Command::from(command);
-        command.kill_on_drop(true);
-        let failed = |err: std::io::Error| format!("git {}: {err}", args[0]);
-        let mut child = command.spawn().map_err(failed)?;
-        let stdin = child.stdin.take();
-        let input = input.map(<[u8]>::to_vec);
-        let run = async move {
-            // Written while the output is read: a large input cannot fill both pipes.
-            let write = async {
-                if let (Some(mut stdin), Some(input)) = (stdin, input) {
-                    let _ = stdin.write_all(&input).await;
-                }
-            };
-            let (_, output) = tokio::join!(write, child.wait_with_output());
-            output
+        confined_git(&self.sandbox, cwd, args, env, input).await
+    }
+}
+
+/// Runs git in `sandbox` (confined as all of Braincode's own git) in `cwd`, `input` on its
+/// standard input; its standard output, or why it failed.
+pub(super) async fn confined_git(
+    sandbox: &Sandbox,
+    cwd: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    input: Option<&[u8]>,
+) -> Result<Vec<u8>, String> {
+    use tokio::io::AsyncWriteExt;
+    let mut command = braincode_tools::git_safe::git_command_in(sandbox, cwd, args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command
+        .stdin(match input {
+            Some(_) => std::process::Stdio::piped(),
+            None => std::process::Stdio::null(),
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut command = tokio::process::Command::from(command);
+    command.kill_on_drop(true);
+    let failed = |err: std::io::Error| format!("git {}: {err}", args[0]);
+    let mut child = command.spawn().map_err(failed)?;
+    let stdin = child.stdin.take();
+    let input = input.map(<[u8]>::to_vec);
+    let run = async move {
+        // Written while the output is read: a large input cannot fill both pipes.
+        let write = async {
+            if let (Some(mut stdin), Some(input)) = (stdin, input) {
+                let _ = stdin.write_all(&input).await;
+            }
         };
-        let output = tokio::time::timeout(GIT_TIMEOUT, run)
-            .await
-            .map_err(|_| format!("git {} took longer than {GIT_TIMEOUT:?}", args[0]))?
-            .map_err(failed)?;
-        if output.status.success() {
-            Ok(output.stdout)
-        } else {
-            Err(format!(
-                "git {} failed: {}",
-                args[0],
-                String::from_utf8_lossy(&output.stderr).trim()
-            ))
-        }
+        let (_, output) = tokio::join!(write, child.wait_with_output());
+        output
+    };
+    let output = tokio::time::timeout(GIT_TIMEOUT, run)
+        .await
+        .map_err(|_| format!("git {} took longer than {GIT_TIMEOUT:?}", args[0]))?
+        .map_err(failed)?;
+    if output.status.success() {
+        Ok(output.stdout)
+    } else {
+        Err(format!(
+            "git {} failed: {}",
+            args[0],
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
     }
 }
 
@@ -424,7 +509,7 @@ impl Drop for Worktrees {
 
 /// One answer of `git cat-file --batch` at the start of `out`: the blob's content (`None`:
 /// missing, or not a file), and what follows it; `None` when `out` holds no whole answer.
-fn batch_entry(out: &[u8]) -> Option<(Option<Vec<u8>>, &[u8])> {
+pub(super) fn batch_entry(out: &[u8]) -> Option<(Option<Vec<u8>>, &[u8])> {
     let end = out.iter().position(|b| *b == b'\n')?;
     let header = std::str::from_utf8(&out[..end]).ok()?;
     let rest = &out[end + 1..];
@@ -439,6 +524,15 @@ fn batch_entry(out: &[u8]) -> Option<(Option<Vec<u8>>, &[u8])> {
     let content = rest.get(..size)?;
     let rest = rest.get(size + 1..)?;
     Some(((kind == "blob").then(|| content.to_vec()), rest))
+}
+
+/// The symbolic links (mode 120000) in `git ls-files --stage -z` or `git ls-tree -r -z`
+/// output: both are `<mode> <type or id> …\t<path>` entries.
+fn links_in(listed: &str) -> Vec<String> {
+    (listed.split('\0'))
+        .filter(|entry| entry.starts_with("120000 "))
+        .filter_map(|entry| entry.split_once('\t').map(|(_, path)| path.to_string()))
+        .collect()
 }
 
 /// The lock file of a run's writers directory.

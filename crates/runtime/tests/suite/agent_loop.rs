@@ -153,6 +153,7 @@ fn harness(
             cancel,
             sandbox: None,
             editor: None,
+            lazy: None,
         },
         stats: Arc::new(ToolStats::default()),
         tape: None,

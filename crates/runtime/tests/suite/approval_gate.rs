@@ -480,6 +480,7 @@ impl Lab {
             cancel: CancellationToken::new(),
             sandbox: None,
             editor: None,
+            lazy: None,
         }
     }
 

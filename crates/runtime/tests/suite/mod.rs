@@ -10,4 +10,5 @@ mod pet_model;
 mod router_request;
 mod subscription;
 mod writers;
+mod writers_sparse;
 mod writers_start;

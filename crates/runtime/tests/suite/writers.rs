@@ -487,10 +487,12 @@ async fn one_writer_is_undone_alone_then_the_rest_of_the_run() {
 }
 
 /// A run makes its writers' worktrees all at once: each one holds the whole snapshot (the
-/// user's uncommitted file included), none fails for being made beside another, and all go.
+/// user's uncommitted file included) without a file of it on disk until one is used, none
+/// fails for being made beside another, and all go.
 #[tokio::test]
 async fn worktrees_made_at_once_each_hold_the_snapshot() {
     use braincode_runtime::WriterWorktrees;
+    use braincode_tools::LazyFiles;
     let repo = form_and_schema_repo();
     for n in 0..40 {
         repo.write(
@@ -510,13 +512,27 @@ async fn worktrees_made_at_once_each_hold_the_snapshot() {
             async move { worktrees.add(&format!("writer-{n}")).await }
         }))
         .await;
-        for root in &made {
-            let root = root
+        for tree in &made {
+            let tree = tree
                 .as_ref()
                 .unwrap_or_else(|why| panic!("round {round}: {why}"));
-            assert_eq!(read(root, "NOTES.md"), "not committed\n");
+            let root = tree.path();
+            let on_disk: Vec<_> = std::fs::read_dir(root)
+                .unwrap()
+                .map(|entry| entry.unwrap().file_name())
+                .collect();
+            assert_eq!(on_disk, [".git"], "a new worktree writes no project file");
+            let wanted = ["NOTES.md", "src/m39.rs", "web/form.ts"].map(String::from);
+            let pending = tree.pending().await.unwrap();
+            assert_eq!(pending.len(), 44, "{pending:?}");
+            let contents = tree.read_pending(&wanted).await.unwrap();
+            assert_eq!(contents["NOTES.md"], b"not committed\n");
+            assert_eq!(contents["src/m39.rs"], b"pub const N: u32 = 39;\n");
+            tree.materialize(&wanted[1..]).await.unwrap();
             assert_eq!(read(root, "src/m39.rs"), "pub const N: u32 = 39;\n");
             assert_eq!(read(root, "web/form.ts"), "export const fields = [];\n");
+            assert!(!root.join("NOTES.md").exists());
+            assert_eq!(tree.pending().await.unwrap().len(), 42);
             let changed = worktrees.changed_files(root).await.unwrap();
             assert!(
                 changed.is_empty(),

@@ -120,6 +120,10 @@ impl Tool for ExecCommand {
         if command.trim().is_empty() {
             return ToolOutput::error("exec_command needs cmd");
         }
+        // A command sees the whole tree: a sparse worktree is written out first.
+        if let Err(error) = crate::fs::materialize_all(context).await {
+            return ToolOutput::error(format!("exec_command: {error}"));
+        }
         let root = root_of(context);
         let dir = match workdir(&root, args.workdir.as_deref()) {
             Ok(dir) => dir,

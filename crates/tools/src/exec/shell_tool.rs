@@ -49,6 +49,10 @@ impl Tool for Shell {
         if command.trim().is_empty() {
             return ToolOutput::error("shell needs a command");
         }
+        // A command sees the whole tree: a sparse worktree is written out first.
+        if let Err(error) = crate::fs::materialize_all(context).await {
+            return ToolOutput::error(format!("shell: {error}"));
+        }
         let root = root_of(context);
         let dir = match workdir(&root, args.workdir.as_deref()) {
             Ok(dir) => dir,

@@ -70,6 +70,14 @@ impl Tool for ApplyPatch {
                 return ToolOutput::error(format!("apply_patch refused: {error}"));
             }
         }
+        // A sparse worktree's files reach the disk before the patch is applied to them.
+        let named: Vec<String> = (paths.iter())
+            .filter_map(|path| resolve_inside(&root, &path.path).ok())
+            .map(|resolved| resolved.relative)
+            .collect();
+        if let Err(error) = super::materialize(context, &named).await {
+            return ToolOutput::error(format!("apply_patch: {error}"));
+        }
         // `git apply` writes the project, so it runs in the run's own sandbox (protected paths
         // read-only, secrets hidden), never unconfined.
         let Some(sandbox) = context.sandbox.as_deref() else {
@@ -90,6 +98,12 @@ impl Tool for ApplyPatch {
         // Paths are relative to the project root even when it sits inside a larger repository.
         if let Some(parent) = root.parent() {
             command.env("GIT_CEILING_DIRECTORIES", parent);
+        }
+        // A writer's worktree names a git directory its sandbox does not show: `git apply`
+        // then works as a patch program on the files (a `.git` file has no child, so this
+        // names no repository).
+        if context.lazy.is_some() {
+            command.env("GIT_DIR", root.join(".git").join("none"));
         }
         let mut child = match command.spawn() {
             Ok(child) => child,

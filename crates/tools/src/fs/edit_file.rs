@@ -60,6 +60,10 @@ impl Tool for EditFile {
             Err(error) => return ToolOutput::error(format!("edit_file refused: {error}")),
         };
         let rel = resolved.relative.clone();
+        // A sparse worktree's file reaches the disk before it is read or changed.
+        if let Err(error) = super::materialize(context, std::slice::from_ref(&rel)).await {
+            return ToolOutput::error(format!("edit_file: {error}"));
+        }
         // From here on the file is reached beneath the root with no symlink followed at any
         // component (resolution above may have followed links inside the project; a link
         // swapped in since then is refused, never written through).

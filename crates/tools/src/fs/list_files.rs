@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{directory_arg, relative, root_of, walk};
+use super::{directory_in, pending_in, relative, root_of, walk};
 use crate::registry::builtin_definition;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
 use crate::tool_args::{ListFilesArgs, ToolArgs};
@@ -41,8 +41,13 @@ impl Tool for ListFiles {
             Err(error) => return ToolOutput::error(error.to_string()),
         };
         let root = root_of(context);
-        let dir = match directory_arg(&root, args.directory.as_deref()) {
+        let dir = match directory_in(context, &root, args.directory.as_deref()).await {
             Ok(dir) => dir,
+            Err(error) => return ToolOutput::error(format!("list_files: {error}")),
+        };
+        // A sparse worktree's files not on disk yet are listed as if they were.
+        let pending = match pending_in(context, &root, &dir, args.glob.as_deref()).await {
+            Ok(pending) => pending,
             Err(error) => return ToolOutput::error(format!("list_files: {error}")),
         };
         let glob = args.glob.clone();
@@ -69,6 +74,13 @@ impl Tool for ListFiles {
                     break;
                 }
                 files.push(relative(&root, entry.path()));
+            }
+            if !pending.is_empty() {
+                files.extend(pending);
+                files.sort();
+                files.dedup();
+                truncated |= files.len() > max;
+                files.truncate(max);
             }
             files.sort();
             Ok((files, truncated))

@@ -37,6 +37,33 @@ pub(crate) fn directory_arg(root: &Path, raw: Option<&str>) -> Result<PathBuf, S
     }
 }
 
+/// [`directory_arg`], where a directory whose files are all still pending (not on disk yet)
+/// exists too.
+pub(crate) async fn directory_in(
+    context: &ToolContext,
+    root: &Path,
+    raw: Option<&str>,
+) -> Result<PathBuf, String> {
+    let error = match directory_arg(root, raw) {
+        Ok(dir) => return Ok(dir),
+        Err(error) => error,
+    };
+    if let (Some(lazy), Some(raw)) = (&context.lazy, raw)
+        && let Ok(resolved) = resolve_inside(root, raw)
+    {
+        let prefix = format!("{}/", resolved.relative.trim_end_matches('/'));
+        if lazy
+            .pending()
+            .await?
+            .iter()
+            .any(|path| path.starts_with(&prefix))
+        {
+            return Ok(resolved.absolute);
+        }
+    }
+    Err(error)
+}
+
 /// A ripgrep-style walk: `.gitignore`/`.ignore` honoured (also outside git repositories),
 /// hidden files skipped, `.git` and `node_modules` skipped, sorted by name, optional glob.
 pub(crate) fn walk(dir: &Path, glob: Option<&str>) -> Result<ignore::Walk, String> {
@@ -69,6 +96,72 @@ pub(crate) fn walk(dir: &Path, glob: Option<&str>) -> Result<ignore::Walk, Strin
         );
     }
     Ok(builder.build())
+}
+
+/// Writes the pending ones of `paths` (relative) to disk before a tool reads or changes them,
+/// when the root's files reach the disk on first use.
+pub(crate) async fn materialize(context: &ToolContext, paths: &[String]) -> Result<(), String> {
+    match &context.lazy {
+        Some(lazy) => lazy.materialize(paths).await,
+        None => Ok(()),
+    }
+}
+
+/// Writes every pending file to disk before a command runs in the root.
+pub(crate) async fn materialize_all(context: &ToolContext) -> Result<(), String> {
+    match &context.lazy {
+        Some(lazy) => lazy.materialize_all().await,
+        None => Ok(()),
+    }
+}
+
+/// The pending files (not yet on disk) a walk of `dir` with `glob` would have found had they
+/// been there: beneath `dir`, matching the glob, no hidden or always-skipped part. Sorted.
+pub(crate) async fn pending_in(
+    context: &ToolContext,
+    root: &Path,
+    dir: &Path,
+    glob: Option<&str>,
+) -> Result<Vec<String>, String> {
+    let Some(lazy) = &context.lazy else {
+        return Ok(Vec::new());
+    };
+    let pending = lazy.pending().await?;
+    let prefix = relative(root, dir);
+    let prefix = prefix.trim_end_matches('/');
+    let matcher = match glob.filter(|g| !g.trim().is_empty()) {
+        Some(glob) => {
+            let mut overrides = OverrideBuilder::new(dir);
+            overrides
+                .add(glob)
+                .map_err(|error| format!("invalid glob {glob:?}: {error}"))?;
+            Some(
+                overrides
+                    .build()
+                    .map_err(|error| format!("invalid glob {glob:?}: {error}"))?,
+            )
+        }
+        None => None,
+    };
+    Ok((pending.iter())
+        .filter(|path| {
+            prefix.is_empty()
+                || path
+                    .strip_prefix(prefix)
+                    .is_some_and(|r| r.starts_with('/'))
+        })
+        .filter(|path| {
+            !path
+                .split('/')
+                .any(|part| part.starts_with('.') || ALWAYS_SKIPPED.contains(&part))
+        })
+        .filter(|path| {
+            matcher
+                .as_ref()
+                .is_none_or(|matcher| !matcher.matched(root.join(path.as_str()), false).is_ignore())
+        })
+        .cloned()
+        .collect())
 }
 
 /// Path relative to the root with `/` separators.

@@ -142,6 +142,10 @@ impl Tool for ReadFile {
             Err(error) => return ToolOutput::error(format!("read_file: {error}")),
         };
         let rel = resolved.relative.clone();
+        // A sparse worktree's file reaches the disk before it is read or changed.
+        if let Err(error) = super::materialize(context, std::slice::from_ref(&rel)).await {
+            return ToolOutput::error(format!("read_file: {error}"));
+        }
         let offset = args.offset.unwrap_or(0);
         let requested = args.limit;
         let root_again = root.clone();

@@ -6,7 +6,7 @@ use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde_json::{Value, json};
 
-use super::{directory_arg, relative, root_of, walk};
+use super::{directory_in, pending_in, relative, root_of, walk};
 use crate::registry::builtin_definition;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolOutput};
 use crate::tool_args::{SearchFilesArgs, ToolArgs};
@@ -59,8 +59,13 @@ impl Tool for SearchFiles {
             Err(error) => return ToolOutput::error(error.to_string()),
         };
         let root = root_of(context);
-        let dir = match directory_arg(&root, args.directory.as_deref()) {
+        let dir = match directory_in(context, &root, args.directory.as_deref()).await {
             Ok(dir) => dir,
+            Err(error) => return ToolOutput::error(format!("search_files: {error}")),
+        };
+        // A sparse worktree's files not on disk yet are searched as if they were.
+        let pending = match pending_in(context, &root, &dir, args.glob.as_deref()).await {
+            Ok(pending) => pending,
             Err(error) => return ToolOutput::error(format!("search_files: {error}")),
         };
         let query = args.query.clone().unwrap_or_default();
@@ -76,19 +81,27 @@ impl Tool for SearchFiles {
             .clamp(1, MAX_RESULTS) as usize;
         let cancel = context.cancel.clone();
         let query_for_search = query.clone();
+        // Path mode lists the pending files with the others; content mode reads them after.
+        let (pending_paths, pending) = if path_mode {
+            (pending, Vec::new())
+        } else {
+            (Vec::new(), pending)
+        };
+        let disk_root = root.clone();
         let result = tokio::task::spawn_blocking(move || -> Result<Outcome, String> {
             if path_mode {
                 search_paths(
-                    &root,
+                    &disk_root,
                     &dir,
                     glob.as_deref(),
                     &query_for_search,
                     max,
                     &cancel,
+                    &pending_paths,
                 )
             } else {
                 search_contents(
-                    &root,
+                    &disk_root,
                     &dir,
                     glob.as_deref(),
                     &query_for_search,
@@ -98,11 +111,17 @@ impl Tool for SearchFiles {
             }
         })
         .await;
-        let outcome = match result {
+        let mut outcome = match result {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(error)) => return ToolOutput::error(format!("search_files: {error}")),
             Err(error) => return ToolOutput::error(format!("search_files failed: {error}")),
         };
+        if !pending.is_empty()
+            && let Err(error) =
+                search_pending(context, &root, &query, max, pending, &mut outcome).await
+        {
+            return ToolOutput::error(format!("search_files: {error}"));
+        }
         let mut content = String::new();
         if let Some(note) = &outcome.literal_note {
             content.push_str(note);
@@ -146,6 +165,7 @@ fn search_paths(
     query: &str,
     max: usize,
     cancel: &tokio_util::sync::CancellationToken,
+    pending: &[String],
 ) -> Result<Outcome, String> {
     let needle = query.to_lowercase();
     let mut lines = Vec::new();
@@ -168,6 +188,19 @@ fn search_paths(
             lines.push(rel);
         }
     }
+    for rel in pending {
+        if truncated || seen >= PATH_MODE_MAX_FILES {
+            break;
+        }
+        seen += 1;
+        if rel.to_lowercase().contains(&needle) && !lines.contains(rel) {
+            if lines.len() == max {
+                truncated = true;
+                break;
+            }
+            lines.push(rel.clone());
+        }
+    }
     Ok(Outcome {
         lines,
         truncated,
@@ -185,33 +218,8 @@ fn search_contents(
     max: usize,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<Outcome, String> {
-    let mut builder = RegexMatcherBuilder::new();
-    builder.line_terminator(Some(b'\n'));
-    let (matcher, literal_note) = match builder.build(query) {
-        Ok(matcher) => (matcher, None),
-        Err(error) => {
-            let matcher = builder
-                .build(&regex::escape(query))
-                .map_err(|e| format!("cannot search for {query:?}: {e}"))?;
-            let reason = error.to_string();
-            let first_line = reason
-                .lines()
-                .last()
-                .unwrap_or("invalid regex")
-                .trim()
-                .to_string();
-            (
-                matcher,
-                Some(format!(
-                    "(query is not a valid regex ({first_line}); searched for it literally)"
-                )),
-            )
-        }
-    };
-    let mut searcher = SearcherBuilder::new()
-        .binary_detection(BinaryDetection::quit(b'\x00'))
-        .line_number(true)
-        .build();
+    let (matcher, literal_note) = matcher_for(query)?;
+    let mut searcher = searcher();
     let mut lines: Vec<String> = Vec::new();
     let mut truncated = false;
     let mut files_skipped = 0;
@@ -232,22 +240,9 @@ fn search_contents(
             secrets_skipped.push(rel);
             continue;
         }
-        let result = searcher.search_path(
-            &matcher,
-            entry.path(),
-            Lossy(|line_number, line| {
-                if lines.len() == max {
-                    truncated = true;
-                    return Ok(false);
-                }
-                let text = braincode_protocol::clip_chars_then_ellipsis(
-                    line.trim_end_matches(['\n', '\r']),
-                    MAX_LINE_CHARS,
-                );
-                lines.push(format!("{rel}:{line_number}:{text}"));
-                Ok(true)
-            }),
-        );
+        let mut sink = LineSink::new(&rel, &mut lines, max, &mut truncated);
+        let result =
+            searcher.search_path(&matcher, entry.path(), Lossy(|n, line| sink.take(n, line)));
         if let Err(error) = result {
             tracing::debug!(path = %rel, %error, "search skipped a file");
         }
@@ -258,5 +253,120 @@ fn search_contents(
         literal_note,
         files_skipped,
         secrets_skipped,
+    })
+}
+
+/// Searches the pending files (a sparse worktree's files not on disk yet) after the disk,
+/// reading them from git a few hundred at a time.
+async fn search_pending(
+    context: &ToolContext,
+    root: &std::path::Path,
+    query: &str,
+    max: usize,
+    pending: Vec<String>,
+    outcome: &mut Outcome,
+) -> Result<(), String> {
+    const CHUNK: usize = 256;
+    let Some(lazy) = &context.lazy else {
+        return Ok(());
+    };
+    let (matcher, _) = matcher_for(query)?;
+    let mut searcher = searcher();
+    let (searchable, secrets): (Vec<String>, Vec<String>) =
+        (pending.into_iter()).partition(|rel| !braincode_sandbox::is_secret_file(root, rel));
+    outcome.secrets_skipped.extend(secrets);
+    for chunk in searchable.chunks(CHUNK) {
+        if context.cancel.is_cancelled() || outcome.truncated {
+            break;
+        }
+        let contents = lazy.read_pending(chunk).await?;
+        for rel in chunk {
+            let Some(bytes) = contents.get(rel) else {
+                continue;
+            };
+            if outcome.truncated {
+                break;
+            }
+            if bytes.len() as u64 > MAX_SEARCHABLE_FILE_BYTES {
+                outcome.files_skipped += 1;
+                continue;
+            }
+            let mut sink = LineSink::new(rel, &mut outcome.lines, max, &mut outcome.truncated);
+            let result =
+                searcher.search_slice(&matcher, bytes, Lossy(|n, line| sink.take(n, line)));
+            if let Err(error) = result {
+                tracing::debug!(path = %rel, %error, "search skipped a file");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Collects one file's matching lines as `file:line:text`, up to `max` in all.
+struct LineSink<'a> {
+    rel: &'a str,
+    lines: &'a mut Vec<String>,
+    max: usize,
+    truncated: &'a mut bool,
+}
+
+impl<'a> LineSink<'a> {
+    fn new(rel: &'a str, lines: &'a mut Vec<String>, max: usize, truncated: &'a mut bool) -> Self {
+        Self {
+            rel,
+            lines,
+            max,
+            truncated,
+        }
+    }
+
+    fn take(&mut self, line_number: u64, line: &str) -> Result<bool, std::io::Error> {
+        if self.lines.len() == self.max {
+            *self.truncated = true;
+            return Ok(false);
+        }
+        let text = braincode_protocol::clip_chars_then_ellipsis(
+            line.trim_end_matches(['\n', '\r']),
+            MAX_LINE_CHARS,
+        );
+        self.lines
+            .push(format!("{}:{line_number}:{text}", self.rel));
+        Ok(true)
+    }
+}
+
+/// The searcher every content search uses: line numbers, a NUL byte means binary.
+fn searcher() -> grep_searcher::Searcher {
+    SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .line_number(true)
+        .build()
+}
+
+/// The matcher for `query`, and a note when it was not a valid regex (then searched for
+/// literally).
+fn matcher_for(query: &str) -> Result<(grep_regex::RegexMatcher, Option<String>), String> {
+    let mut builder = RegexMatcherBuilder::new();
+    builder.line_terminator(Some(b'\n'));
+    Ok(match builder.build(query) {
+        Ok(matcher) => (matcher, None),
+        Err(error) => {
+            let matcher = builder
+                .build(&regex::escape(query))
+                .map_err(|e| format!("cannot search for {query:?}: {e}"))?;
+            let reason = error.to_string();
+            let first_line = reason
+                .lines()
+                .last()
+                .unwrap_or("invalid regex")
+                .trim()
+                .to_string();
+            (
+                matcher,
+                Some(format!(
+                    "(query is not a valid regex ({first_line}); searched for it literally)"
+                )),
+            )
+        }
     })
 }

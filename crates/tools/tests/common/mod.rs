@@ -66,6 +66,7 @@ impl Repo {
             cancel: CancellationToken::new(),
             sandbox: None,
             editor: None,
+            lazy: None,
         }
     }
 

@@ -281,6 +281,7 @@ async fn cancellation_kills_every_group() {
         cancel: cancel.clone(),
         sandbox: None,
         editor: None,
+        lazy: None,
     };
     let exec = ExecCommand::new(sessions.clone());
     for background in [true, false] {

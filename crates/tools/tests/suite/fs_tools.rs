@@ -426,6 +426,7 @@ async fn git_diff_and_changed_files() {
         cancel: Default::default(),
         sandbox: None,
         editor: None,
+        lazy: None,
     };
     let out = braincode_tools::Tool::call(&GetChangedFiles::default(), json!({}), &context).await;
     assert!(out.is_error && out.content.contains("git status failed"));
