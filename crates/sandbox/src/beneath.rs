@@ -131,6 +131,22 @@ pub fn open_file(root: &Path, relative: &Path) -> std::io::Result<std::fs::File>
     Ok(file)
 }
 
+/// Whether `file_name` is the temporary file of a [`write_file`] that did not finish (its
+/// process was killed between writing it and renaming it over its name): never a file of
+/// the project's own.
+pub fn is_unfinished_write(file_name: &str) -> bool {
+    let Some(rest) = (file_name.strip_prefix('.')).and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let Some((_, numbers)) = rest.rsplit_once(".braincode-") else {
+        return false;
+    };
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    numbers
+        .split_once('-')
+        .is_some_and(|(pid, count)| digits(pid) && digits(count))
+}
+
 /// Writes `bytes` to `root/relative` atomically with permissions `mode`: a new file is
 /// written next to it and renamed over the name, so a reader never sees half of it and a
 /// symlink at the name is replaced, never followed. Missing parent directories are made
@@ -311,6 +327,22 @@ pub(crate) fn restore(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_unfinished_write_is_told_by_its_temporary_name() {
+        assert!(is_unfinished_write(".form.ts.braincode-24714-5.tmp"));
+        assert!(is_unfinished_write("..env.braincode-1-0.tmp"));
+        for name in [
+            "form.ts",
+            ".form.ts.braincode-x-5.tmp",
+            ".form.ts.braincode-24714-.tmp",
+            "form.ts.braincode-1-2.tmp",
+            ".form.ts.braincode-1-2.tmp.bak",
+        ] {
+            assert!(!is_unfinished_write(name), "{name}");
+        }
+    }
+
     use super::*;
 
     /// A project with a link out of it as a directory and as a file, and a victim outside.

@@ -523,6 +523,9 @@ pub(crate) async fn run_support_pool(
         };
         match joined {
             Ok((index, Ok(run))) => {
+                if let Some(writers) = writers.filter(|_| run.status() == TaskStatus::Completed) {
+                    writers.read_ahead(index);
+                }
                 finished.insert(index, run);
             }
             Ok((_, Err(err))) => {

@@ -20,16 +20,17 @@ impl Worktrees {
     pub async fn carry(
         &self,
         into: &SparseWorktree,
-        upstream: &[&Path],
+        upstream: &[&SparseWorktree],
     ) -> Result<Vec<String>, String> {
         let lazy = into;
         let into = lazy.path();
-        if self.head_of(into).await? != self.snapshot() {
+        if lazy.head().await? != self.snapshot() {
             return Ok(Vec::new());
         }
         let mut carried = Vec::new();
         for from in upstream {
-            let changed = self.changed_files(from).await?;
+            let changed = from.changed_files().await?;
+            let from = from.path();
             // On disk first (a sparse worktree's file is not), so that git sees the carried
             // change, a deletion included.
             lazy.materialize(&changed).await?;
@@ -76,16 +77,10 @@ impl Worktrees {
         let commit = self.git_in(into, &args, &IDENTITY).await?;
         let args = ["update-ref", "--no-deref", "HEAD", commit.trim()];
         self.git_in(into, &args, &[]).await?;
+        lazy.moved_to(commit.trim());
         carried.sort();
         carried.dedup();
         Ok(carried)
-    }
-
-    /// The commit a worktree starts from (its `HEAD`): the snapshot, or the commit of what was
-    /// carried into it.
-    pub async fn head_of(&self, worktree: &Path) -> Result<String, String> {
-        let head = self.git_in(worktree, &["rev-parse", "HEAD"], &[]).await?;
-        Ok(head.trim().to_string())
     }
 
     async fn git_in(

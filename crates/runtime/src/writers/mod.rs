@@ -69,7 +69,13 @@ pub(crate) struct WriterPlace {
 pub(crate) struct Writers {
     worktrees: Worktrees,
     places: BTreeMap<usize, WriterPlace>,
+    /// What each writer changed, read as soon as it completed (its worktree no longer
+    /// changes), while the others still work: the merge-back waits only on the last one's.
+    read_ahead: std::sync::Mutex<BTreeMap<usize, tokio::task::JoinHandle<Changes>>>,
 }
+
+/// A writer's changed files with their sides, or why they could not be read.
+type Changes = Result<Vec<FileSides>, String>;
 
 impl Writers {
     /// Where writer `index` works, when it is a parallel writer.
@@ -93,9 +99,9 @@ impl Writers {
         let upstream: Vec<usize> = (upstream.iter().copied())
             .filter(|u| self.places.contains_key(u))
             .collect();
-        let from: Vec<&Path> = (merge_order(plan, &upstream).iter())
+        let from: Vec<&sparse::SparseWorktree> = (merge_order(plan, &upstream).iter())
             .filter_map(|u| self.places.get(u))
-            .map(|p| p.root.as_path())
+            .map(|p| p.lazy.as_ref())
             .collect();
         if from.is_empty() {
             return;
@@ -111,6 +117,18 @@ impl Writers {
             Err(why) => shared.sink.warning(format!(
                 "{role} writer: its upstream writers' change could not be carried into its worktree ({why}); it starts from the project as the run found it"
             )),
+        }
+    }
+
+    /// Writer `index` completed: what it changed is read now, for its merge.
+    pub fn read_ahead(&self, index: usize) {
+        let Some(place) = self.places.get(&index) else {
+            return;
+        };
+        let lazy = place.lazy.clone();
+        let read = tokio::spawn(async move { lazy.changes().await });
+        if let Ok(mut reads) = self.read_ahead.lock() {
+            reads.insert(index, read);
         }
     }
 
@@ -256,7 +274,11 @@ pub(crate) async fn prepare(
             },
         );
     }
-    Some(Writers { worktrees, places })
+    Some(Writers {
+        worktrees,
+        places,
+        read_ahead: std::sync::Mutex::default(),
+    })
 }
 
 /// The order writers merge in: a writer after every writer upstream of it, then plan order.
@@ -288,9 +310,9 @@ pub(crate) async fn merge_back(
     let indexes: Vec<usize> = writers.places.keys().copied().collect();
     let mut expected: HashMap<String, Option<String>> = HashMap::new();
     let mut notes = BTreeMap::new();
-    // Read up front for every writer that completed and was not merged before an
-    // interruption: its worktree is its alone and no longer changes.
-    let to_read: Vec<(usize, &Path)> = (writers.places.iter())
+    // Read for every writer that completed and was not merged before an interruption (its
+    // worktree is its alone and no longer changes): most were read as they completed.
+    let to_read: Vec<(usize, &SparseWorktree)> = (writers.places.iter())
         .filter(|(index, _)| {
             let context_id = plan.workers[**index].context_id.as_str();
             let merged =
@@ -300,9 +322,9 @@ pub(crate) async fn merge_back(
                 .is_some_and(|run| run.status() == TaskStatus::Completed);
             completed && !merged
         })
-        .map(|(index, place)| (*index, place.root.as_path()))
+        .map(|(index, place)| (*index, place.lazy.as_ref()))
         .collect();
-    let mut changes = changes_of(&writers.worktrees, &to_read).await;
+    let mut changes = changes_of(&writers, &to_read).await;
     for index in merge_order(plan, &indexes) {
         let worker = &plan.workers[index];
         let Some(place) = writers.places.get(&index) else {
@@ -390,62 +412,33 @@ pub(crate) async fn merge_back(
     notes
 }
 
-/// What the writers in `worktrees_of` (plan index → worktree) changed, for all of them at
-/// once: their changed files and starting commits (`git status` and `rev-parse HEAD` each,
-/// side by side), the starting side of every such file (one `git cat-file --batch` per
-/// starting commit: the snapshot, or what was carried into a downstream writer) and the
-/// writer's. The project's side is left empty: it is read when the writer's turn to merge
-/// comes, after the merges before it.
+/// What the writers in `worktrees_of` (plan index → worktree) changed: what was read as each
+/// completed, the others read now, side by side.
 async fn changes_of(
-    worktrees: &Worktrees,
-    worktrees_of: &[(usize, &Path)],
-) -> BTreeMap<usize, Result<Vec<FileSides>, String>> {
-    let read = futures::future::join_all((worktrees_of.iter()).map(|(_, worktree)| async {
-        let (paths, head) = futures::future::join(
-            worktrees.changed_files(worktree),
-            worktrees.head_of(worktree),
-        )
-        .await;
-        Ok::<_, String>((paths?, head?))
+    writers: &Writers,
+    worktrees_of: &[(usize, &SparseWorktree)],
+) -> BTreeMap<usize, Changes> {
+    let mut ahead = match writers.read_ahead.lock() {
+        Ok(mut reads) => std::mem::take(&mut *reads),
+        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+    };
+    let read = futures::future::join_all((worktrees_of.iter()).map(|(index, worktree)| {
+        let early = ahead.remove(index);
+        async move {
+            match early {
+                Some(read) => (read.await).unwrap_or_else(|err| Err(err.to_string())),
+                None => worktree.changes().await,
+            }
+        }
     }))
     .await;
-    let mut by_start: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for (paths, head) in read.iter().flatten() {
-        by_start
-            .entry(head.as_str())
-            .or_default()
-            .extend(paths.iter().cloned());
-    }
-    let mut bases = HashMap::new();
-    for (start, paths) in by_start {
-        let paths: Vec<String> = paths.into_iter().collect();
-        bases.insert(start, worktrees.contents_at(start, &paths).await);
-    }
-    let mut changes = BTreeMap::new();
-    for ((index, worktree), read) in worktrees_of.iter().zip(&read) {
-        let sides = read.clone().and_then(|(paths, head)| {
-            let bases = (bases.get(head.as_str()))
-                .ok_or_else(|| format!("no contents read at {head}"))?
-                .as_ref()
-                .map_err(String::clone)?;
-            (paths.into_iter())
-                .map(|path| {
-                    Ok(FileSides {
-                        base: bases.get(&path).cloned().flatten(),
-                        ours: None,
-                        theirs: read_beneath(worktree, &path)?,
-                        path,
-                    })
-                })
-                .collect()
-        });
-        changes.insert(*index, sides);
-    }
-    changes
+    (worktrees_of.iter().map(|(index, _)| *index))
+        .zip(read)
+        .collect()
 }
 
 /// A file beneath `root` with no link followed (`None`: not there).
-fn read_beneath(root: &Path, path: &str) -> Result<Option<Vec<u8>>, String> {
+pub(super) fn read_beneath(root: &Path, path: &str) -> Result<Option<Vec<u8>>, String> {
     let relative = Path::new(path);
     match braincode_sandbox::beneath::stat(root, relative) {
         Ok(None) => Ok(None),

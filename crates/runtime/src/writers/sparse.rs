@@ -19,6 +19,7 @@ use async_trait::async_trait;
 use braincode_sandbox::Sandbox;
 use braincode_tools::LazyFiles;
 
+use super::merge::FileSides;
 use super::worktree::{batch_entry, confined_git};
 
 /// Git's sparse checkout for one call, without writing it into any configuration.
@@ -65,15 +66,44 @@ pub struct SparseWorktree {
     sandbox: Arc<Sandbox>,
     /// Read from the index on first use, then kept up to date.
     pending: tokio::sync::Mutex<Option<Pending>>,
+    /// Its `HEAD` when known without asking git: the snapshot it was made from, or the commit
+    /// of what was carried into it (an interrupted run's worktree: unknown).
+    head: std::sync::Mutex<Option<String>>,
 }
 
 impl SparseWorktree {
-    pub(super) fn new(path: PathBuf, git_dir: PathBuf, sandbox: Arc<Sandbox>) -> Self {
+    pub(super) fn new(
+        path: PathBuf,
+        git_dir: PathBuf,
+        sandbox: Arc<Sandbox>,
+        head: Option<String>,
+    ) -> Self {
         Self {
             path,
             git_dir,
             sandbox,
             pending: tokio::sync::Mutex::new(None),
+            head: std::sync::Mutex::new(head),
+        }
+    }
+
+    /// The commit the worktree starts from (its `HEAD`).
+    pub async fn head(&self) -> Result<String, String> {
+        if let Some(head) = self.head.lock().ok().and_then(|head| head.clone()) {
+            return Ok(head);
+        }
+        let out = self.git(&["rev-parse", "HEAD"], None).await?;
+        let head = String::from_utf8_lossy(&out).trim().to_string();
+        if let Ok(mut known) = self.head.lock() {
+            *known = Some(head.clone());
+        }
+        Ok(head)
+    }
+
+    /// Says the worktree's `HEAD` is now `commit`.
+    pub(super) fn moved_to(&self, commit: &str) {
+        if let Ok(mut head) = self.head.lock() {
+            *head = Some(commit.to_string());
         }
     }
 
@@ -115,6 +145,88 @@ impl SparseWorktree {
             *guard = Some(pending);
         }
         Ok(guard)
+    }
+
+    /// The paths the writer changed (against its `HEAD`), sorted; `.git` left out.
+    pub async fn changed_files(&self) -> Result<Vec<String>, String> {
+        // Under the sparse checkout, a pending file on disk (a command may have written it)
+        // is a normal one.
+        let args = [
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        ];
+        let status = self.git(&args, None).await?;
+        let mut paths: Vec<String> = (status.split(|b| *b == 0))
+            .filter(|entry| entry.len() > 3)
+            .map(|entry| String::from_utf8_lossy(&entry[3..]).into_owned())
+            .filter(|path| !path.split('/').any(|part| part == ".git"))
+            // A write cut by a kill (an edit, a file written out) leaves its temporary file:
+            // nothing the writer made.
+            .filter(|path| {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                !braincode_sandbox::beneath::is_unfinished_write(name)
+            })
+            .collect();
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
+    /// The contents of `paths` in `commit` (`None`: not a file there), read by one
+    /// `git cat-file --batch`.
+    async fn contents_at(
+        &self,
+        commit: &str,
+        paths: &[String],
+    ) -> Result<HashMap<String, Option<Vec<u8>>>, String> {
+        let mut contents = HashMap::new();
+        // The batch reads one name a line: a path with a line break in it is read alone.
+        let (batched, alone): (Vec<&String>, Vec<&String>) =
+            paths.iter().partition(|path| !path.contains('\n'));
+        for path in alone {
+            let spec = format!("{commit}:{path}");
+            let blob = self.git(&["cat-file", "blob", spec.as_str()], None).await;
+            contents.insert(path.clone(), blob.ok());
+        }
+        if batched.is_empty() {
+            return Ok(contents);
+        }
+        let input: String = (batched.iter())
+            .map(|path| format!("{commit}:{path}\n"))
+            .collect();
+        let out = self
+            .git(&["cat-file", "--batch"], Some(input.as_bytes()))
+            .await?;
+        let mut rest = out.as_slice();
+        for path in batched {
+            let (content, after) = batch_entry(rest)
+                .ok_or_else(|| format!("git cat-file --batch: no answer for {path}"))?;
+            contents.insert(path.clone(), content);
+            rest = after;
+        }
+        Ok(contents)
+    }
+
+    /// What the writer changed, each file with its side at the worktree's start (the
+    /// snapshot, or what was carried into it) and its side now; the project's side is left
+    /// for the merge to read.
+    pub(super) async fn changes(&self) -> Result<Vec<FileSides>, String> {
+        let (paths, head) = futures::future::join(self.changed_files(), self.head()).await;
+        let (paths, head) = (paths?, head?);
+        let mut bases = self.contents_at(&head, &paths).await?;
+        (paths.into_iter())
+            .map(|path| {
+                Ok(FileSides {
+                    base: bases.remove(&path).flatten(),
+                    ours: None,
+                    theirs: super::read_beneath(&self.path, &path)?,
+                    path,
+                })
+            })
+            .collect()
     }
 
     /// The contents of `blobs`, by one `git cat-file --batch`.

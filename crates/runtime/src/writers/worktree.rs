@@ -11,7 +11,6 @@
 //! hidden), in a sandbox where only git's object store, its `worktrees` directory and the run's
 //! writers directory can be written: the project's files and `.git/config` or hooks cannot.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -305,13 +304,24 @@ impl Worktrees {
                     .await?;
             }
         }
-        Ok(SparseWorktree::new(path, git_dir, self.sandbox.clone()))
+        let snapshot = Some(self.snapshot.clone());
+        Ok(SparseWorktree::new(
+            path,
+            git_dir,
+            self.sandbox.clone(),
+            snapshot,
+        ))
     }
 
     /// The worktree an interrupted run left at `path`, as its writer's tools see it.
     pub fn sparse(&self, path: PathBuf) -> Result<SparseWorktree, String> {
         let git_dir = self.git_dir_of(&path)?;
-        Ok(SparseWorktree::new(path, git_dir, self.sandbox.clone()))
+        Ok(SparseWorktree::new(
+            path,
+            git_dir,
+            self.sandbox.clone(),
+            None,
+        ))
     }
 
     /// The git directory a worktree's `.git` file names, which must be git's record of it
@@ -320,7 +330,9 @@ impl Worktrees {
         let recorded = braincode_sandbox::beneath::read_file(worktree, Path::new(".git"), 4096)
             .map_err(|err| format!("the worktree's .git: {err}"))?;
         let recorded = String::from_utf8_lossy(&recorded);
-        let named = recorded.trim().strip_prefix("gitdir: ").map(PathBuf::from);
+        // Absolute, or relative to the worktree (`worktree.useRelativePaths`).
+        let named = (recorded.trim().strip_prefix("gitdir: "))
+            .and_then(|dir| std::fs::canonicalize(worktree.join(dir)).ok());
         let records = self.root.join(".git").join("worktrees");
         match named {
             Some(dir) if dir.parent() == Some(records.as_path()) => Ok(dir),
@@ -351,75 +363,6 @@ impl Worktrees {
         // Before the run's directory goes: git's sandbox has it as a writable root.
         let _ = self.git(&["worktree", "prune"], &[]).await;
         let _ = std::fs::remove_dir_all(&self.base);
-    }
-
-    /// The paths a writer changed in `worktree` (against the snapshot), sorted; `.git` left
-    /// out.
-    pub async fn changed_files(&self, worktree: &Path) -> Result<Vec<String>, String> {
-        let status = self
-            .git_at(
-                worktree,
-                &[
-                    "status",
-                    "--porcelain=v1",
-                    "-z",
-                    "--untracked-files=all",
-                    "--no-renames",
-                ],
-                // A pending file on disk is a normal one (a command may have written it).
-                &[sparse::SPARSE],
-                None,
-            )
-            .await?;
-        let mut paths: Vec<String> = (status.split(|b| *b == 0))
-            .filter(|entry| entry.len() > 3)
-            .map(|entry| String::from_utf8_lossy(&entry[3..]).into_owned())
-            .filter(|path| !path.split('/').any(|part| part == ".git"))
-            .collect();
-        paths.sort();
-        paths.dedup();
-        Ok(paths)
-    }
-
-    /// The contents of `paths` in `commit` (the snapshot, or what a downstream writer started
-    /// from; `None`: not a file there), read by one `git cat-file --batch`.
-    pub async fn contents_at(
-        &self,
-        commit: &str,
-        paths: &[String],
-    ) -> Result<HashMap<String, Option<Vec<u8>>>, String> {
-        let mut contents = HashMap::new();
-        // The batch reads one name a line: a path with a line break in it is read alone.
-        let (batched, alone): (Vec<&String>, Vec<&String>) =
-            paths.iter().partition(|path| !path.contains('\n'));
-        for path in alone {
-            let spec = format!("{commit}:{path}");
-            let args = ["cat-file", "blob", spec.as_str()];
-            let blob = self.git_at(&self.root, &args, &[], None).await;
-            contents.insert(path.clone(), blob.ok());
-        }
-        if batched.is_empty() {
-            return Ok(contents);
-        }
-        let input: String = (batched.iter())
-            .map(|path| format!("{commit}:{path}\n"))
-            .collect();
-        let out = self
-            .git_at(
-                &self.root,
-                &["cat-file", "--batch"],
-                &[],
-                Some(input.as_bytes()),
-            )
-            .await?;
-        let mut rest = out.as_slice();
-        for path in batched {
-            let (content, after) = batch_entry(rest)
-                .ok_or_else(|| format!("git cat-file --batch: no answer for {path}"))?;
-            contents.insert(path.clone(), content);
-            rest = after;
-        }
-        Ok(contents)
     }
 
     /// Runs confined git in the project; its standard output, or why it failed.

@@ -57,6 +57,7 @@ texts! {
         Review => "review:", "审查：";
         Warning => "warning:", "警告：";
         MergedBack => "writer merged back:", "写入者已合并回：";
+        WriterIn => "writer, in its worktree", "写入者，在其工作树中";
         ItsPatch => "its patch:", "其补丁：";
         NoEnd => "no end recorded", "没有记录结束";
         Ok => "ok", "成功";

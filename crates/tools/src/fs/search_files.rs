@@ -266,7 +266,7 @@ async fn search_pending(
     pending: Vec<String>,
     outcome: &mut Outcome,
 ) -> Result<(), String> {
-    const CHUNK: usize = 256;
+    const CHUNK: usize = 1024;
     let Some(lazy) = &context.lazy else {
         return Ok(());
     };

@@ -115,7 +115,9 @@ fn entry_markup<'a>(
             }
         },
         Record::WorkerStart(start) => html! {
-            div.worker { "▸ " code { (start.worker.as_str()) } " (" (serde_name(&start.phase)) ") " (t(S::Starts)) " " (clip(&start.goal, WORKER_SUMMARY_CHARS)) }
+            div.worker { "▸ " code { (start.worker.as_str()) } " (" (serde_name(&start.phase)) ") "
+                @if let Some(worktree) = &start.worktree { span.tag title=(worktree) { (t(S::WriterIn)) } " " }
+                (t(S::Starts)) " " (clip(&start.goal, WORKER_SUMMARY_CHARS)) }
         },
         Record::WorkerEnd(end) => {
             let failed = end
@@ -209,6 +211,26 @@ mod tests {
         assert_eq!(args_line(Some(&json!({"path": "src/a.rs"}))), "src/a.rs");
         assert_eq!(args_line(Some(&json!({"n": 1}))), "{\"n\":1}");
         assert_eq!(args_line(None), "");
+    }
+
+    #[test]
+    fn a_writer_says_it_works_in_its_worktree_and_a_reader_does_not() {
+        let start = |worktree: Option<&str>| {
+            let start: braincode_protocol::WorkerStart = serde_json::from_value(json!({
+                "phase": "support", "worker": "frontend", "goal": "Add the form",
+                "worktree": worktree,
+            }))
+            .unwrap();
+            render(&[JournalEntry::new(1, Record::WorkerStart(start))]).into_string()
+        };
+        let writer = start(Some("/p/.git/braincode-writers/r/t-1"));
+        assert!(
+            writer.contains(r#"title="/p/.git/braincode-writers/r/t-1">writer, in its worktree"#),
+            "{writer}"
+        );
+        let reader = start(None);
+        assert!(!reader.contains("worktree"), "{reader}");
+        assert!(reader.contains("starts: Add the form"), "{reader}");
     }
 
     #[test]
