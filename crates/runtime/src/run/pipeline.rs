@@ -47,19 +47,29 @@ pub(super) async fn pipeline(
     if plan.clarification.required {
         return Ok(clarify(&shared, &plan));
     }
-    let results = support_stage(&shared, &plan, writers).await?;
-    let (mut answer, primary_plan) = primary_stage(&shared, &plan, &results, request).await?;
-    verify::verify_stage(
-        &shared,
-        verify::Verify {
-            plan: &plan,
-            primary_plan: &primary_plan,
-            results: &results,
-            baseline: baseline.as_ref(),
-        },
-        &mut answer,
-    )
-    .await?;
+    let (results, worktrees_removal) = support_stage(&shared, &plan, writers).await?;
+    let acted = async {
+        let (mut answer, primary_plan) = primary_stage(&shared, &plan, &results, request).await?;
+        verify::verify_stage(
+            &shared,
+            verify::Verify {
+                plan: &plan,
+                primary_plan: &primary_plan,
+                results: &results,
+                baseline: baseline.as_ref(),
+            },
+            &mut answer,
+        )
+        .await?;
+        Ok::<_, RunError>(answer)
+    }
+    .await;
+    // The writers' worktrees are gone before the run ends, however it ends (their removal
+    // ran meanwhile).
+    if let Some(removal) = worktrees_removal {
+        let _ = removal.await;
+    }
+    let mut answer = acted?;
     // What runs in the background (an exec session, an MCP server) may still have acted.
     shared.check_protected("the run's commands").await?;
     with_repo_facts(&shared, &mut answer);
@@ -417,12 +427,13 @@ fn clarify(shared: &state::RunShared, plan: &RuntimePlan) -> Answer {
     }
 }
 
-/// Stage 3: the support workers (dependency-aware pool); their todos and failures.
+/// Stage 3: the support workers (dependency-aware pool); their todos and failures; with
+/// parallel writers, the removal of their worktrees, under way.
 async fn support_stage(
     shared: &Arc<state::RunShared>,
     plan: &RuntimePlan,
     writers: Option<crate::writers::Opening>,
-) -> Result<Vec<ForwardedResult>, RunError> {
+) -> Result<(Vec<ForwardedResult>, Option<tokio::task::JoinHandle<()>>), RunError> {
     let limits = routing_limits(&shared.brain.routing, shared.mode);
     let writers = crate::writers::prepare(shared, plan, writers).await;
     let pool = workers::run_support_pool(
@@ -432,12 +443,12 @@ async fn support_stage(
         writers.as_ref(),
     )
     .await;
-    let (runs, notes) = match (pool, writers) {
+    let (runs, notes, removal) = match (pool, writers) {
         (Ok(runs), Some(writers)) => {
-            let notes = crate::writers::merge_back(shared, plan, writers, &runs).await;
-            (runs, notes)
+            let (notes, removal) = crate::writers::merge_back(shared, plan, writers, &runs).await;
+            (runs, notes, Some(removal))
         }
-        (Ok(runs), None) => (runs, BTreeMap::new()),
+        (Ok(runs), None) => (runs, BTreeMap::new(), None),
         (Err(err), writers) => {
             // Stopped: the worktrees go, nothing of the writers is merged.
             if let Some(writers) = writers {
@@ -462,14 +473,16 @@ async fn support_stage(
             error,
         );
     }
-    Ok(runs
-        .iter()
-        .map(|(index, run)| {
-            let mut forwarded = run.forwarded();
-            forwarded.merge_note = notes.get(index).cloned();
-            forwarded
-        })
-        .collect())
+    Ok((
+        runs.iter()
+            .map(|(index, run)| {
+                let mut forwarded = run.forwarded();
+                forwarded.merge_note = notes.get(index).cloned();
+                forwarded
+            })
+            .collect(),
+        removal,
+    ))
 }
 
 /// What the user is told about a support worker that did not complete.

@@ -221,17 +221,21 @@ pub(crate) async fn prepare(
             (index, reused, from_start)
         })
         .collect();
-    let mut made = Vec::new();
-    for (index, reused, _) in &setups {
-        made.push(match reused {
-            Some(root) => worktrees.sparse(root.clone()),
-            None => {
-                worktrees
-                    .add(plan.workers[*index].context_id.as_str())
-                    .await
+    // All at once: git registers them one at a time, then each is set up on its own.
+    let made = futures::future::join_all(setups.iter().map(|(index, reused, _)| {
+        let worktrees = &worktrees;
+        async move {
+            match reused {
+                Some(root) => worktrees.sparse(root.clone()),
+                None => {
+                    worktrees
+                        .add(plan.workers[*index].context_id.as_str())
+                        .await
+                }
             }
-        });
-    }
+        }
+    }))
+    .await;
     let mut places = BTreeMap::new();
     for ((index, _, from_start), made) in setups.into_iter().zip(made) {
         let worker = &plan.workers[index];
@@ -299,14 +303,15 @@ fn merge_order(plan: &RuntimePlan, writers: &[usize]) -> Vec<usize> {
     order
 }
 
-/// Merges every writer back, records each merge, removes the worktrees, and returns what the
-/// primary must be told about each writer whose change was not written (by plan index).
+/// Merges every writer back, records each merge, and returns what the primary must be told
+/// about each writer whose change was not written (by plan index), and the removal of the
+/// worktrees, under way while the run goes on (the run waits for it before it ends).
 pub(crate) async fn merge_back(
     shared: &RunShared,
     plan: &RuntimePlan,
     writers: Writers,
     runs: &BTreeMap<usize, WorkerRun>,
-) -> BTreeMap<usize, String> {
+) -> (BTreeMap<usize, String>, tokio::task::JoinHandle<()>) {
     let indexes: Vec<usize> = writers.places.keys().copied().collect();
     let mut expected: HashMap<String, Option<String>> = HashMap::new();
     let mut notes = BTreeMap::new();
@@ -408,8 +413,9 @@ pub(crate) async fn merge_back(
         }
         shared.sink.record(Record::WriterMerge(record));
     }
-    writers.worktrees.remove_all().await;
-    notes
+    let worktrees = writers.worktrees;
+    let removal = tokio::spawn(async move { worktrees.remove_all().await });
+    (notes, removal)
 }
 
 /// What the writers in `worktrees_of` (plan index → worktree) changed: what was read as each

@@ -3,6 +3,7 @@
 mod evidence_cache;
 mod exec_tools;
 mod fs_tools;
+mod lazy_files;
 mod netproxy;
 mod policy_bypass;
 mod registry;
