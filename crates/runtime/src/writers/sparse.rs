@@ -40,13 +40,37 @@ struct Entry {
 }
 
 /// What is still pending in a worktree.
-#[derive(Debug, Default)]
-struct Pending {
+#[derive(Debug, Default, Clone)]
+pub(super) struct Pending {
     entries: BTreeMap<String, Entry>,
     names: Arc<BTreeSet<String>>,
 }
 
 impl Pending {
+    /// The regular files of a `git ls-files --stage -z` or `git ls-tree -r -z` listing (both
+    /// `<mode> … <object id> …\t<path>` entries), all pending: a new sparse worktree of it.
+    pub(super) fn of_listing(listed: &str) -> Self {
+        let mut pending = Self::default();
+        for line in listed.split('\0') {
+            let Some((head, path)) = line.split_once('\t') else {
+                continue;
+            };
+            let mut words = head.split(' ');
+            let mode = words.next().unwrap_or_default();
+            let blob =
+                words.find(|word| word.len() >= 40 && word.bytes().all(|b| b.is_ascii_hexdigit()));
+            if let (Some(blob), "100644" | "100755") = (blob, mode) {
+                let entry = Entry {
+                    blob: blob.to_string(),
+                    executable: mode == "100755",
+                };
+                pending.entries.insert(path.to_string(), entry);
+            }
+        }
+        pending.names = Arc::new(pending.entries.keys().cloned().collect());
+        pending
+    }
+
     fn remove(&mut self, paths: &[String]) {
         for path in paths {
             self.entries.remove(path);
@@ -77,12 +101,13 @@ impl SparseWorktree {
         git_dir: PathBuf,
         sandbox: Arc<Sandbox>,
         head: Option<String>,
+        pending: Option<Pending>,
     ) -> Self {
         Self {
             path,
             git_dir,
             sandbox,
-            pending: tokio::sync::Mutex::new(None),
+            pending: tokio::sync::Mutex::new(pending),
             head: std::sync::Mutex::new(head),
         }
     }

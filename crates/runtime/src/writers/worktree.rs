@@ -43,6 +43,8 @@ pub struct Worktrees {
     reopened: bool,
     /// The snapshot's symbolic links (checked out in every worktree at once).
     links: Vec<String>,
+    /// The snapshot's files: what a new worktree has pending (none on disk).
+    files: sparse::Pending,
     /// Held (locked) while the run lives: the next run removes a writers directory whose
     /// lock it can take (its run was killed before its cleanup).
     _alive: std::fs::File,
@@ -122,6 +124,7 @@ impl Worktrees {
             adding: tokio::sync::Mutex::new(()),
             reopened: previous.is_some(),
             links: Vec::new(),
+            files: sparse::Pending::default(),
             _alive: alive,
         };
         if !stale.is_empty() || wiped {
@@ -140,11 +143,13 @@ impl Worktrees {
                     )
                     .await?;
                 made.links = links_in(&listed);
+                made.files = sparse::Pending::of_listing(&listed);
                 snapshot
             }
             None => {
-                let (snapshot, links) = made.take_snapshot().await?;
-                made.links = links;
+                let (snapshot, listed) = made.take_snapshot().await?;
+                made.links = links_in(&listed);
+                made.files = sparse::Pending::of_listing(&listed);
                 // Kept beside the worktrees, so that a resume of this run merges against the
                 // same base.
                 braincode_sandbox::beneath::write_file(
@@ -170,8 +175,8 @@ impl Worktrees {
         &self.root
     }
 
-    /// The snapshot commit, and its symbolic links.
-    async fn take_snapshot(&self) -> Result<(String, Vec<String>), String> {
+    /// The snapshot commit, and its index (`git ls-files --stage -z`).
+    async fn take_snapshot(&self) -> Result<(String, String), String> {
         let index = self.base.join("snapshot.index");
         let index = index.to_string_lossy().into_owned();
         let head = self
@@ -220,7 +225,7 @@ impl Worktrees {
         }
         let commit = self.git(&args, &IDENTITY).await?;
         let _ = std::fs::remove_file(&index);
-        Ok((commit.trim().to_string(), links_in(&staged)))
+        Ok((commit.trim().to_string(), staged))
     }
 
     /// The worktree `name` an interrupted run of this id made, as it left it, when the run
@@ -304,22 +309,27 @@ impl Worktrees {
                     .await?;
             }
         }
+        // Every regular file is pending: known from the snapshot, no need to ask git.
         let snapshot = Some(self.snapshot.clone());
+        let files = Some(self.files.clone());
         Ok(SparseWorktree::new(
             path,
             git_dir,
             self.sandbox.clone(),
             snapshot,
+            files,
         ))
     }
 
     /// The worktree an interrupted run left at `path`, as its writer's tools see it.
     pub fn sparse(&self, path: PathBuf) -> Result<SparseWorktree, String> {
         let git_dir = self.git_dir_of(&path)?;
+        // As the interrupted run left it: git's index says what is pending.
         Ok(SparseWorktree::new(
             path,
             git_dir,
             self.sandbox.clone(),
+            None,
             None,
         ))
     }
