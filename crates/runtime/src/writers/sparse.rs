@@ -20,7 +20,7 @@ use braincode_sandbox::Sandbox;
 use braincode_tools::LazyFiles;
 
 use super::merge::FileSides;
-use super::worktree::{batch_entry, confined_git};
+use super::worktree::{batch_entry, confined_git, is_object_id};
 
 /// Git's sparse checkout for one call, without writing it into any configuration.
 pub(super) const SPARSE: (&str, &str) = (
@@ -57,8 +57,7 @@ impl Pending {
             };
             let mut words = head.split(' ');
             let mode = words.next().unwrap_or_default();
-            let blob =
-                words.find(|word| word.len() >= 40 && word.bytes().all(|b| b.is_ascii_hexdigit()));
+            let blob = words.find(|word| is_object_id(word));
             if let (Some(blob), "100644" | "100755") = (blob, mode) {
                 let entry = Entry {
                     blob: blob.to_string(),
@@ -146,28 +145,12 @@ impl SparseWorktree {
         let mut guard = self.pending.lock().await;
         if guard.is_none() {
             let listed = self.git(&["ls-files", "--stage", "-t", "-z"], None).await?;
-            let mut pending = Pending::default();
-            for line in listed.split(|b| *b == 0) {
-                let line = String::from_utf8_lossy(line);
-                // `S <mode> <blob> <stage>\t<path>`: skip-worktree, i.e. not on disk.
-                let Some((head, path)) = line.strip_prefix("S ").and_then(|l| l.split_once('\t'))
-                else {
-                    continue;
-                };
-                let mut words = head.split(' ');
-                let (Some(mode), Some(blob)) = (words.next(), words.next()) else {
-                    continue;
-                };
-                if matches!(mode, "100644" | "100755") {
-                    let executable = mode == "100755";
-                    let blob = blob.to_string();
-                    pending
-                        .entries
-                        .insert(path.to_string(), Entry { blob, executable });
-                }
-            }
-            pending.names = Arc::new(pending.entries.keys().cloned().collect());
-            *guard = Some(pending);
+            let listed = String::from_utf8_lossy(&listed);
+            // `S <mode> <blob> <stage>\t<path>`: skip-worktree, i.e. not on disk.
+            let skipped: Vec<&str> = (listed.split('\0'))
+                .filter_map(|line| line.strip_prefix("S "))
+                .collect();
+            *guard = Some(Pending::of_listing(&skipped.join("\0")));
         }
         Ok(guard)
     }

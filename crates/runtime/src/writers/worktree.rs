@@ -494,7 +494,7 @@ const LOCK_FILE: &str = ".alive";
 const SNAPSHOT_FILE: &str = "snapshot";
 
 /// Whether `id` is a full hexadecimal git object id (SHA-1 or SHA-256).
-fn is_object_id(id: &str) -> bool {
+pub(super) fn is_object_id(id: &str) -> bool {
     matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
