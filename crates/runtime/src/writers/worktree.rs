@@ -19,6 +19,8 @@ use braincode_sandbox::{Sandbox, SandboxPolicy};
 
 use super::sparse::{self, SparseWorktree};
 
+/// The largest index of the user's a snapshot starts from (a larger one: `HEAD`'s tree).
+const MAX_INDEX_BYTES: u64 = 256 * 1024 * 1024;
 /// How long one git call of the writers' setup may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The directory under `.git` that holds every run's writer worktrees.
@@ -177,20 +179,45 @@ impl Worktrees {
 
     /// The snapshot commit, and its index (`git ls-files --stage -z`).
     async fn take_snapshot(&self) -> Result<(String, String), String> {
-        let index = self.base.join("snapshot.index");
+        let index = self.base.join(SNAPSHOT_INDEX);
+        // The temporary index starts as a copy of the user's own: its stat data spare git
+        // re-reading every unchanged file, and it holds the tracked files `.gitignore`
+        // matches. Read beneath the project with no link followed; without one, `HEAD`'s tree.
+        let copied = braincode_sandbox::beneath::read_file(
+            &self.root,
+            Path::new(".git/index"),
+            MAX_INDEX_BYTES,
+        )
+        .and_then(|bytes| {
+            braincode_sandbox::beneath::write_file(
+                &self.base,
+                Path::new(SNAPSHOT_INDEX),
+                &bytes,
+                0o600,
+            )
+        })
+        .is_ok();
         let index = index.to_string_lossy().into_owned();
-        let head = self
-            .git(&["rev-parse", "--verify", "-q", "HEAD"], &[])
-            .await;
-        let head = head
-            .ok()
-            .map(|out| out.trim().to_string())
-            .filter(|h| !h.is_empty());
         let with_index = [("GIT_INDEX_FILE", index.as_str())];
-        if head.is_some() {
-            self.git(&["read-tree", "HEAD"], &with_index).await?;
-        }
-        self.git(&["add", "-A", "--", "."], &with_index).await?;
+        let head = async {
+            let head = self.git(&["rev-parse", "--verify", "-q", "HEAD"], &[]);
+            (head.await.ok())
+                .map(|out| out.trim().to_string())
+                .filter(|h| !h.is_empty())
+        };
+        let add = || self.git(&["add", "-A", "--", "."], &with_index);
+        let head = if copied {
+            let (head, added) = futures::future::join(head, add()).await;
+            added?;
+            head
+        } else {
+            let head = head.await;
+            if head.is_some() {
+                self.git(&["read-tree", "HEAD"], &with_index).await?;
+            }
+            add().await?;
+            head
+        };
         // A worktree has a submodule's directory empty (git does not check submodules out in
         // it): a writer would not see its files, and what it wrote there git would not list,
         // so the change would be lost. Such a project keeps writers out of worktrees.
@@ -490,6 +517,8 @@ fn links_in(listed: &str) -> Vec<String> {
 
 /// The lock file of a run's writers directory.
 const LOCK_FILE: &str = ".alive";
+/// The temporary index a run's snapshot is made in.
+const SNAPSHOT_INDEX: &str = "snapshot.index";
 /// The file of a run's writers directory that names its snapshot commit.
 const SNAPSHOT_FILE: &str = "snapshot";
 

@@ -500,6 +500,15 @@ async fn worktrees_made_at_once_each_hold_the_snapshot() {
             &format!("pub const N: u32 = {n};\n"),
         );
     }
+    // A tracked file `.gitignore` matches is the project's all the same.
+    repo.write(".gitignore", "*.log\n");
+    repo.write("keep.log", "tracked\n");
+    let forced = std::process::Command::new("git")
+        .args(["add", "-f", "keep.log"])
+        .current_dir(repo.path())
+        .status()
+        .unwrap();
+    assert!(forced.success());
     repo.commit("more files");
     repo.write("NOTES.md", "not committed\n");
     let home = tempfile::tempdir().unwrap();
@@ -522,17 +531,18 @@ async fn worktrees_made_at_once_each_hold_the_snapshot() {
                 .map(|entry| entry.unwrap().file_name())
                 .collect();
             assert_eq!(on_disk, [".git"], "a new worktree writes no project file");
-            let wanted = ["NOTES.md", "src/m39.rs", "web/form.ts"].map(String::from);
+            let wanted = ["NOTES.md", "src/m39.rs", "web/form.ts", "keep.log"].map(String::from);
             let pending = tree.pending().await.unwrap();
-            assert_eq!(pending.len(), 44, "{pending:?}");
+            assert_eq!(pending.len(), 46, "{pending:?}");
             let contents = tree.read_pending(&wanted).await.unwrap();
             assert_eq!(contents["NOTES.md"], b"not committed\n");
             assert_eq!(contents["src/m39.rs"], b"pub const N: u32 = 39;\n");
-            tree.materialize(&wanted[1..]).await.unwrap();
+            assert_eq!(contents["keep.log"], b"tracked\n");
+            tree.materialize(&wanted[1..3]).await.unwrap();
             assert_eq!(read(root, "src/m39.rs"), "pub const N: u32 = 39;\n");
             assert_eq!(read(root, "web/form.ts"), "export const fields = [];\n");
             assert!(!root.join("NOTES.md").exists());
-            assert_eq!(tree.pending().await.unwrap().len(), 42);
+            assert_eq!(tree.pending().await.unwrap().len(), 44);
             // What a write cut by a kill leaves is nothing the writer made.
             std::fs::write(root.join("web/.form.ts.braincode-99-1.tmp"), "half").unwrap();
             let changed = tree.changed_files().await.unwrap();
