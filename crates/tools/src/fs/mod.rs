@@ -9,7 +9,7 @@ pub mod search_files;
 use std::path::{Path, PathBuf};
 
 use ignore::WalkBuilder;
-use ignore::overrides::OverrideBuilder;
+use ignore::overrides::{Override, OverrideBuilder};
 
 use crate::paths::{canonical_root, resolve_inside};
 use crate::tool::ToolContext;
@@ -84,18 +84,21 @@ pub(crate) fn walk(dir: &Path, glob: Option<&str>) -> Result<ignore::Walk, Strin
                     .to_str()
                     .is_some_and(|name| ALWAYS_SKIPPED.contains(&name)))
         });
-    if let Some(glob) = glob.filter(|g| !g.trim().is_empty()) {
-        let mut overrides = OverrideBuilder::new(dir);
-        overrides
-            .add(glob)
-            .map_err(|error| format!("invalid glob {glob:?}: {error}"))?;
-        builder.overrides(
-            overrides
-                .build()
-                .map_err(|error| format!("invalid glob {glob:?}: {error}"))?,
-        );
+    if let Some(overrides) = glob_filter(dir, glob)? {
+        builder.overrides(overrides);
     }
     Ok(builder.build())
+}
+
+/// The filter a `glob` argument makes, rooted at `dir` (none when it is absent or blank).
+fn glob_filter(dir: &Path, glob: Option<&str>) -> Result<Option<Override>, String> {
+    let Some(glob) = glob.filter(|g| !g.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let invalid = |error: ignore::Error| format!("invalid glob {glob:?}: {error}");
+    let mut overrides = OverrideBuilder::new(dir);
+    overrides.add(glob).map_err(invalid)?;
+    overrides.build().map(Some).map_err(invalid)
 }
 
 /// Writes the pending ones of `paths` (relative) to disk before a tool reads or changes them,
@@ -129,20 +132,7 @@ pub(crate) async fn pending_in(
     let pending = lazy.pending().await?;
     let prefix = relative(root, dir);
     let prefix = prefix.trim_end_matches('/');
-    let matcher = match glob.filter(|g| !g.trim().is_empty()) {
-        Some(glob) => {
-            let mut overrides = OverrideBuilder::new(dir);
-            overrides
-                .add(glob)
-                .map_err(|error| format!("invalid glob {glob:?}: {error}"))?;
-            Some(
-                overrides
-                    .build()
-                    .map_err(|error| format!("invalid glob {glob:?}: {error}"))?,
-            )
-        }
-        None => None,
-    };
+    let matcher = glob_filter(dir, glob)?;
     Ok((pending.iter())
         .filter(|path| {
             prefix.is_empty()
