@@ -21,6 +21,7 @@ pub use checks::CHECK_TOOL;
 pub(crate) use setup::writer_sandbox;
 pub use setup::{NoSandbox, fetch_sandbox, project_sandbox};
 mod dispatch;
+mod facts;
 pub(crate) mod fallback;
 mod finish;
 mod image;

@@ -21,7 +21,7 @@ use super::prompts::ForwardedResult;
 use super::record_parts::planned_workers;
 use super::setup::environment_section;
 use super::todos::{NO_CHANGE_MADE, READ_ONLY_UNDONE, todo_update};
-use super::{RunRequest, RunServices, dispatch, plan, primary, state, verify, workers};
+use super::{RunRequest, RunServices, dispatch, facts, plan, primary, state, verify, workers};
 use crate::approval::PermissionMode;
 use crate::git::PatchBaseline;
 use crate::hooks::HookEvent;
@@ -72,69 +72,8 @@ pub(super) async fn pipeline(
     let mut answer = acted?;
     // What runs in the background (an exec session, an MCP server) may still have acted.
     shared.check_protected("the run's commands").await?;
-    with_repo_facts(&shared, &mut answer);
+    facts::with_repo_facts(&shared, &mut answer);
     Ok(stop_stage(&shared, answer).await)
-}
-
-/// A question about the repository answered by the embedded model: the facts read from the
-/// repository without a model (journaled, so a replay shows the same) come first, and the
-/// model's prose is labelled as the model's.
-fn with_repo_facts(shared: &state::RunShared, answer: &mut primary::PrimaryAnswer) {
-    if shared.conversational
-        || answer.model != braincode_brain::LOCAL_MODEL_ID
-        || !braincode_brain::asks_about_the_codebase(&shared.request)
-    {
-        return;
-    }
-    let record = match shared.tape.as_deref() {
-        Some(tape) if tape.is_strict() => match tape.repo_facts() {
-            Some(record) => record.clone(),
-            None => return,
-        },
-        _ => {
-            let checks: Vec<String> = braincode_tools::checks::list(
-                &shared.project_root,
-                &shared.checks.config,
-                &shared.checks.overrides,
-            )
-            .checks
-            .iter()
-            .map(|c| c.display.clone())
-            .collect();
-            braincode_protocol::RepoFacts {
-                facts: crate::repo_facts::gather(&shared.project_root, &checks),
-                // Paths the model names that the repository does not have.
-                missing_paths: crate::repo_facts::mentioned_paths(
-                    &shared.project_root,
-                    &answer.text,
-                )
-                .into_iter()
-                .filter(|(_, exists)| !exists)
-                .map(|(path, _)| path)
-                .collect(),
-            }
-        }
-    };
-    if record.facts.is_empty() {
-        return;
-    }
-    shared
-        .sink
-        .record(braincode_protocol::Record::RepoFacts(record.clone()));
-    let listed: Vec<String> = record.facts.iter().map(|f| format!("- {f}")).collect();
-    let mut text = format!(
-        "Facts read from the repository (not from a model):\n{}\n\nThe embedded model's answer ({}, 135M parameters: check it against the facts above):\n{}",
-        listed.join("\n"),
-        braincode_brain::LOCAL_MODEL_ID,
-        answer.text.trim()
-    );
-    if !record.missing_paths.is_empty() {
-        text.push_str(&format!(
-            "\n\nNot in this repository (the model made these paths up): {}",
-            record.missing_paths.join(", ")
-        ));
-    }
-    answer.text = text;
 }
 
 /// Says so when Braincode's own git cannot run here (it runs only inside the OS sandbox).

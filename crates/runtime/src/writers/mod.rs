@@ -22,6 +22,7 @@
 //! Otherwise writers run as the support workers they are, and a warning says why.
 
 mod carry;
+mod leftovers;
 mod merge;
 pub(crate) mod sparse;
 mod worktree;
@@ -39,9 +40,10 @@ use crate::ledger::CallOrigin;
 use crate::run::state::RunShared;
 use crate::run::workers::{WorkerRun, upstream_of};
 use crate::tape::Tape;
+pub use leftovers::{LeftoverWriters, leftover_writers};
 use merge::{FileAction, FileSides, MergePlan, plan_merge};
 pub use sparse::SparseWorktree;
-pub use worktree::{LeftoverWriters, Worktrees, leftover_writers};
+pub use worktree::Worktrees;
 
 /// The largest file a merge reads on any side.
 const MAX_MERGE_FILE_BYTES: u64 = 8 * 1024 * 1024;

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use braincode_sandbox::{Sandbox, SandboxPolicy};
 
+use super::leftovers::stale_runs;
 use super::sparse::{self, SparseWorktree};
 
 /// The largest index of the user's a snapshot starts from (a larger one: `HEAD`'s tree).
@@ -516,7 +517,7 @@ fn links_in(listed: &str) -> Vec<String> {
 }
 
 /// The lock file of a run's writers directory.
-const LOCK_FILE: &str = ".alive";
+pub(super) const LOCK_FILE: &str = ".alive";
 /// The temporary index a run's snapshot is made in.
 const SNAPSHOT_INDEX: &str = "snapshot.index";
 /// The file of a run's writers directory that names its snapshot commit.
@@ -525,63 +526,6 @@ const SNAPSHOT_FILE: &str = "snapshot";
 /// Whether `id` is a full hexadecimal git object id (SHA-1 or SHA-256).
 pub(super) fn is_object_id(id: &str) -> bool {
     matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// What a run killed before its cleanup left of its writers in a project.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeftoverWriters {
-    /// `<project>/.git/braincode-writers/<run>`.
-    pub dir: PathBuf,
-    /// Its writers' worktrees (directories in it).
-    pub worktrees: usize,
-    /// The bytes of the files in it.
-    pub bytes: u64,
-}
-
-/// The writers directories of `project` whose run is gone (`braincode doctor` lists them; the
-/// next run with writers removes them). Reads only; no git process.
-pub fn leftover_writers(project: &Path) -> Vec<LeftoverWriters> {
-    let writers = project.join(".git").join(WRITERS_DIR);
-    stale_runs(&writers, &writers)
-        .into_iter()
-        .map(|dir| {
-            let worktrees = std::fs::read_dir(&dir)
-                .map(|entries| entries.flatten().filter(|e| is_real_dir(&e.path())).count())
-                .unwrap_or(0);
-            let bytes = ignore::WalkBuilder::new(&dir)
-                .standard_filters(false)
-                .build()
-                .flatten()
-                .filter_map(|entry| entry.metadata().ok())
-                .filter(std::fs::Metadata::is_file)
-                .map(|meta| meta.len())
-                .sum();
-            LeftoverWriters {
-                dir,
-                worktrees,
-                bytes,
-            }
-        })
-        .collect()
-}
-
-/// The writers directories under `writers` (other than `ours`) whose run is gone: nobody
-/// holds their lock.
-fn stale_runs(writers: &Path, ours: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(writers) else {
-        return Vec::new();
-    };
-    (entries.flatten())
-        .map(|entry| entry.path())
-        .filter(|dir| dir != ours && is_real_dir(dir))
-        .filter(|dir| {
-            // A link or a FIFO planted as the lock is not opened (nor waited on): not ours.
-            braincode_sandbox::beneath::open_file(dir, Path::new(LOCK_FILE))
-                .map(|file| file.try_lock().is_ok())
-                // No lock file: a directory from before its lock was made, or not ours.
-                .unwrap_or(true)
-        })
-        .collect()
 }
 
 /// A fixed identity for the snapshot commit (no user configuration is read).
@@ -593,7 +537,7 @@ pub(super) const IDENTITY: [(&str, &str); 4] = [
 ];
 
 /// Whether `path` is a directory and not a link to one.
-fn is_real_dir(path: &Path) -> bool {
+pub(super) fn is_real_dir(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
 }
 

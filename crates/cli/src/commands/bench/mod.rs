@@ -24,6 +24,7 @@ mod tokens_model;
 mod tokens_repo;
 mod usage;
 mod writers;
+mod writers_worktrees;
 
 use std::process::ExitCode;
 

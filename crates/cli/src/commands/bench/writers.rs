@@ -13,6 +13,8 @@
 //! 3. the merge-back of run 1's writers: last writer's `worker_end` → last `writer_merge`;
 //! 4. the disk one writer's worktree takes on that repository (it read and edited one file),
 //!    against its working tree.
+//!
+//! Measurements 2 and 4 are in [`super::writers_worktrees`].
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,16 +26,16 @@ use braincode_protocol::{
     FinalStatus, JournalEntry, MergeOutcome, Record, Role, Usage, WorkerPhase,
 };
 use braincode_runtime::{
-    JournalTarget, MemoryJournal, PermissionMode, RunRequest, RunServices, WriterWorktrees, run,
+    JournalTarget, MemoryJournal, PermissionMode, RunRequest, RunServices, run,
 };
 use braincode_scripted::{CallKind, Reply, Script, ScriptedModel};
-use braincode_tools::LazyFiles;
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::median;
 use super::overhead::{SameClient, fixture, git_commit_all, instant};
 use super::overhead::{reply_for, request};
+use super::writers_worktrees::{WorktreeFigures, measure_worktrees};
 
 /// Arguments of `braincode bench writers`.
 #[derive(Debug, clap::Args)]
@@ -269,155 +271,6 @@ async fn measure(setup: Setup, runs: usize, delay: Duration) -> anyhow::Result<(
         merges.extend(merge);
     }
     Ok((median(&mut walls), median(&mut merges)))
-}
-
-/// A git repository of `files` small files in nested directories (100 per directory, 10
-/// directories per parent), committed.
-fn big_repo(root: &Path, files: usize) -> anyhow::Result<()> {
-    std::fs::create_dir_all(root)?;
-    for n in 0..files {
-        let dir = root
-            .join(format!("d{:02}", n / 1000))
-            .join(format!("s{:02}", n / 100 % 10));
-        if n % 100 == 0 {
-            std::fs::create_dir_all(&dir)?;
-        }
-        std::fs::write(
-            root.join(big_repo_file(n)),
-            format!("file {n}\nline two of file {n}\nthe end\n"),
-        )?;
-    }
-    git_commit_all(root, true, "many files")
-}
-
-/// The path of file `n` of [`big_repo`], relative to its root.
-fn big_repo_file(n: usize) -> String {
-    format!("d{:02}/s{:02}/f{n:05}.txt", n / 1000, n / 100 % 10)
-}
-
-/// Bytes and files under `dir`, recursively (links counted by their own size, not followed);
-/// `skip` names top-level entries left out.
-fn tree_size(dir: &Path, skip: &[&str]) -> std::io::Result<(u64, u64)> {
-    let (mut bytes, mut files) = (0, 0);
-    let mut stack = vec![(dir.to_path_buf(), true)];
-    while let Some((dir, top)) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let entry = entry?;
-            if top && skip.iter().any(|s| entry.file_name() == *s) {
-                continue;
-            }
-            let meta = entry.path().symlink_metadata()?;
-            if meta.is_dir() {
-                stack.push((entry.path(), false));
-            } else {
-                bytes += meta.len();
-                files += 1;
-            }
-        }
-    }
-    Ok((bytes, files))
-}
-
-/// Worktree timings and one writer's disk on the big repository.
-#[derive(Serialize)]
-struct WorktreeFigures {
-    files: usize,
-    start_median_ms: f64,
-    add_median_ms: [f64; 3],
-    add_3_at_once_median_ms: f64,
-    remove_all_3_median_ms: f64,
-    /// A command's first run in a worktree: every file written out.
-    materialize_all_median_ms: f64,
-    worktree_bytes: u64,
-    worktree_files: u64,
-    worktree_git_metadata_bytes: u64,
-    working_tree_bytes: u64,
-    working_tree_files: u64,
-}
-
-async fn measure_worktrees(runs: usize, files: usize) -> anyhow::Result<WorktreeFigures> {
-    let dir = tempfile::Builder::new()
-        .prefix("braincode-bench-writers-")
-        .tempdir()?;
-    let repo = dir.path().join("repo");
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&home)?;
-    big_repo(&repo, files)?;
-    let (working_tree_bytes, working_tree_files) = tree_size(&repo, &[".git"])?;
-    let mut starts = Vec::new();
-    let mut adds: [Vec<f64>; 3] = Default::default();
-    let mut adds_all = Vec::new();
-    let mut removes = Vec::new();
-    let mut whole = Vec::new();
-    let mut disk = None;
-    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
-    for index in 0..=runs {
-        let timed = index > 0;
-        let t = Instant::now();
-        let worktrees = WriterWorktrees::start(&repo, &home, &format!("bench-{index}"))
-            .await
-            .map_err(|why| anyhow::anyhow!("WriterWorktrees::start: {why}"))?;
-        let start_ms = ms(t);
-        // As a run asks for them: all at once.
-        let t = Instant::now();
-        let made = futures::future::join_all((0..3).map(|n| {
-            let worktrees = &worktrees;
-            async move {
-                let t = Instant::now();
-                let made = worktrees.add(&format!("writer-{n}")).await;
-                (made, ms(t))
-            }
-        }))
-        .await;
-        let all_ms = ms(t);
-        let mut trees = Vec::new();
-        for ((made, took), times) in made.into_iter().zip(adds.iter_mut()) {
-            trees.push(made.map_err(|why| anyhow::anyhow!("WriterWorktrees::add: {why}"))?);
-            if timed {
-                times.push(took);
-            }
-        }
-        if timed {
-            adds_all.push(all_ms);
-        }
-        // A writer that reads and edits one file has that one on disk.
-        let touched = [big_repo_file(0)];
-        (trees[0].materialize(&touched).await)
-            .map_err(|why| anyhow::anyhow!("materialize: {why}"))?;
-        // A writer that runs a command has the whole tree on disk first.
-        let t = Instant::now();
-        (trees[1].materialize_all().await)
-            .map_err(|why| anyhow::anyhow!("materialize_all: {why}"))?;
-        if timed {
-            whole.push(ms(t));
-        }
-        if disk.is_none() {
-            let metadata = tree_size(&repo.join(".git/worktrees"), &[])?.0;
-            // git's metadata under .git/worktrees: the 3 worktrees', a third each.
-            disk = Some((tree_size(trees[0].path(), &[])?, metadata / 3));
-        }
-        let t = Instant::now();
-        worktrees.remove_all().await;
-        if timed {
-            starts.push(start_ms);
-            removes.push(ms(t));
-        }
-    }
-    let ((worktree_bytes, worktree_files), worktree_git_metadata_bytes) = disk.unwrap_or_default();
-    let [a, b, c] = &mut adds;
-    Ok(WorktreeFigures {
-        files,
-        start_median_ms: median(&mut starts),
-        add_median_ms: [median(a), median(b), median(c)],
-        add_3_at_once_median_ms: median(&mut adds_all),
-        remove_all_3_median_ms: median(&mut removes),
-        materialize_all_median_ms: median(&mut whole),
-        worktree_bytes,
-        worktree_files,
-        worktree_git_metadata_bytes,
-        working_tree_bytes,
-        working_tree_files,
-    })
 }
 
 #[derive(Serialize)]
