@@ -8,6 +8,11 @@
 //! has that the binary lacks are skipped (`--no-warn-symbol-ordering`): a stale list costs
 //! memory, never a failed build.
 //!
+//! The same builds pack their relative relocations (`-z pack-relative-relocs`, DT_RELR) when
+//! the C library they will run on reads them (glibc 2.36 or newer on the building machine,
+//! which is the target of a native build): the position-independent binary holds ~66,000 of
+//! them, 1.6 MB of `.rela.dyn` the loader reads on every start, where RELR needs a few KB.
+//!
 //! Only where lld is known to link: x86_64 Linux GNU (Rust's default linker there), a release
 //! build, and no linker chosen by the user (RUSTFLAGS, `linker =`); `BRAINCODE_NO_STARTUP_ORDER`
 //! turns it off.
@@ -34,5 +39,28 @@ fn main() {
             list.display()
         );
         println!("cargo:rustc-link-arg-bin=braincode=-Wl,--no-warn-symbol-ordering");
+    }
+    if release && lld_target && !own_linker && var("HOST") == var("TARGET") && glibc_reads_relr() {
+        println!("cargo:rustc-link-arg-bin=braincode=-Wl,-z,pack-relative-relocs");
+    }
+}
+
+/// Whether this machine's glibc is 2.36 or newer, the first to read DT_RELR (`getconf` prints
+/// "glibc 2.36"). Anything unexpected answers no: the binary is then linked as before.
+fn glibc_reads_relr() -> bool {
+    let Ok(out) = std::process::Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+    else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(version) = text.trim().strip_prefix("glibc ") else {
+        return false;
+    };
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= (2, 36),
+        _ => false,
     }
 }
