@@ -67,6 +67,9 @@ pub struct WorkerState {
     pub worktree: Option<String>,
     /// How its change came back into the project, when it was a parallel writer.
     pub merge: Option<braincode_protocol::MergeOutcome>,
+    /// How the checks it ran in its worktree went, when it was a parallel writer that ran
+    /// some.
+    pub checks: Option<braincode_protocol::CheckStatus>,
 }
 
 /// The outcome of a worker the end of its run stopped.
@@ -228,6 +231,7 @@ impl RunState {
                     .find(|w| w.context_id == merge.context_id && w.role == merge.role)
                 {
                     writer.merge = Some(merge.outcome);
+                    writer.checks = merge.checks.as_ref().map(|c| c.status);
                 }
                 self.merges.push(merge.clone());
             }
@@ -377,6 +381,7 @@ impl RunState {
                     error: None,
                     worktree: None,
                     merge: None,
+                    checks: None,
                 });
                 self.workers.len() - 1
             }

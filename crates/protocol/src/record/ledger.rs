@@ -171,4 +171,43 @@ pub struct WriterMerge {
     /// Where its patch was saved when it was not applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch_path: Option<String>,
+    /// The checks its changed files selected, run in its worktree when it completed, before
+    /// its merge (none: it changed nothing, or the run's checks are off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<crate::CheckSummary>,
+}
+
+impl WriterMerge {
+    /// How its checks went, for a line about this merge: `checks passed (cargo test)`,
+    /// `checks failed: cargo test`, `checks skipped (why)`; `None` when none ran or were
+    /// selected.
+    pub fn checks_phrase(&self) -> Option<String> {
+        let checks = self.checks.as_ref()?;
+        let names = |passed: bool| {
+            (checks.results.iter())
+                .filter(|r| r.passed == passed)
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Some(match checks.status {
+            crate::CheckStatus::Passed => format!("checks passed ({})", names(true)),
+            crate::CheckStatus::Failed => format!("checks failed: {}", names(false)),
+            crate::CheckStatus::CouldNotRun => format!(
+                "checks could not run here: {}",
+                (checks.results.iter())
+                    .filter(|r| !r.passed)
+                    .map(|r| match &r.environment {
+                        Some(why) => format!("{} ({why})", r.name),
+                        None => r.name.clone(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            crate::CheckStatus::Skipped => match checks.reason.as_deref() {
+                Some(reason) => format!("checks skipped ({reason})"),
+                None => "checks skipped".to_string(),
+            },
+        })
+    }
 }

@@ -135,7 +135,8 @@ async fn live_checks(
         summary.reason = Some(crate::approval::untrusted_checks_reason());
         return Ok(summary);
     }
-    if let Err(reason) = approve(shared, &selection, fix_iteration).await {
+    let call_id = format!("patch-checks:{}:{fix_iteration}", shared.sink.session_id());
+    if let Err(reason) = approve(shared, &shared.gate, call_id, &selection).await {
         summary.reason = Some(reason);
         return Ok(summary);
     }
@@ -288,17 +289,19 @@ pub fn outcome_reason(selected: &str, results: &[CheckResult], not_run: &[String
     reason
 }
 
-/// One approval for the whole selection, through the run's gate: the permission policy reads
-/// every command (a deny rule wins), then the mode, `--allow-edits` (checks run in the OS
-/// sandbox) or a person decides. `Err` is why the checks were not run.
-async fn approve(
+/// One approval for the whole selection, through `gate` (the run's, or a writer's for its
+/// worktree): the permission policy reads every command (a deny rule wins), then the mode,
+/// `--allow-edits` (checks run in the OS sandbox) or a person decides. `Err` is why the
+/// checks were not run.
+pub(crate) async fn approve(
     shared: &RunShared,
+    gate: &crate::approval::PolicyGate,
+    call_id: String,
     selection: &Selection,
-    fix_iteration: u32,
 ) -> Result<(), String> {
     let commands: Vec<String> = selection.checks.iter().map(shown_command).collect();
     let call = ToolCall {
-        id: format!("patch-checks:{}:{fix_iteration}", shared.sink.session_id()),
+        id: call_id,
         name: CHECK_TOOL.into(),
         arguments: json!({
             "command": commands.join(" && "),
@@ -313,8 +316,7 @@ async fn approve(
     };
     let tool = check_tool();
     let origin = shared.origin();
-    match shared
-        .gate
+    match gate
         .check(GateRequest {
             call: &call,
             tool: &tool,

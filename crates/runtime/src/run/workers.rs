@@ -524,7 +524,8 @@ pub(crate) async fn run_support_pool(
         match joined {
             Ok((index, Ok(run))) => {
                 if let Some(writers) = writers.filter(|_| run.status() == TaskStatus::Completed) {
-                    writers.read_ahead(index);
+                    let worker = &plan.workers[index];
+                    writers.completed(shared, index, worker.role, worker.context_id.as_str());
                 }
                 finished.insert(index, run);
             }

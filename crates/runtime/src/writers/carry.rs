@@ -13,14 +13,15 @@ use super::sparse::SparseWorktree;
 use super::worktree::{IDENTITY, Worktrees};
 
 impl Worktrees {
-    /// Copies what the writers in `upstream` (their worktrees, in merge order) changed into
+    /// Copies what the writers in `upstream` (their worktrees, in merge order, each with its
+    /// changed paths as read when it completed, or `None` to read them now) changed into
     /// `into` and commits it there on top of the snapshot. Returns the paths carried (none:
     /// nothing to carry, or `into` already starts past the snapshot, as a resumed writer's
     /// worktree does). No link is followed on either side.
     pub async fn carry(
         &self,
         into: &SparseWorktree,
-        upstream: &[&SparseWorktree],
+        upstream: &[(&SparseWorktree, Option<Vec<String>>)],
     ) -> Result<Vec<String>, String> {
         let lazy = into;
         let into = lazy.path();
@@ -28,8 +29,11 @@ impl Worktrees {
             return Ok(Vec::new());
         }
         let mut carried = Vec::new();
-        for from in upstream {
-            let changed = from.changed_files().await?;
+        for (from, changed) in upstream {
+            let changed = match changed {
+                Some(paths) => paths.clone(),
+                None => from.changed_files().await?,
+            };
             let from = from.path();
             // On disk first (a sparse worktree's file is not), so that git sees the carried
             // change, a deletion included.

@@ -22,6 +22,7 @@
 //! Otherwise writers run as the support workers they are, and a warning says why.
 
 mod carry;
+mod done;
 mod leftovers;
 mod merge;
 pub(crate) mod sparse;
@@ -32,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use braincode_brain::RuntimePlan;
-use braincode_protocol::{MergeOutcome, Record, TaskStatus, WriterMerge};
+use braincode_protocol::{CheckSummary, MergeOutcome, Record, TaskStatus, WriterMerge};
 use braincode_sandbox::Sandbox;
 
 use crate::approval::{PermissionMode, PolicyGate};
@@ -72,12 +73,10 @@ pub(crate) struct Writers {
     worktrees: Worktrees,
     places: BTreeMap<usize, WriterPlace>,
     /// What each writer changed, read as soon as it completed (its worktree no longer
-    /// changes), while the others still work: the merge-back waits only on the last one's.
-    read_ahead: std::sync::Mutex<BTreeMap<usize, tokio::task::JoinHandle<Changes>>>,
+    /// changes), and its checks, run while the others still work: the merge-back waits only
+    /// on the last one's.
+    done: done::Done,
 }
-
-/// A writer's changed files with their sides, or why they could not be read.
-type Changes = Result<Vec<FileSides>, String>;
 
 impl Writers {
     /// Where writer `index` works, when it is a parallel writer.
@@ -101,10 +100,21 @@ impl Writers {
         let upstream: Vec<usize> = (upstream.iter().copied())
             .filter(|u| self.places.contains_key(u))
             .collect();
-        let from: Vec<&sparse::SparseWorktree> = (merge_order(plan, &upstream).iter())
-            .filter_map(|u| self.places.get(u))
-            .map(|p| p.lazy.as_ref())
-            .collect();
+        // Each upstream writer's change as read when it completed, once its checks are done
+        // (what they wrote is not carried).
+        let mut from: Vec<(&sparse::SparseWorktree, Option<Vec<String>>)> = Vec::new();
+        for u in merge_order(plan, &upstream) {
+            let Some(place) = self.places.get(&u) else {
+                continue;
+            };
+            let paths = match self.done.of(u) {
+                Some(finishing) => (finishing.await.changes.as_ref())
+                    .ok()
+                    .map(|sides| sides.iter().map(|s| s.path.clone()).collect()),
+                None => None,
+            };
+            from.push((place.lazy.as_ref(), paths));
+        }
         if from.is_empty() {
             return;
         }
@@ -122,20 +132,10 @@ impl Writers {
         }
     }
 
-    /// Writer `index` completed: what it changed is read now, for its merge.
-    pub fn read_ahead(&self, index: usize) {
-        let Some(place) = self.places.get(&index) else {
-            return;
-        };
-        let lazy = place.lazy.clone();
-        let read = tokio::spawn(async move { lazy.changes().await });
-        if let Ok(mut reads) = self.read_ahead.lock() {
-            reads.insert(index, read);
-        }
-    }
-
-    /// Removes the worktrees of a run that stopped before its merge.
+    /// Removes the worktrees of a run that stopped before its merge (what still ran in them
+    /// stopped first).
     pub async fn discard(self) {
+        self.done.stop();
         self.worktrees.remove_all().await;
     }
 }
@@ -283,7 +283,7 @@ pub(crate) async fn prepare(
     Some(Writers {
         worktrees,
         places,
-        read_ahead: std::sync::Mutex::default(),
+        done: done::Done::default(),
     })
 }
 
@@ -363,6 +363,7 @@ pub(crate) async fn merge_back(
             files: Vec::new(),
             reason: None,
             patch_path: None,
+            checks: None,
         };
         let completed = runs
             .get(&index)
@@ -372,7 +373,9 @@ pub(crate) async fn merge_back(
             shared.sink.record(Record::WriterMerge(record));
             continue;
         }
-        let read_now = changes.remove(&index).unwrap_or_else(|| Ok(Vec::new()));
+        let (read_now, checks) = changes.remove(&index).unwrap_or((Ok(Vec::new()), None));
+        let checks_note = checks.as_ref().and_then(done::failed_checks_note);
+        record.checks = checks;
         let sides = read_now.and_then(|mut sides| {
             for side in &mut sides {
                 side.ours = read_beneath(writers.worktrees.root(), &side.path)?;
@@ -413,6 +416,13 @@ pub(crate) async fn merge_back(
             MergeOutcome::Empty => expected.extend(merge.after.iter().cloned()),
             MergeOutcome::Failed => {}
         }
+        if let Some(checks_note) = checks_note {
+            let note = notes.entry(index).or_insert_with(String::new);
+            if !note.is_empty() {
+                note.push('\n');
+            }
+            note.push_str(&checks_note);
+        }
         shared.sink.record(Record::WriterMerge(record));
     }
     let worktrees = writers.worktrees;
@@ -420,22 +430,21 @@ pub(crate) async fn merge_back(
     (notes, removal)
 }
 
-/// What the writers in `worktrees_of` (plan index → worktree) changed: what was read as each
-/// completed, the others read now, side by side.
+/// What the writers in `worktrees_of` (plan index → worktree) left: what was read as each
+/// completed with its checks, the others read now (no checks), side by side.
 async fn changes_of(
     writers: &Writers,
     worktrees_of: &[(usize, &SparseWorktree)],
-) -> BTreeMap<usize, Changes> {
-    let mut ahead = match writers.read_ahead.lock() {
-        Ok(mut reads) => std::mem::take(&mut *reads),
-        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
-    };
+) -> BTreeMap<usize, (done::Changes, Option<CheckSummary>)> {
     let read = futures::future::join_all((worktrees_of.iter()).map(|(index, worktree)| {
-        let early = ahead.remove(index);
+        let early = writers.done.of(*index);
         async move {
             match early {
-                Some(read) => (read.await).unwrap_or_else(|err| Err(err.to_string())),
-                None => worktree.changes().await,
+                Some(finishing) => {
+                    let finished = finishing.await;
+                    (finished.changes.clone(), finished.checks.clone())
+                }
+                None => (worktree.changes().await, None),
             }
         }
     }))
@@ -569,5 +578,16 @@ fn journaled_note(merge: &WriterMerge) -> Option<String> {
         MergeOutcome::Failed => merge.patch_path.is_some(),
         MergeOutcome::Clean | MergeOutcome::Empty => false,
     };
-    told.then(|| not_applied(merge.reason.as_deref(), merge.patch_path.as_deref()))
+    let checks = merge.checks.as_ref().and_then(done::failed_checks_note);
+    match (told, checks) {
+        (true, Some(checks)) => Some(format!(
+            "{}\n{checks}",
+            not_applied(merge.reason.as_deref(), merge.patch_path.as_deref())
+        )),
+        (true, None) => Some(not_applied(
+            merge.reason.as_deref(),
+            merge.patch_path.as_deref(),
+        )),
+        (false, checks) => checks,
+    }
 }

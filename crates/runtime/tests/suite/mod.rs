@@ -10,5 +10,6 @@ mod pet_model;
 mod router_request;
 mod subscription;
 mod writers;
+mod writers_checks;
 mod writers_sparse;
 mod writers_start;

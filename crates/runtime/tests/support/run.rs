@@ -77,6 +77,7 @@ pub struct TestRun {
     project_dir: Option<PathBuf>,
     script: Script,
     session_id: Option<SessionId>,
+    trusted: bool,
 }
 
 impl TestRun {
@@ -103,6 +104,7 @@ impl TestRun {
             project_dir: None,
             script: Script::new(),
             session_id: None,
+            trusted: false,
         }
     }
     /// The brain (its model ids make up `models.json`, plus [`model`](Self::model)s).
@@ -188,6 +190,13 @@ impl TestRun {
         self
     }
 
+    /// The project is trusted (`braincode trust`) before the run: its checks run without a
+    /// person.
+    pub fn trusted(mut self) -> Self {
+        self.trusted = true;
+        self
+    }
+
     fn fixtures(&self) -> Fixtures {
         let home = TempHome::new();
         match &self.models_json {
@@ -251,6 +260,11 @@ impl TestRun {
     /// Starts the run on the current runtime and returns at once.
     pub fn start(self) -> LiveRun {
         let fixtures = self.fixtures();
+        if self.trusted {
+            let home = Home::at(fixtures.home.path());
+            braincode_config::trust_project(&home, fixtures.project.path())
+                .unwrap_or_else(|err| panic!("trust the project: {err}"));
+        }
         let models = ScriptedModels::new(self.script);
         let memory = MemoryJournal::default();
         let live = LiveJournal::default();

@@ -59,6 +59,7 @@ texts! {
         MergedBack => "writer merged back:", "写入者已合并回：";
         WriterIn => "writer, in its worktree", "写入者，在其工作树中";
         ItsPatch => "its patch:", "其补丁：";
+        ItsChecks => "its checks, in its worktree:", "其检查（在其工作树中）：";
         NoEnd => "no end recorded", "没有记录结束";
         Ok => "ok", "成功";
         NoRecords => "This journal has no records yet.", "此日志还没有记录。";

@@ -1,7 +1,7 @@
 //! A turn's agent section: one row per worker, its tool calls under it, and what an expanded
 //! row shows (a worker's handoff goal and result; a tool call's output or diff).
 
-use braincode_protocol::{MergeOutcome, TaskStatus};
+use braincode_protocol::{CheckStatus, MergeOutcome, TaskStatus};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -112,6 +112,16 @@ fn worker_line(row_of: &WorkerRow<'_>, width: usize, now_ms: i64) -> Line<'stati
             MergeOutcome::Conflict => ("merge conflict", theme::WARN),
             MergeOutcome::Refused => ("merge refused", theme::WARN),
             MergeOutcome::Failed => ("merge failed", theme::WARN),
+        };
+        left.push(Span::styled(format!(" · {text}"), style));
+    }
+    // The checks it ran in its worktree before its merge.
+    if let Some(checks) = worker.checks {
+        let (text, style) = match checks {
+            CheckStatus::Passed => ("checks passed", theme::DIM),
+            CheckStatus::Failed => ("checks failed", theme::WARN),
+            CheckStatus::CouldNotRun => ("checks could not run", theme::WARN),
+            CheckStatus::Skipped => ("checks skipped", theme::DIM),
         };
         left.push(Span::styled(format!(" · {text}"), style));
     }
@@ -422,9 +432,15 @@ mod tests {
                 }),
             ));
         }
-        for (role, context, outcome) in [
-            (Role::Frontend, "r-02", MergeOutcome::Clean),
-            (Role::Dba, "r-03", MergeOutcome::Conflict),
+        // The frontend writer's checks failed in its worktree; the dba writer ran none.
+        let failed: braincode_protocol::CheckSummary = serde_json::from_value(serde_json::json!({
+            "status": "failed", "results": [{"name": "make test", "command": "make test",
+            "passed": false, "timedOut": false, "durationMs": 3, "outputTail": "1 failed"}]
+        }))
+        .unwrap();
+        for (role, context, outcome, checks) in [
+            (Role::Frontend, "r-02", MergeOutcome::Clean, Some(failed)),
+            (Role::Dba, "r-03", MergeOutcome::Conflict, None),
         ] {
             state.apply(&JournalEntry::new(
                 2,
@@ -436,6 +452,7 @@ mod tests {
                     files: Vec::new(),
                     reason: None,
                     patch_path: None,
+                    checks,
                 }),
             ));
         }
@@ -452,13 +469,18 @@ mod tests {
         };
         let clean = line(0);
         assert!(
-            text(&clean).contains("frontend   writer   m · merged"),
+            text(&clean).contains("frontend   writer   m · merged · checks failed"),
             "{}",
             text(&clean)
         );
+        let span = (clean.spans.iter())
+            .find(|s| s.content.contains("checks failed"))
+            .unwrap();
+        assert_eq!(span.style, theme::WARN);
         let conflict = line(1);
         assert!(
-            text(&conflict).contains("dba        writer   m · merge conflict"),
+            text(&conflict).contains("dba        writer   m · merge conflict")
+                && !text(&conflict).contains("checks"),
             "{}",
             text(&conflict)
         );

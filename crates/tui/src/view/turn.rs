@@ -263,6 +263,9 @@ fn report_rows(report: &FinalReport, width: usize, lines: &mut Vec<Line<'static>
         if let Some(reason) = &merge.reason {
             text.push_str(&format!(" — {reason}"));
         }
+        if let Some(checks) = merge.checks_phrase() {
+            text.push_str(&format!(" · its {checks}"));
+        }
         let style = match merge.outcome {
             braincode_protocol::MergeOutcome::Clean | braincode_protocol::MergeOutcome::Empty => {
                 theme::DIM
@@ -270,6 +273,14 @@ fn report_rows(report: &FinalReport, width: usize, lines: &mut Vec<Line<'static>
             braincode_protocol::MergeOutcome::Conflict
             | braincode_protocol::MergeOutcome::Refused => theme::WARN,
             braincode_protocol::MergeOutcome::Failed => theme::ERROR,
+        };
+        // A clean merge whose checks failed in the writer's worktree stands out too.
+        let checks_failed = (merge.checks.as_ref())
+            .is_some_and(|c| c.status == braincode_protocol::CheckStatus::Failed);
+        let style = if checks_failed && style == theme::DIM {
+            theme::WARN
+        } else {
+            style
         };
         lines.push(Line::styled(
             format!("     {}", truncate(&text, width.saturating_sub(5))),

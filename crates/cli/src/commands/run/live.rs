@@ -99,13 +99,17 @@ impl EventSubscriber for Progress {
                         .unwrap_or_default()
                 )),
                 Record::WriterMerge(merge) => Some(format!(
-                    "· {} writer merged back: {}{}",
+                    "· {} writer merged back: {}{}{}",
                     merge.role,
                     merge.outcome.as_str(),
                     merge
                         .reason
                         .as_deref()
                         .map(|reason| format!(" ({reason})"))
+                        .unwrap_or_default(),
+                    merge
+                        .checks_phrase()
+                        .map(|checks| format!("; its {checks} in its worktree"))
                         .unwrap_or_default()
                 )),
                 // Listed, so a new record type is a decision here: the rest reach the

@@ -214,6 +214,9 @@ pub fn format_report(report: &FinalReport) -> String {
             if let Some(patch) = &merge.patch_path {
                 let _ = write!(text, " (its patch: {patch})");
             }
+            if let Some(checks) = merge.checks_phrase() {
+                let _ = write!(text, "; its {checks} in its worktree");
+            }
             line(&mut out, "Merge", &text);
         }
 
@@ -365,7 +368,10 @@ mod tests {
                         "workers": [{"role": "backend", "phase": "primary", "status": "completed"}]},
             "todos": [], "modelSummary": "done", "warnings": [],
             "merges": [
-                {"role": "frontend", "contextId": "t-1", "worktree": "/w/1", "outcome": "clean"},
+                {"role": "frontend", "contextId": "t-1", "worktree": "/w/1", "outcome": "clean",
+                 "checks": {"status": "failed", "results": [
+                    {"name": "npm test", "command": "npm test", "passed": false, "durationMs": 9},
+                    {"name": "tsc", "command": "tsc", "passed": true, "durationMs": 4}]}},
                 {"role": "dba", "contextId": "t-2", "worktree": "/w/2", "outcome": "conflict",
                  "reason": "db.sql changed on both sides in the same place",
                  "patchPath": "/h/writers/r/t-2.patch"}
@@ -373,7 +379,12 @@ mod tests {
         }))
         .unwrap();
         let text = format_report(&report);
-        assert!(text.contains("frontend writer (t-1) clean\n"), "{text}");
+        assert!(
+            text.contains(
+                "frontend writer (t-1) clean; its checks failed: npm test in its worktree\n"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains("dba writer (t-2) conflict: db.sql changed on both sides in the same place (its patch: /h/writers/r/t-2.patch)"),
             "{text}"

@@ -172,6 +172,12 @@ fn entry_markup<'a>(
                 }
                 @if let Some(reason) = &merge.reason { " — " (reason) }
                 @if let Some(patch) = &merge.patch_path { " · " (t(S::ItsPatch)) " " code { (patch) } }
+                @if let Some(checks) = &merge.checks {
+                    " · " (t(S::ItsChecks)) " " (checks.status.label())
+                    @for result in &checks.results {
+                        " " code { (result.name) } " " (if result.passed { "✓" } else { "✗" })
+                    }
+                }
             }
         },
         _ => html! {},
@@ -239,7 +245,9 @@ mod tests {
             "role": "dba", "contextId": "t-2", "worktree": "/w/2", "outcome": "conflict",
             "files": [{"path": "db.sql", "status": "conflict"}],
             "reason": "db.sql changed on both sides in the same place",
-            "patchPath": "/h/writers/r/t-2.patch"
+            "patchPath": "/h/writers/r/t-2.patch",
+            "checks": {"status": "failed", "results": [{"name": "make test",
+                "command": "make test", "passed": false, "durationMs": 5}]}
         }))
         .unwrap();
         let html = render(&[JournalEntry::new(1, Record::WriterMerge(merge))]).into_string();
@@ -250,5 +258,9 @@ mod tests {
         );
         assert!(html.contains("changed on both sides"), "{html}");
         assert!(html.contains("/h/writers/r/t-2.patch"), "{html}");
+        assert!(
+            html.contains("its checks, in its worktree: failed <code>make test</code> ✗"),
+            "{html}"
+        );
     }
 }
