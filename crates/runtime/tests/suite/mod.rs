@@ -10,6 +10,7 @@ mod pet_model;
 mod router_request;
 mod subscription;
 mod writers;
+mod writers_bad_cases;
 mod writers_checks;
 mod writers_sparse;
 mod writers_start;
