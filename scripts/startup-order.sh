@@ -6,9 +6,27 @@
 # "Say hello" 22 MB -> 12 MB. Run it after a dependency update or a large change; names that
 # no longer exist are skipped by the linker, so a stale list costs memory, never correctness.
 #
+# The list goes stale as code moves and dependencies change (their symbols are renamed):
+# `--check` says how much of it the release binary still holds, and fails under 80% (a fresh
+# list: ~90%, the rest are the C library's).
+#
 #   scripts/startup-order.sh        needs valgrind (callgrind) and python3
+#   scripts/startup-order.sh --check
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--check" ]; then
+  cargo build --release -p braincode-cli
+  held=$(comm -12 <(nm target/release/braincode | awk '{print $NF}' | sort -u) \
+    <(sort -u crates/cli/startup-order.txt) | wc -l)
+  listed=$(sort -u crates/cli/startup-order.txt | wc -l)
+  percent=$((held * 100 / listed))
+  echo "startup-order.txt: $held of $listed functions are in the release binary ($percent%)"
+  if [ "$percent" -lt 80 ]; then
+    echo "startup-order.sh: the list is stale; run scripts/startup-order.sh to make it again" >&2
+    exit 1
+  fi
+  exit 0
+fi
 command -v valgrind >/dev/null || { echo "startup-order.sh: valgrind is needed (apt install valgrind)" >&2; exit 1; }
 
 cargo build --release -p braincode-cli
