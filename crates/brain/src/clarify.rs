@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 
 use braincode_protocol::{Clarification, ClarificationOption};
-use regex::Regex;
+use regex_lite::Regex;
 use serde_json::Value;
 
 /// Markers of injected continuity context: a prompt carrying them refers to earlier work,

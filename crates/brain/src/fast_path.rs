@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 
 use braincode_protocol::Role;
-use regex::Regex;
+use regex_lite::Regex;
 
 use crate::clarify::has_continuity_context;
 use crate::heuristic::RoutingPlan;
@@ -28,12 +28,22 @@ static WORKSPACE_ARTIFACT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
-/// Whether `prompt` mentions workspace artifacts (see [`WORKSPACE_ARTIFACT`]).
+/// How much of a prompt [`mentions_workspace_artifact`] reads: a prompt longer than this that
+/// names no file in its first 32 KB is taken to name none (the match is linear in the text,
+/// ~0.1 ms per KB).
+const ARTIFACT_SCAN_BYTES: usize = 32 * 1024;
+
+/// Whether `prompt` mentions workspace artifacts (see [`WORKSPACE_ARTIFACT`]), in its first
+/// [`ARTIFACT_SCAN_BYTES`].
 pub fn mentions_workspace_artifact(prompt: &str) -> bool {
+    let mut end = prompt.len().min(ARTIFACT_SCAN_BYTES);
+    while !prompt.is_char_boundary(end) {
+        end -= 1;
+    }
     // If the pattern were missing, assume an artifact: skipping the fast path is the safe side.
     WORKSPACE_ARTIFACT
         .as_ref()
-        .is_none_or(|re| re.is_match(prompt))
+        .is_none_or(|re| re.is_match(&prompt[..end]))
 }
 
 /// Whether the router model can be skipped: no images; no change asked for (no edit verb); a
@@ -73,5 +83,16 @@ mod tests {
         for prompt in ["hello there", "what is a monad?", "thanks!", "你好"] {
             assert!(!mentions_workspace_artifact(prompt), "{prompt}");
         }
+    }
+
+    #[test]
+    fn only_a_long_prompts_first_32_kb_is_read_cut_at_a_character() {
+        let prose = "la forêt est très calme ce soir ".repeat(1_500);
+        assert!(prose.len() > ARTIFACT_SCAN_BYTES);
+        assert!(mentions_workspace_artifact(&format!("see src/main.rs {prose}")));
+        assert!(!mentions_workspace_artifact(&format!("{prose} see src/main.rs")));
+        // A cut that falls inside a multi-byte character does not panic.
+        let wide = "é".repeat(ARTIFACT_SCAN_BYTES);
+        assert!(!mentions_workspace_artifact(&wide));
     }
 }
