@@ -2,7 +2,8 @@
 //! Ctrl-C, and what the screen says afterwards — the worker stopped (not a spinner that runs
 //! forever), the session ended with a resume hint, and the same session reopened with
 //! `--continue` showing the worker stopped too; a parallel-writers run whose two writers'
-//! rows say `writer` and `merged`, whose report card names each clean merge, and whose edits
+//! rows say `writer`, `merged` and that the checks they ran in their worktrees passed, whose
+//! report card names each clean merge, and whose edits
 //! are both in the project with no worktree left. Screens are read with `capture-pane`, keys
 //! sent with `send-keys`, on a tmux server of the test's own (`-L`), killed at the end.
 #![allow(
@@ -362,10 +363,14 @@ async fn parallel_writers_show_as_writers_merged_and_both_edits_land() {
     let repo = TempRepo::new();
     repo.write("web/form.ts", "export const fields = [];\n");
     repo.write("db/schema.sql", "-- tables\n");
+    // The project's check, which each writer runs in its worktree (the project is trusted).
+    repo.write("Makefile", "test:\n\t@echo checked in $$(pwd)\n");
     repo.commit("start");
     let server = ScriptedServer::start(writers_script()).await;
     let home = TempHome::new();
     configure_writers(&home, &server);
+    braincode_config::trust_project(&braincode_config::Home::at(home.path()), repo.path())
+        .expect("trust the project");
 
     // Writers need the OS sandbox: git runs confined in their worktrees.
     let tmux = Tmux::start(&home, repo.path(), &["tui", "--allow-edits"], "auto");
@@ -388,12 +393,12 @@ async fn parallel_writers_show_as_writers_merged_and_both_edits_land() {
             "the {role} row does not say writer:\n{screen}"
         );
         assert!(
-            row.contains("· merged"),
-            "the {role} row does not say merged:\n{screen}"
+            row.contains("· merged · checks passed"),
+            "the {role} row does not say merged and its checks passed:\n{screen}"
         );
         assert!(
-            screen.contains(&format!("{role} writer merged: clean")),
-            "the report card does not name {role}'s clean merge:\n{screen}"
+            screen.contains(&format!("{role} writer merged: clean · its checks passed")),
+            "the report card does not name {role}'s clean merge and checks:\n{screen}"
         );
     }
     assert!(screen.contains(WRITERS_ANSWER), "{screen}");
