@@ -89,8 +89,12 @@ mod tests {
     fn only_a_long_prompts_first_32_kb_is_read_cut_at_a_character() {
         let prose = "la forêt est très calme ce soir ".repeat(1_500);
         assert!(prose.len() > ARTIFACT_SCAN_BYTES);
-        assert!(mentions_workspace_artifact(&format!("see src/main.rs {prose}")));
-        assert!(!mentions_workspace_artifact(&format!("{prose} see src/main.rs")));
+        assert!(mentions_workspace_artifact(&format!(
+            "see src/main.rs {prose}"
+        )));
+        assert!(!mentions_workspace_artifact(&format!(
+            "{prose} see src/main.rs"
+        )));
         // A cut that falls inside a multi-byte character does not panic.
         let wide = "é".repeat(ARTIFACT_SCAN_BYTES);
         assert!(!mentions_workspace_artifact(&wide));
