@@ -5,13 +5,11 @@
 //! leaves the project as it was before that writer, its patch saved and its path given.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::suite::writers::{PROMPT, assert_no_worktree_left, merges, read};
+use crate::suite::writers::{assert_no_worktree_left, merges, read, run_writers as run};
 use crate::support::{
-    BrainConfig, Matcher, Reply, Script, TestOutcome, TestRun, review_json, router_decision_json,
-    worker_result_for,
+    Matcher, Reply, Script, TestOutcome, review_json, router_decision_json, worker_result_for,
 };
 use braincode_protocol::{MergeOutcome, ReviewVerdict, Role};
-use braincode_runtime::PermissionMode;
 use braincode_test_support::TempRepo;
 use serde_json::{Value, json};
 
@@ -47,16 +45,6 @@ fn one_call_each(frontend: (&'static str, Value), dba: (&'static str, Value)) ->
 
 fn shell(command: &str) -> (&'static str, Value) {
     ("shell", json!({ "command": command }))
-}
-
-async fn run(repo: &TempRepo, script: Script) -> TestOutcome {
-    TestRun::new(PROMPT)
-        .project_dir(repo.path())
-        .permission(PermissionMode::AllowEdits)
-        .brain(BrainConfig::per_role().parallel_writers())
-        .script(script)
-        .run()
-        .await
 }
 
 fn repo_with(files: &[(&str, &[u8])]) -> TempRepo {
