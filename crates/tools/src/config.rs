@@ -246,6 +246,16 @@ pub struct ChecksConfig {
     pub max_output_bytes: u64,
     /// Whether dependencies are set up before the checks.
     pub fetch_dependencies: FetchDependencies,
+    /// Whether each parallel writer runs the checks its files select in its own worktree
+    /// before its merge (the merged tree's checks run either way). Off spares each writer a
+    /// cold build in its worktree.
+    #[serde(skip_serializing_if = "is_on")]
+    pub in_writers: bool,
+}
+
+/// `inWriters` is written only when it is off (its default is on).
+fn is_on(value: &bool) -> bool {
+    *value
 }
 
 impl Default for ChecksConfig {
@@ -258,6 +268,7 @@ impl Default for ChecksConfig {
             timeout_ms: DEFAULT_CHECK_TIMEOUT_MS,
             max_output_bytes: DEFAULT_CHECK_OUTPUT_BYTES,
             fetch_dependencies: FetchDependencies::Ask,
+            in_writers: true,
         }
     }
 }
@@ -279,6 +290,8 @@ struct RawChecksConfig {
     max_output_bytes: Option<f64>,
     #[serde(default)]
     fetch_dependencies: FetchDependencies,
+    #[serde(default)]
+    in_writers: Option<bool>,
 }
 
 fn clamp_number(value: Option<f64>, default: u64, (min, max): (u64, u64)) -> u64 {
@@ -306,6 +319,7 @@ impl From<RawChecksConfig> for ChecksConfig {
                 CHECK_OUTPUT_RANGE_BYTES,
             ),
             fetch_dependencies: raw.fetch_dependencies,
+            in_writers: raw.in_writers.unwrap_or(true),
         }
     }
 }

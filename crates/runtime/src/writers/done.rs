@@ -100,7 +100,8 @@ impl Writers {
 }
 
 /// The checks `changed` selects, run in the writer's worktree with its sandbox and its gate.
-/// `None` when none are selected or the run's checks are off. The worktree is written out
+/// `None` when none are selected, or the run's checks or its writers' (`checks.inWriters`) are
+/// off. The worktree is written out
 /// whole first (the checks read the project: its manifests, its other files), and only when
 /// something will run: the project as the run found it tells.
 async fn writer_checks(
@@ -118,6 +119,9 @@ async fn writer_checks(
             &shared.checks.overrides,
         )
     };
+    if !shared.checks.config.in_writers {
+        return None;
+    }
     let first = select(&shared.project_root);
     if first.skipped.is_some() || (first.checks.is_empty() && first.missing.is_empty()) {
         return None;

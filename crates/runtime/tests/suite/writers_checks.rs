@@ -2,7 +2,8 @@
 //! the checks its changed files select (here a Makefile's `test`), in its sandbox, on its
 //! worktree's files. Their outcome comes back on its `writer_merge` record; a failure is told
 //! to the primary before it looks at the merged tree; what a check writes in the worktree is
-//! never merged; an untrusted project's checks do not run there either.
+//! never merged; an untrusted project's checks do not run there either, nor do they when the
+//! project's `checks.json` says `inWriters: false`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::{Arc, Mutex};
@@ -146,5 +147,24 @@ async fn an_untrusted_projects_checks_do_not_run_in_a_writers_worktree() {
         assert_eq!(merge.outcome, MergeOutcome::Clean);
     }
     assert!(!repo.path().join("check.log").exists());
+    assert_no_worktree_left(repo.path());
+}
+
+#[tokio::test]
+async fn checks_in_writers_off_runs_them_only_on_the_merged_tree() {
+    let repo = repo_with_a_check();
+    repo.write(".braincode/checks.json", r#"{"inWriters": false}"#);
+    repo.commit("no checks in the writers' worktrees");
+    let outcome = run(&repo, true, Arc::new(Mutex::new(String::new()))).await;
+    let merges = merges(&outcome);
+    assert_eq!(merges.len(), 2, "{:?}", outcome.report.warnings);
+    assert!(merges.iter().all(|m| m.checks.is_none()), "{merges:?}");
+    // The merged tree's checks ran, and failed on the dba writer's schema.
+    let checks = outcome
+        .report
+        .checks
+        .as_ref()
+        .expect("the merged tree's checks");
+    assert_eq!(checks.status, CheckStatus::Failed, "{checks:?}");
     assert_no_worktree_left(repo.path());
 }

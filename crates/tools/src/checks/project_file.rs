@@ -41,7 +41,8 @@ fn error(field: impl Into<String>, message: impl Into<String>) -> ChecksFileErro
     }
 }
 
-const KEYS: &str = "enabled, scripts, strategy, policies, timeoutMs, maxOutputBytes, add, disable";
+const KEYS: &str =
+    "enabled, scripts, strategy, policies, timeoutMs, maxOutputBytes, inWriters, add, disable";
 const POLICY_KEYS: [&str; 4] = ["enabled", "scripts", "review", "reason"];
 
 /// Parses `.braincode/checks.json` and merges it over `base` (each key replaces the base's;
@@ -60,10 +61,12 @@ pub fn parse_project_checks(
     let mut overrides = ChecksOverrides::default();
     for (key, value) in map {
         match key.as_str() {
-            "enabled" => {
-                config.enabled = value
-                    .as_bool()
-                    .ok_or_else(|| error(&key, "expected true or false"))?;
+            "enabled" | "inWriters" => {
+                let on = (value.as_bool()).ok_or_else(|| error(&key, "expected true or false"))?;
+                match key.as_str() {
+                    "enabled" => config.enabled = on,
+                    _ => config.in_writers = on,
+                }
             }
             "scripts" => config.scripts = script_list(&key, &value)?,
             "strategy" => config.strategy = strategy(&value)?,
@@ -188,12 +191,14 @@ mod tests {
         );
         let (config, overrides) = parse_project_checks(
             r#"{"strategy": "all", "enabled": false, "policies": {"backend": {"review": "required", "reason": "r"}},
-                "timeoutMs": 5, "maxOutputBytes": 30000, "add": [" make:integration "], "disable": ["cargo clippy"]}"#,
+                "timeoutMs": 5, "maxOutputBytes": 30000, "inWriters": false, "add": [" make:integration "], "disable": ["cargo clippy"]}"#,
             &base,
         )
         .unwrap();
         assert_eq!(config.strategy, CheckStrategy::All);
         assert!(!config.enabled);
+        assert!(!config.in_writers);
+        assert!(base.in_writers, "on unless a file turns it off");
         assert_eq!(config.scripts, ["test"]);
         assert_eq!(config.timeout_ms, 1_000);
         assert_eq!(config.max_output_bytes, 30_000);
