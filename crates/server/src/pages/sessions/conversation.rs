@@ -165,7 +165,9 @@ fn entry_markup<'a>(
             div.note.warn { (t(S::Warning)) " " (warning.message) }
         },
         Record::WriterMerge(merge) => html! {
-            div class=(if matches!(merge.outcome, braincode_protocol::MergeOutcome::Clean | braincode_protocol::MergeOutcome::Empty) { "note" } else { "note warn" }) {
+            // A merge that did not land, or whose checks failed in the writer's worktree,
+            // stands out.
+            div class=(if merge_stands_out(merge) { "note warn" } else { "note" }) {
                 code { (merge.role.as_str()) } " " (t(S::MergedBack)) " " (merge.outcome.as_str())
                 @if !merge.files.is_empty() {
                     " (" (merge.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")) ")"
@@ -182,6 +184,13 @@ fn entry_markup<'a>(
         },
         _ => html! {},
     }
+}
+
+/// Whether a writer's merge is shown as a warning: it did not land, or its checks failed.
+fn merge_stands_out(merge: &braincode_protocol::WriterMerge) -> bool {
+    use braincode_protocol::{CheckStatus, MergeOutcome};
+    !matches!(merge.outcome, MergeOutcome::Clean | MergeOutcome::Empty)
+        || (merge.checks.as_ref()).is_some_and(|c| c.status == CheckStatus::Failed)
 }
 
 /// The conversation of `entries`, oldest first.
@@ -237,6 +246,20 @@ mod tests {
         let reader = start(None);
         assert!(!reader.contains("worktree"), "{reader}");
         assert!(reader.contains("starts: Add the form"), "{reader}");
+    }
+
+    #[test]
+    fn a_clean_merge_stands_out_only_when_its_checks_failed() {
+        let shown = |checks: &str| {
+            let merge: braincode_protocol::WriterMerge = serde_json::from_value(json!({
+                "role": "dba", "contextId": "t-2", "worktree": "/w/2", "outcome": "clean",
+                "checks": {"status": checks, "results": []}
+            }))
+            .unwrap();
+            render(&[JournalEntry::new(1, Record::WriterMerge(merge))]).into_string()
+        };
+        assert!(shown("failed").contains("note warn"));
+        assert!(!shown("passed").contains("note warn"));
     }
 
     #[test]
