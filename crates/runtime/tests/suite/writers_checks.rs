@@ -3,7 +3,8 @@
 //! worktree's files. Their outcome comes back on its `writer_merge` record; a failure is told
 //! to the primary before it looks at the merged tree; what a check writes in the worktree is
 //! never merged; an untrusted project's checks do not run there either, nor do they when the
-//! project's `checks.json` says `inWriters: false`.
+//! project's `checks.json` says `inWriters: false`; a run cancelled while a writer's check
+//! runs stops it, merges nothing and leaves no worktree directory.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::{Arc, Mutex};
@@ -167,4 +168,102 @@ async fn checks_in_writers_off_runs_them_only_on_the_merged_tree() {
         .expect("the merged tree's checks");
     assert_eq!(checks.status, CheckStatus::Failed, "{checks:?}");
     assert_no_worktree_left(repo.path());
+}
+
+/// The command line of the writer's check that outlives any test (unique to this test).
+const SLEEPER: &str = "sleep 47.0815";
+
+/// Whether a writer's check has said it started (a file in its worktree).
+fn check_started(project: &std::path::Path) -> bool {
+    let Ok(writers) = std::fs::read_dir(project.join(".git/braincode-writers")) else {
+        return false;
+    };
+    (writers.flatten())
+        .filter_map(|run| std::fs::read_dir(run.path()).ok())
+        .flat_map(|worktrees| worktrees.flatten())
+        .any(|worktree| worktree.path().join("started").exists())
+}
+
+/// Whether a process runs [`SLEEPER`] (the check runs in its sandbox's own pid namespace: it
+/// is found by its command line).
+fn sleeper_alive() -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    (procs.flatten()).any(|p| {
+        std::fs::read(p.path().join("cmdline"))
+            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).replace('\0', " ").trim() == SLEEPER)
+    })
+}
+
+#[tokio::test]
+async fn cancelling_a_run_while_a_writer_runs_its_checks_stops_them_and_merges_nothing() {
+    let repo = TempRepo::new();
+    repo.write("web/form.ts", "export const fields = [];\n");
+    repo.write("db/schema.sql", "-- tables\n");
+    // The check says it started (a file in the worktree), then outlives any test.
+    repo.write(
+        "Makefile",
+        &format!("test:\n\t@touch started; exec {SLEEPER}\n"),
+    );
+    repo.commit("start");
+    let run = TestRun::new(PROMPT)
+        .project_dir(repo.path())
+        .permission(PermissionMode::AllowEdits)
+        .brain(BrainConfig::per_role().parallel_writers())
+        .script(script(Arc::new(Mutex::new(String::new()))))
+        .trusted()
+        .start();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if check_started(repo.path()) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no writer's check started; records: {:?}",
+            run.journal().snapshot().types()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(sleeper_alive(), "the check's process is not found");
+    run.cancel("test cancelled");
+    let outcome = run.finish().await;
+    assert_eq!(
+        outcome.report.status,
+        braincode_protocol::FinalStatus::Aborted
+    );
+    // The check's process is gone with the run.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sleeper_alive() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        !sleeper_alive(),
+        "the writer's check outlived the cancelled run"
+    );
+    // Nothing was merged: the project is as it was, and no worktree is left.
+    assert!(merges(&outcome).is_empty(), "{:?}", merges(&outcome));
+    assert_eq!(
+        read(repo.path(), "web/form.ts"),
+        "export const fields = [];\n"
+    );
+    assert_eq!(read(repo.path(), "db/schema.sql"), "-- tables\n");
+    // The run stopped before its cleanup: its worktrees' directories went with it, and what
+    // git still lists of them is prunable (the next run with writers prunes it).
+    let writers = repo.path().join(".git/braincode-writers");
+    let left: Vec<_> = std::fs::read_dir(&writers)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "worktrees left behind: {left:?}");
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    let extra: Vec<&str> = listed
+        .split("\n\n")
+        .skip(1)
+        .filter(|e| !e.trim().is_empty())
+        .collect();
+    assert!(
+        extra.iter().all(|entry| entry.contains("prunable")),
+        "{listed}"
+    );
 }
