@@ -136,7 +136,8 @@ async fn each_writer_runs_its_checks_in_its_worktree_before_its_merge() {
 #[tokio::test]
 async fn an_untrusted_projects_checks_do_not_run_in_a_writers_worktree() {
     let repo = repo_with_a_check();
-    let outcome = run(&repo, false, Arc::new(Mutex::new(String::new()))).await;
+    let seen = Arc::new(Mutex::new(String::new()));
+    let outcome = run(&repo, false, seen.clone()).await;
     let merges = merges(&outcome);
     assert_eq!(merges.len(), 2, "{:?}", outcome.report.warnings);
     for merge in merges {
@@ -148,6 +149,10 @@ async fn an_untrusted_projects_checks_do_not_run_in_a_writers_worktree() {
         assert_eq!(merge.outcome, MergeOutcome::Clean);
     }
     assert!(!repo.path().join("check.log").exists());
+    // Had the dba writer's check run, it would have failed and the primary would be told.
+    let prompt = seen.lock().unwrap().clone();
+    assert!(!prompt.is_empty());
+    assert!(!prompt.contains("checks FAILED"), "{prompt}");
     assert_no_worktree_left(repo.path());
 }
 
@@ -180,7 +185,7 @@ fn check_started(project: &std::path::Path) -> bool {
     };
     (writers.flatten())
         .filter_map(|run| std::fs::read_dir(run.path()).ok())
-        .flat_map(|worktrees| worktrees.flatten())
+        .flat_map(Iterator::flatten)
         .any(|worktree| worktree.path().join("started").exists())
 }
 
